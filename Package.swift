@@ -1,0 +1,100 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "PushRelay",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushrelay", targets: ["pushrelay"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // Pure logic: notification model, translations, quota rules, day maths. No I/O.
+        .target(
+            name: "PushRelayCore",
+            dependencies: [],
+            swiftSettings: swiftSettings
+        ),
+        // SQLite storage (GRDB): migrations, quota ledger, overrides, delivery log.
+        .target(
+            name: "PushRelayStore",
+            dependencies: [
+                "PushRelayCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Provider clients behind the PushProvider seam (sandbox, FCM, APNs).
+        .target(
+            name: "PushRelayProviders",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // HTTP server, config, services.
+        .target(
+            name: "PushRelayServer",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelayProviders",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "pushrelay",
+            dependencies: [
+                "PushRelayServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushRelayCoreTests",
+            dependencies: ["PushRelayCore"],
+            resources: [.copy("Golden")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushRelayServerTests",
+            dependencies: [
+                "PushRelayServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

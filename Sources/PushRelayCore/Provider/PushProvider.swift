@@ -1,0 +1,69 @@
+/// What kind of push a delivery is; providers may treat the notice differently in logs.
+public enum DeliveryKind: String, Sendable {
+    case notification
+    case rateLimitNotice = "rate_limit_notice"
+}
+
+/// One notification ready for a provider.
+public struct Delivery: Sendable {
+    public var platform: HAPlatform
+    public var pushToken: String
+    public var appID: String?
+    public var notification: TranslatedNotification
+    public var kind: DeliveryKind
+
+    public init(platform: HAPlatform, pushToken: String, appID: String?, notification: TranslatedNotification, kind: DeliveryKind = .notification) {
+        self.platform = platform
+        self.pushToken = pushToken
+        self.appID = appID
+        self.notification = notification
+        self.kind = kind
+    }
+}
+
+/// A provider accepted the notification.
+public struct DeliveryReceipt: Sendable, Equatable {
+    /// The provider's own message id (FCM `name`, APNs `apns-id`, or `sandbox:<uuid>`).
+    public var messageID: String
+    /// What was (or, for the sandbox, would have been) sent upstream.
+    public var sentPayload: JSONValue
+
+    public init(messageID: String, sentPayload: JSONValue) {
+        self.messageID = messageID
+        self.sentPayload = sentPayload
+    }
+}
+
+/// Why a provider did not deliver. Typed so callers switch on it instead of comparing strings.
+public enum DeliveryFailure: Error, Sendable, Equatable {
+    /// The token is dead or not for this app (FCM UNREGISTERED, APNs 410/BadDeviceToken…). `reason` is the provider's.
+    case invalidToken(reason: String, message: String)
+    /// The payload exceeds the provider's limit.
+    case payloadTooLarge(message: String)
+    /// The provider rejected the payload for another reason.
+    case invalidPayload(reason: String, message: String)
+    /// Worth retrying: 429/500/503, timeouts, connection errors. `retryAfterSeconds` from `Retry-After` when given.
+    case transient(reason: String, message: String, retryAfterSeconds: Int?)
+    /// The relay is misconfigured for this app (wrong credentials, sender id mismatch, no route).
+    case configuration(message: String)
+
+    public var message: String {
+        switch self {
+        case .invalidToken(_, let m), .payloadTooLarge(let m), .invalidPayload(_, let m), .transient(_, let m, _), .configuration(let m):
+            return m
+        }
+    }
+}
+
+/// The seam every delivery route implements: send one translated notification.
+public protocol PushProvider: Sendable {
+    /// The configured instance name (`providers.<name>`).
+    var name: String { get }
+    /// Whether the delivery log keeps the upstream payload for this provider (the sandbox's only output).
+    var recordsPayload: Bool { get }
+    func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt
+}
+
+extension PushProvider {
+    public var recordsPayload: Bool { false }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// A source of the current time. Injected everywhere a day boundary matters so tests can cross midnight.
+public protocol WallClock: Sendable {
+    func now() -> Date
+}
+
+/// The system clock.
+public struct SystemWallClock: WallClock {
+    public init() {}
+    public func now() -> Date { Date() }
+}
+
+/// A UTC calendar day, independent of the server's time zone (computed from epoch seconds, no `Calendar`).
+public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Days since 1970-01-01.
+    public let dayNumber: Int64
+
+    public init(dayNumber: Int64) { self.dayNumber = dayNumber }
+
+    public init(_ date: Date) {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        self.dayNumber = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+    }
+
+    /// Parses `YYYY-MM-DD`; nil for anything else or an impossible date.
+    public init?(string: String) {
+        let parts = string.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
+              (1...12).contains(m), (1...31).contains(d)
+        else { return nil }
+        let n = UTCDay.daysFromCivil(year: y, month: m, day: d)
+        let check = UTCDay(dayNumber: n).civil
+        guard check.year == y, check.month == m, check.day == d else { return nil }
+        self.dayNumber = n
+    }
+
+    /// Midnight UTC at the start of this day.
+    public var start: Date { Date(timeIntervalSince1970: TimeInterval(dayNumber * 86_400)) }
+    /// Midnight UTC at the end of this day: when a quota for this day resets.
+    public var nextMidnight: Date { Date(timeIntervalSince1970: TimeInterval((dayNumber + 1) * 86_400)) }
+
+    public func adding(days: Int64) -> UTCDay { UTCDay(dayNumber: dayNumber + days) }
+
+    /// `YYYY-MM-DD`, the key used in SQLite.
+    public var description: String {
+        let c = civil
+        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))"
+    }
+
+    public static func < (a: UTCDay, b: UTCDay) -> Bool { a.dayNumber < b.dayNumber }
+
+    var civil: (year: Int64, month: Int64, day: Int64) { UTCDay.civilFromDays(dayNumber) }
+
+    // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian).
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+    }
+}
+
+private func pad(_ v: Int64, _ width: Int) -> String {
+    let s = String(v)
+    return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+}
+
+/// ISO-8601 timestamps in UTC with milliseconds and `Z`, as Home Assistant parses `resetsAt`.
+public enum ISO8601UTC {
+    /// e.g. `2026-11-22T00:00:00.000Z`.
+    public static func string(_ date: Date) -> String {
+        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let millis = ((totalMillis % 1000) + 1000) % 1000
+        let seconds = (totalMillis - millis) / 1000
+        let day = UTCDay(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let secOfDay = seconds - day.dayNumber * 86_400
+        return "\(day)T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(pad(millis, 3))Z"
+    }
+}

@@ -1,0 +1,107 @@
+import Crypto
+import Foundation
+import Hummingbird
+import PushRelayCore
+import PushRelayStore
+
+/// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`.
+/// Not registered at all (so 404) when no admin token is configured.
+struct AdminRoutes<Context: RequestContext> {
+    let store: QuotaStore
+    let policy: QuotaPolicy
+    let clock: any WallClock
+    let token: String
+    let maxBodyBytes: Int
+
+    func register(_ routes: RouteTable<Context>) {
+        routes.on("/admin/v1/quotas", [.get: { request, _ in try authorize(request); return try await listQuotas(request) }])
+        routes.on("/admin/v1/quotas/:token", [.get: { request, ctx in try authorize(request); return try await showQuota(ctx) }])
+        routes.on("/admin/v1/limits/:token", [
+            .put: { request, ctx in try authorize(request); return try await setLimit(request, ctx) },
+            .delete: { request, ctx in try authorize(request); return try await clearLimit(ctx) },
+        ])
+    }
+
+    private func authorize(_ request: Request) throws {
+        let header = request.headers[.authorization] ?? ""
+        let prefix = "Bearer "
+        guard header.hasPrefix(prefix) else {
+            throw APIError(.unauthorized, "Unauthorized", "Send the admin token as 'Authorization: Bearer <admin.token>'.",
+                           headers: [.wwwAuthenticate: "Bearer"])
+        }
+        let given = SHA256.hash(data: Data(header.dropFirst(prefix.count).utf8))
+        let expected = SHA256.hash(data: Data(token.utf8))
+        // Comparing fixed-length digests keeps the comparison's timing independent of the token.
+        guard given == expected else {
+            throw APIError(.unauthorized, "Unauthorized", "The admin token is wrong.", headers: [.wwwAuthenticate: "Bearer"])
+        }
+    }
+
+    private func tokenParameter(_ context: Context) throws -> String {
+        guard let t = context.parameters.get("token"), !t.isEmpty else { throw APIError.badRequest("Missing push token in the path.") }
+        return t.removingPercentEncoding ?? t
+    }
+
+    private func listQuotas(_ request: Request) async throws -> Response {
+        let q = request.uri.queryParameters
+        var day = UTCDay(clock.now())
+        if let d = q["day"] {
+            guard let parsed = UTCDay(string: String(d)) else { throw APIError.badRequest("Query parameter 'day' must be a date as YYYY-MM-DD.") }
+            day = parsed
+        }
+        var top: Int?
+        if let t = q["top"] {
+            guard let n = Int(String(t)), n > 0 else { throw APIError.badRequest("Query parameter 'top' must be a positive whole number.") }
+            top = n
+        }
+        let rows = try await store.list(day: day, top: top)
+        return JSONResponse.make(status: .ok, body: [
+            "day": .string(day.description),
+            "quotas": .array(rows.map { usageJSON($0, day: day) }),
+        ])
+    }
+
+    private func showQuota(_ context: Context) async throws -> Response {
+        let token = try tokenParameter(context)
+        let today = UTCDay(clock.now())
+        let history = try await store.history(pushToken: token)
+        let limits = try await store.rateLimits(pushToken: token, appID: nil, day: today, policy: policy)
+        return JSONResponse.make(status: .ok, body: [
+            "target": .string(token),
+            "limitOverride": history.limitOverride.map { .int(Int64($0)) } ?? .null,
+            "rateLimits": limits.json,
+            "days": .array(history.rows.map { usageJSON($0, day: UTCDay(string: $0.day) ?? today) }),
+        ])
+    }
+
+    private func setLimit(_ request: Request, _ context: Context) async throws -> Response {
+        let token = try tokenParameter(context)
+        var request = request
+        let body = try await request.jsonBody(limit: maxBodyBytes)
+        guard case .int(let n)? = body["limit"], n >= 0, n <= 10_000_000 else {
+            throw APIError.badRequest("Send {\"limit\": N} with N a whole number from 0 to 10000000.")
+        }
+        try await store.setLimit(pushToken: token, limit: Int(n), now: clock.now())
+        return try await showQuota(context)
+    }
+
+    private func clearLimit(_ context: Context) async throws -> Response {
+        let token = try tokenParameter(context)
+        guard try await store.clearLimit(pushToken: token) else {
+            throw APIError.notFound("No limit override is set for this token.")
+        }
+        return try await showQuota(context)
+    }
+
+    private func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
+        let maximum = policy.maximum(appID: row.appID, override: row.limitOverride)
+        return [
+            "day": .string(row.day),
+            "target": .string(row.pushToken),
+            "appId": row.appID.map(JSONValue.string) ?? .null,
+            "limitOverride": row.limitOverride.map { .int(Int64($0)) } ?? .null,
+            "noticeSent": .bool(row.noticeSent),
+            "rateLimits": RateLimits(counters: row.counters, maximum: maximum, day: day).json,
+        ]
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Logging
+import PushRelayCore
+
+/// Everything `pushrelay serve` reads from its YAML file and `PUSHRELAY_*` environment variables.
+/// `config/pushrelay.example.yaml` documents every key; the defaults below are the embedded ones.
+public struct PushRelayConfig: Sendable {
+    public struct HTTP: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// Larger request bodies are answered 413.
+        public var maxBodyBytes = 256 * 1024
+    }
+
+    public struct Storage: Sendable {
+        public var sqlitePath = "./pushrelay.sqlite"
+    }
+
+    public struct Quota: Sendable {
+        public var dailyLimit = 500
+        public var appLimits: [(pattern: String, limit: Int)] = []
+        public var exemptCommands = true
+        public var exemptCritical = true
+        public var retentionDays = 30
+    }
+
+    public struct ProviderConfig: Sendable {
+        public var name: String
+        public var type: String
+        /// The provider's own keys (type-specific), as written in the file.
+        public var options: [String: JSONValue]
+    }
+
+    public var http = HTTP()
+    public var storage = Storage()
+    public var quota = Quota()
+    public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
+    public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
+    /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
+    public var adminToken: String?
+    public var logLevel: Logger.Level = .info
+    /// App-id globs that get the Home Assistant companion app's iOS translation (commands, `push` merge…).
+    public var iosCompanionAppIDs = ["*io.robbie.HomeAssistant*"]
+    /// True when neither the file nor the environment configured `apps`/`providers`.
+    public var usingDefaultRoutes = true
+
+    public init() {}
+
+    public var quotaPolicy: QuotaPolicy {
+        QuotaPolicy(dailyLimit: quota.dailyLimit, appLimits: quota.appLimits,
+                    exemptCommands: quota.exemptCommands, exemptCritical: quota.exemptCritical)
+    }
+}
+
+/// A configuration problem, naming the key so the admin can fix it.
+public struct ConfigError: Error, CustomStringConvertible, Sendable {
+    public var key: String
+    public var problem: String
+    public var description: String { key.isEmpty ? "invalid configuration: \(problem)" : "invalid configuration: \(key): \(problem)" }
+}
+
+extension PushRelayConfig {
+    /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
+    /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
+    static let knownKeys: [String: Set<String>] = [
+        "": ["http", "storage", "quota", "apps", "providers", "admin", "log", "ios"],
+        "http": ["host", "port", "max_body_bytes"],
+        "storage": ["sqlite_path"],
+        "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
+        "admin": ["token"],
+        "log": ["level"],
+        "ios": ["companion_app_ids"],
+    ]
+
+    static let overridableKeys = [
+        "http.host", "http.port", "http.max_body_bytes", "storage.sqlite_path",
+        "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
+        "apps", "providers", "admin.token", "log.level", "ios.companion_app_ids",
+    ]
+
+    public static func environmentVariable(for key: String) -> String {
+        "PUSHRELAY_" + key.replacingOccurrences(of: ".", with: "_").uppercased()
+    }
+
+    /// Loads the file (if any), applies environment overrides, validates.
+    public static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PushRelayConfig {
+        var tree: [String: JSONValue] = [:]
+        if let file {
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw ConfigError(key: "", problem: "cannot read config file '\(file)': \(error.localizedDescription)")
+            }
+            switch try YAMLTree.parse(text, source: file) {
+            case .object(let o): tree = o
+            case .null: tree = [:]
+            default: throw ConfigError(key: "", problem: "'\(file)' must contain a YAML mapping at the top level")
+            }
+        }
+        for key in overridableKeys {
+            let variable = environmentVariable(for: key)
+            guard let raw = environment[variable] else { continue }
+            let value = try YAMLTree.parse(raw, source: variable)
+            setValue(value, at: key.split(separator: ".").map(String.init), in: &tree)
+        }
+        return try PushRelayConfig(tree: tree)
+    }
+
+    static func setValue(_ value: JSONValue, at path: [String], in tree: inout [String: JSONValue]) {
+        guard let first = path.first else { return }
+        if path.count == 1 {
+            tree[first] = value
+            return
+        }
+        var sub = tree[first]?.objectValue ?? [:]
+        setValue(value, at: Array(path.dropFirst()), in: &sub)
+        tree[first] = .object(sub)
+    }
+
+    /// Validates a parsed tree.
+    public init(tree: [String: JSONValue]) throws {
+        self.init()
+        var r = ConfigTreeReader(tree: tree)
+        try r.checkUnknownKeys(Self.knownKeys)
+
+        if let v = try r.string("http.host") {
+            guard !v.isEmpty else { throw ConfigError(key: "http.host", problem: "must not be empty") }
+            http.host = v
+        }
+        if let v = try r.int("http.port", range: 0...65535) { http.port = v }
+        if let v = try r.int("http.max_body_bytes", range: 1024...(64 * 1024 * 1024)) { http.maxBodyBytes = v }
+        if let v = try r.string("storage.sqlite_path") {
+            guard !v.isEmpty else { throw ConfigError(key: "storage.sqlite_path", problem: "must not be empty") }
+            storage.sqlitePath = v
+        }
+        if let v = try r.int("quota.daily_limit", range: 0...10_000_000) { quota.dailyLimit = v }
+        if let v = try r.bool("quota.exempt_commands") { quota.exemptCommands = v }
+        if let v = try r.bool("quota.exempt_critical") { quota.exemptCritical = v }
+        if let v = try r.int("quota.retention_days", range: 1...3650) { quota.retentionDays = v }
+        if let limits = try r.object("quota.app_limits") {
+            quota.appLimits = try limits.keys.sorted().map { pattern in
+                guard case .int(let n)? = limits[pattern], n >= 0, n <= 10_000_000 else {
+                    throw ConfigError(key: "quota.app_limits.\(pattern)", problem: "must be a whole number from 0 to 10000000")
+                }
+                return (pattern, Int(n))
+            }
+        }
+        if let v = try r.string("admin.token") {
+            if !v.isEmpty {
+                guard v.count >= 16 else { throw ConfigError(key: "admin.token", problem: "must be at least 16 characters (or empty to disable the admin API)") }
+                adminToken = v
+            }
+        }
+        if let v = try r.string("log.level") {
+            guard let level = Logger.Level(rawValue: v.lowercased()) else {
+                throw ConfigError(key: "log.level", problem: "must be one of trace, debug, info, notice, warning, error, critical; got '\(v)'")
+            }
+            logLevel = level
+        }
+        if let ids = try r.array("ios.companion_app_ids") {
+            iosCompanionAppIDs = try ids.enumerated().map { (k, v) in
+                guard case .string(let s) = v, !s.isEmpty else { throw ConfigError(key: "ios.companion_app_ids[\(k)]", problem: "must be a non-empty string") }
+                return s
+            }
+        }
+
+        let hasProviders = tree["providers"] != nil
+        let hasApps = tree["apps"] != nil
+        if let p = try r.object("providers") {
+            providers = [:]
+            for name in p.keys.sorted() {
+                let key = "providers.\(name)"
+                guard case .object(var options)? = p[name] else { throw ConfigError(key: key, problem: "must be a mapping with at least a 'type'") }
+                guard case .string(let type)? = options.removeValue(forKey: "type") else {
+                    throw ConfigError(key: "\(key).type", problem: "is required: one of sandbox, fcm, apns")
+                }
+                switch type {
+                case "sandbox":
+                    if let extra = options.keys.sorted().first { throw ConfigError(key: "\(key).\(extra)", problem: "unknown key for a sandbox provider") }
+                case "fcm", "apns":
+                    throw ConfigError(key: "\(key).type", problem: "'\(type)' delivery is not available in this PushRelay version yet; use 'sandbox'")
+                default:
+                    throw ConfigError(key: "\(key).type", problem: "unknown provider type '\(type)': use sandbox, fcm or apns")
+                }
+                providers[name] = ProviderConfig(name: name, type: type, options: options)
+            }
+        }
+        if let list = try r.array("apps") {
+            apps = try list.enumerated().map { (k, item) in
+                let key = "apps[\(k)]"
+                guard case .object(let o) = item else { throw ConfigError(key: key, problem: "must be a mapping {match, provider}") }
+                guard case .string(let match)? = o["match"], !match.isEmpty else { throw ConfigError(key: "\(key).match", problem: "is required: an app id or glob such as 'io.example.*'") }
+                guard case .string(let provider)? = o["provider"] else { throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'") }
+                if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" }) {
+                    throw ConfigError(key: "\(key).\(extra)", problem: "unknown key")
+                }
+                return AppRoutes.Route(match: match, provider: provider)
+            }
+        }
+        if hasProviders && !hasApps {
+            // Providers without routes: route everything to the only provider, if there is exactly one.
+            guard providers.count == 1, let only = providers.keys.first else {
+                throw ConfigError(key: "apps", problem: "is required when several providers are configured: map app ids to provider names")
+            }
+            apps = [.init(match: "*", provider: only)]
+        }
+        for (k, route) in apps.enumerated() where providers[route.provider] == nil {
+            throw ConfigError(key: "apps[\(k)].provider", problem: "names '\(route.provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
+        }
+        usingDefaultRoutes = !hasProviders && !hasApps
+    }
+}
+
+/// Typed access to a parsed configuration tree, with errors that name the key.
+struct ConfigTreeReader {
+    let tree: [String: JSONValue]
+
+    func value(_ key: String) -> JSONValue? {
+        var node: JSONValue = .object(tree)
+        for part in key.split(separator: ".") {
+            guard case .object(let o) = node, let next = o[String(part)] else { return nil }
+            node = next
+        }
+        if case .null = node { return nil }
+        return node
+    }
+
+    func checkUnknownKeys(_ known: [String: Set<String>]) throws {
+        for key in tree.keys.sorted() where !(known[""]!.contains(key)) {
+            throw ConfigError(key: key, problem: "unknown key (known: \(known[""]!.sorted().joined(separator: ", ")))")
+        }
+        for (section, keys) in known where !section.isEmpty {
+            guard let v = tree[section] else { continue }
+            if case .null = v { continue }
+            guard case .object(let o) = v else { throw ConfigError(key: section, problem: "must be a mapping") }
+            for key in o.keys.sorted() where !keys.contains(key) {
+                throw ConfigError(key: "\(section).\(key)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
+            }
+        }
+    }
+
+    func string(_ key: String) throws -> String? {
+        guard let v = value(key) else { return nil }
+        switch v {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        default: throw ConfigError(key: key, problem: "must be a string")
+        }
+    }
+
+    func int(_ key: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let v = value(key) else { return nil }
+        let n: Int?
+        switch v {
+        case .int(let i): n = Int(exactly: i)
+        case .string(let s): n = Int(s)
+        default: n = nil
+        }
+        guard let n, range.contains(n) else {
+            throw ConfigError(key: key, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound); got \(v.jsonString())")
+        }
+        return n
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard let v = value(key) else { return nil }
+        switch v {
+        case .bool(let b): return b
+        case .string(let s) where ["true", "false"].contains(s.lowercased()): return s.lowercased() == "true"
+        default: throw ConfigError(key: key, problem: "must be true or false; got \(v.jsonString())")
+        }
+    }
+
+    func object(_ key: String) throws -> [String: JSONValue]? {
+        guard let v = value(key) else { return nil }
+        guard case .object(let o) = v else { throw ConfigError(key: key, problem: "must be a mapping") }
+        return o
+    }
+
+    func array(_ key: String) throws -> [JSONValue]? {
+        guard let v = value(key) else { return nil }
+        guard case .array(let a) = v else { throw ConfigError(key: key, problem: "must be a list") }
+        return a
+    }
+}

@@ -1,0 +1,77 @@
+import Hummingbird
+import NIOCore
+import PushRelayCore
+
+/// Every error PushRelay answers: a JSON object with `errorType` and a non-empty `message`.
+///
+/// Handlers throw these; `JSONErrorMiddleware` renders them and turns any other error into one.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    public var errorType: String
+    public var message: String
+    /// Further fields (`target`, `rateLimits`, `errorCode`, `errorMessage`…).
+    public var fields: [String: JSONValue]
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ errorType: String, _ message: String, fields: [String: JSONValue] = [:], headers: HTTPFields = [:]) {
+        self.status = status
+        self.errorType = errorType
+        // Home Assistant crashes on an empty message: never send one.
+        self.message = message.isEmpty ? "\(status.code) \(status.reasonPhrase)" : message
+        self.fields = fields
+        self.headers = headers
+    }
+
+    public var body: JSONValue {
+        var o = fields
+        o["errorType"] = .string(errorType)
+        o["message"] = .string(message)
+        return .object(o)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        JSONResponse.make(status: status, body: body, headers: headers)
+    }
+
+    static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "InvalidRequest", message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, "NotFound", message) }
+}
+
+enum JSONResponse {
+    static func make(status: HTTPResponse.Status, body: JSONValue, headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json"
+        var buffer = ByteBuffer()
+        buffer.writeBytes(JSONWriter.bytes(body))
+        h[.contentLength] = String(buffer.readableBytes)
+        return Response(status: status, headers: h, body: .init(byteBuffer: buffer))
+    }
+}
+
+/// Renders every error as JSON: `APIError`s as they are, Hummingbird's `HTTPError`s (404, 413…) with a message,
+/// and anything unexpected as a 500 whose message says what failed, without leaking internals to logs as secrets.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return JSONResponse.make(status: error.status, body: error.body, headers: error.headers)
+        } catch let error as any HTTPResponseError {
+            let apiError: APIError
+            switch error.status {
+            case .notFound:
+                apiError = APIError(.notFound, "NotFound", "No endpoint at \(request.method) \(request.uri.path). See the README for the endpoints PushRelay serves.")
+            case .contentTooLarge:
+                apiError = APIError(.contentTooLarge, "PayloadTooLarge", "The request body is larger than this server accepts (http.max_body_bytes).")
+            default:
+                let text = (error as? HTTPError)?.body ?? ""
+                apiError = APIError(error.status, "HTTPError", text.isEmpty ? "\(error.status.code) \(error.status.reasonPhrase)" : text)
+            }
+            return JSONResponse.make(status: apiError.status, body: apiError.body, headers: apiError.headers)
+        } catch {
+            context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(reflecting: type(of: error)))")
+            let e = APIError(.internalServerError, "InternalError", "PushRelay could not process this request because of an internal error; see the server log.")
+            return JSONResponse.make(status: e.status, body: e.body)
+        }
+    }
+}

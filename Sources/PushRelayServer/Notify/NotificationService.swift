@@ -1,0 +1,212 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayStore
+
+/// The shared delivery service: translate, route, apply the quota, deliver, record. No HTTP in here, so the
+/// Home Assistant endpoints, the websocket channel and other front doors all use the same rules.
+public final class NotificationService: Sendable {
+    public let store: QuotaStore
+    public let registry: ProviderRegistry
+    public let policy: QuotaPolicy
+    public let clock: any WallClock
+    let iosOptions: IOSTranslationOptions
+    let logger: Logger
+
+    public init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, clock: any WallClock,
+                iosOptions: IOSTranslationOptions = .init(), logger: Logger) {
+        self.store = store
+        self.registry = registry
+        self.policy = policy
+        self.clock = clock
+        self.iosOptions = iosOptions
+        self.logger = logger
+    }
+
+    /// The outcome of one Home Assistant POST, ready to be rendered.
+    public struct Reply: Sendable {
+        public var status: Int
+        public var body: JSONValue
+    }
+
+    func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {
+        switch platform {
+        case .android: return AndroidTranslation.translate(n)
+        case .ios: return IOSTranslation.translate(n, options: iosOptions)
+        }
+    }
+
+    /// Handles one notification from Home Assistant. Throws `APIError` for every non-2xx answer.
+    public func send(_ n: HANotification, platform: HAPlatform) async throws(APIError) -> Reply {
+        let token = n.pushToken
+        let appID = n.registrationInfo.appID
+        let translated = translate(n, platform: platform)
+        guard let provider = registry.provider(for: appID) else {
+            throw APIError(.internalServerError, "ConfigurationError",
+                           "No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.",
+                           fields: ["target": .string(token)])
+        }
+        let now = clock.now()
+        let day = UTCDay(now)
+        let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
+
+        if policy.isExempt(translated) {
+            let result = await deliver(delivery, via: provider, reservation: nil, counted: false)
+            let limits: RateLimits
+            do {
+                limits = try await store.rateLimits(pushToken: token, appID: appID, day: day, policy: policy)
+            } catch {
+                throw storageFailure(error)
+            }
+            return try reply(result, token: token, rateLimits: limits)
+        }
+
+        let reservation: QuotaReservation
+        do {
+            reservation = try await store.reserve(pushToken: token, appID: appID, day: day, policy: policy, now: now)
+        } catch {
+            throw storageFailure(error)
+        }
+        guard reservation.decision.allowed else {
+            if reservation.decision.sendNotice {
+                await sendRateLimitNotice(platform: platform, token: token, appID: appID, provider: provider, reservation: reservation)
+            }
+            logger.debug("rate limited", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
+            throw APIError(.tooManyRequests, "RateLimited",
+                           "The given target has reached the maximum number of notifications allowed per day (\(reservation.maximum)). Notifications resume after midnight UTC (\(reservation.rateLimits.resetsAt)).",
+                           fields: ["target": .string(token), "rateLimits": reservation.rateLimits.json])
+        }
+        let result = await deliver(delivery, via: provider, reservation: reservation, counted: true)
+        var limits = reservation.rateLimits
+        if case .failure = result.outcome, let counters = result.counters {
+            limits = RateLimits(counters: counters, maximum: reservation.maximum, day: reservation.day)
+        }
+        return try reply(result, token: token, rateLimits: limits)
+    }
+
+    /// Read-only quota for `checkRateLimits`.
+    public func rateLimits(pushToken: String) async throws(APIError) -> RateLimits {
+        do {
+            return try await store.rateLimits(pushToken: pushToken, appID: nil, day: UTCDay(clock.now()), policy: policy)
+        } catch {
+            throw storageFailure(error)
+        }
+    }
+
+    struct DeliveryResult {
+        var outcome: Result<DeliveryReceipt, DeliveryFailure>
+        /// Counters after recording a failure of a counted delivery.
+        var counters: UsageCounters?
+    }
+
+    private func deliver(_ delivery: Delivery, via provider: any PushProvider, reservation: QuotaReservation?, counted: Bool) async -> DeliveryResult {
+        let outcome: Result<DeliveryReceipt, DeliveryFailure>
+        do throws(DeliveryFailure) {
+            outcome = .success(try await provider.send(delivery))
+        } catch {
+            outcome = .failure(error)
+        }
+        let record = DeliveryRecord(
+            at: clock.now(), pushToken: delivery.pushToken, appID: delivery.appID, platform: delivery.platform.rawValue,
+            provider: provider.name, kind: delivery.kind.rawValue, counted: counted,
+            outcome: outcome.outcomeName, messageID: try? outcome.get().messageID,
+            errorMessage: outcome.failureMessage,
+            payload: provider.recordsPayload ? (try? outcome.get().sentPayload.jsonString()) : nil)
+        var counters: UsageCounters?
+        do {
+            counters = try await store.complete(reservation, record: record)
+        } catch {
+            // The notification went out (or failed) already; a ledger write failure must not turn it into a retry.
+            logger.error("could not record delivery outcome", metadata: ["token": .string(TokenDisplay.short(delivery.pushToken)), "error": .string("\(error)")])
+        }
+        if case .failure(let f) = outcome {
+            logger.warning("delivery failed", metadata: [
+                "token": .string(TokenDisplay.short(delivery.pushToken)), "provider": .string(provider.name),
+                "outcome": .string(outcome.outcomeName), "reason": .string(f.message),
+            ])
+        }
+        return DeliveryResult(outcome: outcome, counters: counters)
+    }
+
+    private func sendRateLimitNotice(platform: HAPlatform, token: String, appID: String?, provider: any PushProvider, reservation: QuotaReservation) async {
+        let notice = RateLimitNotice.translate(platform: platform, pushToken: token, maximum: reservation.maximum, resetsAt: reservation.rateLimits.resetsAt)
+        let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: notice, kind: .rateLimitNotice)
+        _ = await deliver(delivery, via: provider, reservation: nil, counted: false)
+        logger.info("sent rate-limit notice", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
+    }
+
+    private func reply(_ result: DeliveryResult, token: String, rateLimits: RateLimits) throws(APIError) -> Reply {
+        switch result.outcome {
+        case .success(let receipt):
+            return Reply(status: 201, body: [
+                "messageId": .string(receipt.messageID),
+                "sentPayload": receipt.sentPayload,
+                "target": .string(token),
+                "rateLimits": rateLimits.json,
+            ])
+        case .failure(let failure):
+            throw APIError.delivery(failure, token: token, rateLimits: rateLimits)
+        }
+    }
+
+    private func storageFailure(_ error: any Error) -> APIError {
+        logger.error("quota storage failed", metadata: ["error": .string("\(error)")])
+        return APIError(.serviceUnavailable, "StorageUnavailable",
+                        "PushRelay could not read or update its quota database, so the notification was not sent. Try again shortly; the server log has details.",
+                        headers: [.retryAfter: "5"])
+    }
+}
+
+extension APIError {
+    /// Maps a provider failure to what Home Assistant is told.
+    static func delivery(_ failure: DeliveryFailure, token: String, rateLimits: RateLimits) -> APIError {
+        var fields: [String: JSONValue] = ["target": .string(token), "rateLimits": rateLimits.json]
+        switch failure {
+        case .invalidToken(let reason, let message):
+            fields["errorCode"] = .string(reason)
+            return APIError(.gone, "InvalidToken",
+                            "The push token is no longer valid (\(message)). Open the companion app on the device so it registers a new token with Home Assistant.",
+                            fields: fields)
+        case .payloadTooLarge(let message):
+            return APIError(.contentTooLarge, "PayloadTooLarge", message, fields: fields)
+        case .invalidPayload(let reason, let message):
+            fields["errorCode"] = .string(reason)
+            return APIError(.badRequest, "InvalidPayload", message, fields: fields)
+        case .transient(let reason, let message, let retryAfter):
+            fields["errorCode"] = .string(reason)
+            let seconds = retryAfter ?? 30
+            return APIError(.serviceUnavailable, "ProviderUnavailable", message, fields: fields, headers: [.retryAfter: String(seconds)])
+        case .configuration(let message):
+            return APIError(.internalServerError, "ConfigurationError", message, fields: fields)
+        }
+    }
+}
+
+extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
+    var outcomeName: String {
+        switch self {
+        case .success: return "delivered"
+        case .failure(.invalidToken): return "invalid_token"
+        case .failure(.payloadTooLarge): return "payload_too_large"
+        case .failure(.invalidPayload): return "invalid_payload"
+        case .failure(.transient): return "transient"
+        case .failure(.configuration): return "configuration"
+        }
+    }
+
+    var failureMessage: String? {
+        if case .failure(let f) = self { return f.message }
+        return nil
+    }
+}
+
+extension RateLimits {
+    var json: JSONValue {
+        [
+            "attempts": .int(Int64(attempts)), "successful": .int(Int64(successful)), "errors": .int(Int64(errors)),
+            "total": .int(Int64(total)), "maximum": .int(Int64(maximum)), "remaining": .int(Int64(remaining)),
+            "resetsAt": .string(resetsAt),
+        ]
+    }
+}

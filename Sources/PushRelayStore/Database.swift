@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import Logging
+import PushRelayCore
+
+/// One numbered schema migration (`migrations/NNN_name.sql`).
+public struct Migration: Sendable, Equatable {
+    public var version: Int
+    public var name: String
+    public var sql: String
+}
+
+public enum StoreError: Error, CustomStringConvertible, Sendable {
+    case cannotOpen(path: String, underlying: String)
+    case schemaTooNew(found: Int, known: Int)
+    case migrationFailed(name: String, underlying: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let e): return "cannot open SQLite database at '\(path)': \(e)"
+        case .schemaTooNew(let found, let known):
+            return "the database schema is at version \(found) but this PushRelay only knows up to \(known); upgrade PushRelay"
+        case .migrationFailed(let name, let e): return "migration \(name) failed: \(e)"
+        }
+    }
+}
+
+/// The SQLite database (WAL) behind quotas, overrides and the delivery log.
+public final class PushRelayDatabase: Sendable {
+    public let pool: DatabasePool
+    public let path: String
+    /// Group commit for every write on the request path.
+    let batcher: WriteBatcher
+
+    /// The migrations this build carries (generated from `migrations/*.sql`).
+    public static var migrations: [Migration] { EmbeddedMigrations.all }
+
+    /// Opens (creating if needed) the database. Does not migrate: call `migrate()`.
+    public init(path: String) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.label = "pushrelay"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw StoreError.cannotOpen(path: path, underlying: "\(error)")
+        }
+        self.path = path
+        self.batcher = WriteBatcher(pool: pool)
+    }
+
+    /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
+    /// Returns the names of the migrations applied now.
+    @discardableResult
+    public func migrate(_ migrations: [Migration] = PushRelayDatabase.migrations) throws -> [String] {
+        try pool.barrierWriteWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version    INTEGER PRIMARY KEY,
+                    name       TEXT NOT NULL,
+                    applied_at TEXT NOT NULL
+                )
+                """)
+            let applied = Set(try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations"))
+            let known = migrations.map(\.version).max() ?? 0
+            if let newest = applied.max(), newest > known {
+                throw StoreError.schemaTooNew(found: newest, known: known)
+            }
+            var done: [String] = []
+            for m in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(m.version) {
+                do {
+                    try db.inTransaction {
+                        try db.execute(sql: m.sql)
+                        try db.execute(
+                            sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                            arguments: [m.version, m.name, ISO8601UTCNow()])
+                        return .commit
+                    }
+                } catch {
+                    throw StoreError.migrationFailed(name: m.name, underlying: "\(error)")
+                }
+                done.append(m.name)
+            }
+            return done
+        }
+    }
+
+    /// The versions recorded in `schema_migrations`.
+    public func appliedMigrations() throws -> [(version: Int, name: String, appliedAt: String)] {
+        try pool.read { db in
+            guard try db.tableExists("schema_migrations") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
+                .map { (version: $0[0], name: $0[1], appliedAt: $0[2]) }
+        }
+    }
+
+    /// Checkpoints the WAL and closes the pool. Call once, after the last request finished.
+    public func close() throws {
+        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try pool.close()
+    }
+}
+
+func ISO8601UTCNow() -> String {
+    ISO8601UTC.string(Date())
+}

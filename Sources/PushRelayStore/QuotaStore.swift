@@ -1,0 +1,255 @@
+import Foundation
+import GRDB
+import PushRelayCore
+
+/// A slot reserved (or refused) for one counted request.
+public struct QuotaReservation: Sendable, Equatable {
+    public var day: UTCDay
+    public var pushToken: String
+    public var maximum: Int
+    public var decision: QuotaDecision
+
+    public var rateLimits: RateLimits { RateLimits(counters: decision.counters, maximum: maximum, day: day) }
+}
+
+/// How a delivery ended, for the ledger and the delivery log.
+public struct DeliveryRecord: Sendable {
+    public var at: Date
+    public var pushToken: String
+    public var appID: String?
+    public var platform: String?
+    public var provider: String
+    public var kind: String
+    public var counted: Bool
+    /// `delivered` or the failure class.
+    public var outcome: String
+    public var messageID: String?
+    public var errorMessage: String?
+    /// The upstream payload, kept for sandbox deliveries.
+    public var payload: String?
+
+    public init(at: Date, pushToken: String, appID: String?, platform: String?, provider: String, kind: String, counted: Bool,
+                outcome: String, messageID: String? = nil, errorMessage: String? = nil, payload: String? = nil) {
+        self.at = at
+        self.pushToken = pushToken
+        self.appID = appID
+        self.platform = platform
+        self.provider = provider
+        self.kind = kind
+        self.counted = counted
+        self.outcome = outcome
+        self.messageID = messageID
+        self.errorMessage = errorMessage
+        self.payload = payload
+    }
+}
+
+/// One row of `delivery_log`.
+public struct LoggedDelivery: Sendable, Equatable, Codable {
+    public var id: Int64
+    public var at: String
+    public var day: String
+    public var pushToken: String
+    public var appID: String?
+    public var platform: String?
+    public var provider: String
+    public var kind: String
+    public var counted: Bool
+    public var outcome: String
+    public var messageID: String?
+    public var errorMessage: String?
+    public var payload: String?
+}
+
+/// One row of `daily_usage` joined with the token's override.
+public struct UsageRow: Sendable, Equatable, Codable {
+    public var day: String
+    public var pushToken: String
+    public var appID: String?
+    public var attempts: Int
+    public var successful: Int
+    public var errors: Int
+    public var noticeSent: Bool
+    public var limitOverride: Int?
+    public var updatedAt: String
+
+    public var counters: UsageCounters { UsageCounters(attempts: attempts, successful: successful, errors: errors) }
+}
+
+/// The quota ledger. Every write on the request path is group-committed; reads use WAL snapshots.
+public final class QuotaStore: Sendable {
+    public let database: PushRelayDatabase
+    private var pool: DatabasePool { database.pool }
+
+    public init(database: PushRelayDatabase) {
+        self.database = database
+    }
+
+    // MARK: Request path
+
+    /// Checks the limit and reserves a slot in one transaction (group-committed). Returns after the commit.
+    public func reserve(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy, now: Date) async throws -> QuotaReservation {
+        let dayKey = day.description
+        let stamp = ISO8601UTC.string(now)
+        return try await database.batcher.write { db in
+            let (counters, noticeSent, override) = try Self.current(db, token: pushToken, day: dayKey)
+            let maximum = policy.maximum(appID: appID, override: override)
+            let decision = QuotaDecision.decide(current: counters, maximum: maximum, noticeSent: noticeSent)
+            try db.cachedStatement(sql: """
+                INSERT INTO daily_usage (day, push_token, app_id, attempts, successful, errors, notice_sent, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (day, push_token) DO UPDATE SET
+                    app_id = coalesce(excluded.app_id, app_id), attempts = excluded.attempts,
+                    successful = excluded.successful, notice_sent = excluded.notice_sent, updated_at = excluded.updated_at
+                """).execute(arguments: [
+                    dayKey, pushToken, appID, decision.counters.attempts, decision.counters.successful,
+                    decision.counters.errors, decision.noticeSent ? 1 : 0, stamp,
+                ])
+            return QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: decision)
+        }
+    }
+
+    /// Records how a delivery ended. A failed counted delivery turns its reserved slot into an error.
+    /// Returns the reservation's day counters afterwards (unchanged for a success).
+    public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord) async throws -> UsageCounters? {
+        let failedCounted = reservation != nil && record.outcome != "delivered"
+        return try await database.batcher.write { db in
+            try Self.insertLog(db, record, day: reservation?.day ?? UTCDay(record.at))
+            guard let reservation else { return nil }
+            guard failedCounted else { return reservation.decision.counters }
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
+                UPDATE daily_usage SET successful = max(successful - 1, 0), errors = errors + 1, updated_at = ?
+                WHERE day = ? AND push_token = ?
+                RETURNING attempts, successful, errors
+                """), arguments: [ISO8601UTC.string(record.at), reservation.day.description, reservation.pushToken])
+            guard let row else { return nil }
+            return UsageCounters(attempts: row[0], successful: row[1], errors: row[2])
+        }
+    }
+
+    /// Logs a delivery that touched no counter (exempt notifications, the rate-limit notice).
+    public func log(_ record: DeliveryRecord) async throws {
+        _ = try await complete(nil, record: record)
+    }
+
+    /// The token's `rateLimits` for a day, read-only.
+    public func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
+        let dayKey = day.description
+        return try await pool.read { db in
+            let (counters, _, override) = try Self.current(db, token: pushToken, day: dayKey)
+            // checkRateLimits carries no app id: use the one the token last posted with, for app limits.
+            let app = try appID ?? String.fetchOne(db, sql: """
+                SELECT app_id FROM daily_usage WHERE push_token = ? AND app_id IS NOT NULL ORDER BY day DESC LIMIT 1
+                """, arguments: [pushToken])
+            return RateLimits(counters: counters, maximum: policy.maximum(appID: app, override: override), day: day)
+        }
+    }
+
+    private static func current(_ db: Database, token: String, day: String) throws -> (UsageCounters, Bool, Int?) {
+        let usage = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT attempts, successful, errors, notice_sent FROM daily_usage WHERE day = ? AND push_token = ?"),
+            arguments: [day, token])
+        let override = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT daily_limit FROM token_limits WHERE push_token = ?"), arguments: [token])
+        let counters = usage.map { UsageCounters(attempts: $0[0], successful: $0[1], errors: $0[2]) } ?? UsageCounters()
+        let notice: Bool = usage.map { ($0[3] as Int) != 0 } ?? false
+        return (counters, notice, override)
+    }
+
+    private static func insertLog(_ db: Database, _ r: DeliveryRecord, day: UTCDay) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                ISO8601UTC.string(r.at), day.description, r.pushToken, r.appID, r.platform, r.provider, r.kind,
+                r.counted ? 1 : 0, r.outcome, r.messageID, r.errorMessage, r.payload,
+            ])
+    }
+
+    // MARK: Admin
+
+    /// Usage for one day, busiest tokens first.
+    public func list(day: UTCDay, top: Int?) async throws -> [UsageRow] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
+                FROM daily_usage u LEFT JOIN token_limits l ON l.push_token = u.push_token
+                WHERE u.day = ? ORDER BY u.successful + u.errors DESC, u.attempts DESC, u.push_token LIMIT ?
+                """, arguments: [day.description, top ?? -1]).map(Self.usageRow)
+        }
+    }
+
+    /// The token's recent days (newest first) and its override.
+    public func history(pushToken: String, days: Int = 30) async throws -> (rows: [UsageRow], limitOverride: Int?) {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
+                FROM daily_usage u LEFT JOIN token_limits l ON l.push_token = u.push_token
+                WHERE u.push_token = ? ORDER BY u.day DESC LIMIT ?
+                """, arguments: [pushToken, days]).map(Self.usageRow)
+            let override = try Int.fetchOne(db, sql: "SELECT daily_limit FROM token_limits WHERE push_token = ?", arguments: [pushToken])
+            return (rows, override)
+        }
+    }
+
+    /// Sets a per-token limit override (takes effect on the next request).
+    public func setLimit(pushToken: String, limit: Int, now: Date = Date()) async throws {
+        try await database.batcher.write { db in
+            try db.execute(sql: """
+                INSERT INTO token_limits (push_token, daily_limit, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (push_token) DO UPDATE SET daily_limit = excluded.daily_limit, updated_at = excluded.updated_at
+                """, arguments: [pushToken, limit, ISO8601UTC.string(now)])
+        }
+    }
+
+    /// Removes a per-token override. Returns whether one existed.
+    @discardableResult
+    public func clearLimit(pushToken: String) async throws -> Bool {
+        try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM token_limits WHERE push_token = ?", arguments: [pushToken])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes the token's counters for a day (the notice may be sent again that day). Returns whether a row existed.
+    @discardableResult
+    public func reset(pushToken: String, day: UTCDay) async throws -> Bool {
+        try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM daily_usage WHERE day = ? AND push_token = ?", arguments: [day.description, pushToken])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes usage and delivery-log days older than `retentionDays` before `today`. Returns rows deleted.
+    @discardableResult
+    public func prune(today: UTCDay, retentionDays: Int) async throws -> Int {
+        let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
+        return try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM daily_usage WHERE day < ?", arguments: [cutoff])
+            var n = db.changesCount
+            try db.execute(sql: "DELETE FROM delivery_log WHERE day < ?", arguments: [cutoff])
+            n += db.changesCount
+            return n
+        }
+    }
+
+    /// Recent delivery log rows (newest first), for tests, the CLI and the admin API.
+    public func recentDeliveries(pushToken: String? = nil, limit: Int = 100) async throws -> [LoggedDelivery] {
+        try await pool.read { db in
+            let sql = """
+                SELECT id, at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload
+                FROM delivery_log \(pushToken == nil ? "" : "WHERE push_token = ?") ORDER BY id DESC LIMIT ?
+                """
+            let args: StatementArguments = pushToken.map { [$0, limit] } ?? [limit]
+            return try Row.fetchAll(db, sql: sql, arguments: args).map { r in
+                LoggedDelivery(id: r[0], at: r[1], day: r[2], pushToken: r[3], appID: r[4], platform: r[5], provider: r[6], kind: r[7],
+                               counted: (r[8] as Int) != 0, outcome: r[9], messageID: r[10], errorMessage: r[11], payload: r[12])
+            }
+        }
+    }
+
+    private static func usageRow(_ r: Row) -> UsageRow {
+        UsageRow(day: r[0], pushToken: r[1], appID: r[2], attempts: r[3], successful: r[4], errors: r[5],
+                 noticeSent: (r[6] as Int) != 0, limitOverride: r[7], updatedAt: r[8])
+    }
+}

@@ -1,0 +1,202 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayServer
+import PushRelayStore
+
+struct ConfigOption: ParsableArguments {
+    @Option(name: .long, help: "YAML config file (default: $PUSHRELAY_CONFIG, else the embedded defaults).")
+    var config: String?
+
+    func load() throws -> PushRelayConfig {
+        let env = ProcessInfo.processInfo.environment
+        let file = config ?? env["PUSHRELAY_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            return try PushRelayConfig.load(file: file, environment: env)
+        } catch let error as ConfigError {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+@main
+struct PushRelay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushrelay",
+        abstract: "A self-hosted push gateway for Home Assistant's mobile_app notify platform.",
+        version: PushRelayVersion.string,
+        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self],
+        defaultSubcommand: nil
+    )
+}
+
+func makeLogger(_ level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var h = StreamLogHandler.standardError(label: label)
+        h.logLevel = level
+        return h
+    }
+    var logger = Logger(label: "pushrelay")
+    logger.logLevel = level
+    return logger
+}
+
+func openDatabase(_ config: PushRelayConfig) throws -> PushRelayDatabase {
+    do {
+        let db = try PushRelayDatabase(path: config.storage.sqlitePath)
+        try db.migrate()
+        return db
+    } catch let error as StoreError {
+        throw ValidationError(error.description)
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the HTTP server (stops gracefully on SIGTERM/SIGINT).")
+    @OptionGroup var options: ConfigOption
+
+    func run() async throws {
+        let config = try options.load()
+        let logger = makeLogger(config.logLevel)
+        let db = try openDatabase(config)
+        let app = try PushRelayApplication.build(config: config, database: db, logger: logger)
+        logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), database \(config.storage.sqlitePath)")
+        try await app.runService()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending schema migrations to the SQLite database.")
+    @OptionGroup var options: ConfigOption
+
+    func run() async throws {
+        let config = try options.load()
+        let db = try openDatabase(config)
+        let applied = try db.appliedMigrations()
+        print("database \(config.storage.sqlitePath) is at schema version \(applied.last?.version ?? 0)")
+        for m in applied { print("  \(m.name)  applied \(m.appliedAt)") }
+        try db.close()
+    }
+}
+
+struct CheckConfig: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "check-config", abstract: "Validate the configuration and print the effective settings.")
+    @OptionGroup var options: ConfigOption
+
+    func run() async throws {
+        let c = try options.load()
+        print("configuration OK")
+        print("  http: \(c.http.host):\(c.http.port), max body \(c.http.maxBodyBytes) bytes")
+        print("  storage: \(c.storage.sqlitePath)")
+        print("  quota: \(c.quota.dailyLimit)/day, exempt commands \(c.quota.exemptCommands), exempt critical \(c.quota.exemptCritical), retention \(c.quota.retentionDays) days")
+        for (p, n) in c.quota.appLimits { print("    app \(p): \(n)/day") }
+        for r in c.apps { print("  app \(r.match) -> provider \(r.provider) (\(c.providers[r.provider]?.type ?? "?"))") }
+        print("  admin API: \(c.adminToken == nil ? "disabled (no admin.token)" : "enabled")")
+        if c.usingDefaultRoutes { print("  note: no providers configured; everything goes to the sandbox and nothing leaves this machine") }
+    }
+}
+
+struct Quota: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Inspect and manage per-token daily quotas.",
+        subcommands: [List.self, Show.self, SetLimit.self, ClearLimit.self, Reset.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Usage per token for one UTC day, busiest first.")
+        @OptionGroup var options: ConfigOption
+        @Option(help: "UTC day as YYYY-MM-DD (default: today).") var day: String?
+        @Option(help: "Show only the N busiest tokens.") var top: Int?
+        @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Show full push tokens.") var full = false
+
+        func run() async throws {
+            let config = try options.load()
+            let d = try parseDay(day)
+            if let top, top <= 0 { throw ValidationError("--top must be a positive number") }
+            let db = try openDatabase(config)
+            let rows = try await QuotaStore(database: db).list(day: d, top: top)
+            print(json ? QuotaReport.json(rows, policy: config.quotaPolicy, fullTokens: full)
+                       : QuotaReport.table(rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
+            try db.close()
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A token's limit, today's counters and recent days.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The push token.") var token: String
+        @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Show the full push token.") var full = false
+
+        func run() async throws {
+            let config = try options.load()
+            let db = try openDatabase(config)
+            let store = QuotaStore(database: db)
+            let history = try await store.history(pushToken: token)
+            let today = UTCDay(Date())
+            let limits = try await store.rateLimits(pushToken: token, appID: nil, day: today, policy: config.quotaPolicy)
+            if json {
+                print(QuotaReport.json(history.rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
+            } else {
+                print("token:     \(full ? token : TokenDisplay.short(token))")
+                print("limit:     \(limits.maximum)/day" + (history.limitOverride != nil ? " (override)" : ""))
+                print("today:     \(limits.successful) successful, \(limits.errors) errors, \(limits.attempts) attempts, \(limits.remaining) remaining; resets \(limits.resetsAt)")
+                print(QuotaReport.table(history.rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
+            }
+            try db.close()
+        }
+    }
+
+    struct SetLimit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set-limit", abstract: "Override the daily limit of one token.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The push token.") var token: String
+        @Argument(help: "Successful deliveries allowed per UTC day.") var limit: Int
+
+        func run() async throws {
+            guard limit >= 0 else { throw ValidationError("the limit must be 0 or more") }
+            let config = try options.load()
+            let db = try openDatabase(config)
+            try await QuotaStore(database: db).setLimit(pushToken: token, limit: limit)
+            print("limit for \(TokenDisplay.short(token)) set to \(limit)/day")
+            try db.close()
+        }
+    }
+
+    struct ClearLimit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "clear-limit", abstract: "Remove a token's limit override.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The push token.") var token: String
+
+        func run() async throws {
+            let config = try options.load()
+            let db = try openDatabase(config)
+            let existed = try await QuotaStore(database: db).clearLimit(pushToken: token)
+            print(existed ? "limit override for \(TokenDisplay.short(token)) removed" : "no limit override was set for \(TokenDisplay.short(token))")
+            try db.close()
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Clear a token's counters for a day (default: today).")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The push token.") var token: String
+        @Option(help: "UTC day as YYYY-MM-DD (default: today).") var day: String?
+
+        func run() async throws {
+            let config = try options.load()
+            let d = try parseDay(day)
+            let db = try openDatabase(config)
+            let existed = try await QuotaStore(database: db).reset(pushToken: token, day: d)
+            print(existed ? "counters for \(TokenDisplay.short(token)) on \(d) reset" : "no usage recorded for \(TokenDisplay.short(token)) on \(d)")
+            try db.close()
+        }
+    }
+}
+
+func parseDay(_ s: String?) throws -> UTCDay {
+    guard let s else { return UTCDay(Date()) }
+    guard let d = UTCDay(string: s) else { throw ValidationError("--day must be a UTC date as YYYY-MM-DD, got '\(s)'") }
+    return d
+}

@@ -1,0 +1,3 @@
+import Testing
+@testable import PushRelayCore
+@Test func v() { #expect(!PushRelayVersion.string.isEmpty) }
