@@ -32,6 +32,12 @@ public final class PushRelayDatabase: Sendable {
     /// Group commit for every write on the request path.
     let batcher: WriteBatcher
 
+    /// Group-commit statistics: write transactions committed, and the writes they carried.
+    public var commitStats: (transactions: Int, writes: Int) {
+        let s = batcher.stats
+        return (s.batches, s.jobs)
+    }
+
     /// The migrations this build carries (generated from `migrations/*.sql`).
     public static var migrations: [Migration] { EmbeddedMigrations.all }
 

@@ -20,6 +20,11 @@ final class WriteBatcher: Sendable {
 
     private let pool: DatabasePool
     private let state = Mutex(State())
+    private let batches = Atomic<Int>(0)
+    private let jobs = Atomic<Int>(0)
+
+    /// Transactions committed and jobs they carried so far (jobs / batches = how many requests share an fsync).
+    var stats: (batches: Int, jobs: Int) { (batches.load(ordering: .relaxed), jobs.load(ordering: .relaxed)) }
     /// Upper bound on jobs per transaction, to keep each commit short.
     private let maxBatch: Int
 
@@ -69,6 +74,8 @@ final class WriteBatcher: Sendable {
             if batch.isEmpty { return }
             do {
                 let completions = try await pool.write { db in batch.map { $0.run(db) } }
+                batches.add(1, ordering: .relaxed)
+                jobs.add(batch.count, ordering: .relaxed)
                 for c in completions { c() }
             } catch {
                 for j in batch { j.fail(error) }

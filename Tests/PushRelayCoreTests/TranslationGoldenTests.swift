@@ -5,7 +5,8 @@ import Testing
 // MARK: - Golden cases
 
 /// One golden case file in `Golden/`:
-/// `{"name", "platform": "android"|"ios", "options"?: {"companionAppIDs": [...]}, "request": {...}}` or, for the
+/// `{"name", "platform": "android"|"ios", "options"?: {"companionAppIDs": [...], "now": epochSeconds},
+/// "request": {...}}` or, for the
 /// rate-limit notice, `"notice": {"push_token", "maximum", "resetsAt"}` instead of `request`; and
 /// `"expected": {"fcm": {...}, "apns": {"headers": {...}, "payload": {...}} | null, "command": str|null, "critical": bool}`.
 enum Golden {
@@ -96,6 +97,9 @@ struct TranslationGoldenTests {
                 var options = IOSTranslationOptions()
                 if let ids = doc["options"]?["companionAppIDs"]?.arrayValue {
                     options.companionAppIDs = ids.compactMap(\.stringValue)
+                }
+                if let now = doc["options"]?["now"]?.doubleValue {
+                    options.now = Date(timeIntervalSince1970: now)
                 }
                 translated = IOSTranslation.translate(request, options: options)
             }

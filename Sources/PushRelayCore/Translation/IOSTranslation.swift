@@ -5,9 +5,12 @@ public struct IOSTranslationOptions: Sendable {
     /// `registration_info.app_id` globs treated as the Home Assistant companion app: only these get commands,
     /// the `push` merge, categories, attachments and the other companion-app keys.
     public var companionAppIDs: [String]
+    /// The current time for Live Activity timestamps; nil means the clock at translation time. Set it in tests.
+    public var now: Date?
 
-    public init(companionAppIDs: [String] = ["*io.robbie.HomeAssistant*"]) {
+    public init(companionAppIDs: [String] = ["*io.robbie.HomeAssistant*"], now: Date? = nil) {
         self.companionAppIDs = companionAppIDs
+        self.now = now
     }
 
     public func isCompanionApp(_ appID: String?) -> Bool {
@@ -36,6 +39,9 @@ public enum IOSTranslation {
     static let kioskKeys = ["level", "volume", "mode"]
 
     public static func translate(_ n: HANotification, options: IOSTranslationOptions = .init()) -> TranslatedNotification {
+        if let liveActivityToken = n.liveActivityToken {
+            return LiveActivityTranslation.translate(n, liveActivityToken: liveActivityToken, now: options.now ?? Date())
+        }
         let d = n.data
         let isCompanion = options.isCompanionApp(n.registrationInfo.appID)
 

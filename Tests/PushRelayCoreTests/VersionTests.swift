@@ -1,3 +1,0 @@
-import Testing
-@testable import PushRelayCore
-@Test func v() { #expect(!PushRelayVersion.string.isEmpty) }

@@ -1,0 +1,153 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import NIOHTTP1
+import Logging
+import NIOCore
+import PushRelayCore
+import PushRelayServer
+import PushRelayStore
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand.
+final class TestClock: WallClock {
+    private let current: Mutex<Date>
+    init(_ iso: String = "2026-11-21T12:00:00Z") { current = Mutex(TestClock.date(iso)) }
+    func now() -> Date { current.withLock { $0 } }
+    func set(_ iso: String) { current.withLock { $0 = TestClock.date(iso) } }
+    func advance(seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    static func date(_ iso: String) -> Date {
+        let f = ISO8601DateFormatter()
+        return f.date(from: iso)!
+    }
+}
+
+struct HTTPReply {
+    var status: Int
+    var headers: [String: String]
+    var json: JSONValue
+    var rawBody: String
+
+    subscript(key: String) -> JSONValue? { json[key] }
+    var rateLimits: JSONValue? { json["rateLimits"] }
+    func int(_ path: String...) -> Int64? {
+        var v: JSONValue? = json
+        for p in path { v = v?[p] }
+        if case .int(let i)? = v { return i }
+        return nil
+    }
+}
+
+/// A real PushRelay on a loopback port with a real SQLite file in a temporary directory.
+final class TestServer: Sendable {
+    let port: Int
+    let database: PushRelayDatabase
+    let dbPath: String
+    let clock: TestClock
+
+    init(port: Int, database: PushRelayDatabase, dbPath: String, clock: TestClock) {
+        self.port = port
+        self.database = database
+        self.dbPath = dbPath
+        self.clock = clock
+    }
+
+    var store: QuotaStore { QuotaStore(database: database) }
+
+    static func tempPath() -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent("test.sqlite").path
+    }
+
+    /// Runs `body` against a live server built from `yaml` (plus port 0 and a temporary database).
+    static func with<T: Sendable>(
+        yaml: String = "",
+        clock: TestClock = TestClock(),
+        dbPath: String = TestServer.tempPath(),
+        _ body: @Sendable (TestServer) async throws -> T
+    ) async throws -> T {
+        var tree = try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_PORT": "0"])
+        if !yaml.isEmpty {
+            let file = dbPath + ".yaml"
+            try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+            tree = try PushRelayConfig.load(file: file, environment: ["PUSHRELAY_HTTP_PORT": "0", "PUSHRELAY_STORAGE_SQLITE_PATH": dbPath])
+        }
+        tree.storage.sqlitePath = dbPath
+        let config = tree
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let database = try PushRelayDatabase(path: dbPath)
+        try database.migrate()
+        let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
+        let app = try PushRelayApplication.build(config: config, database: database, clock: clock, logger: logger) { channel in
+            portCont.yield(channel.localAddress?.port ?? 0)
+            portCont.finish()
+        }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            let serviceGroup = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+            group.addTask { try await serviceGroup.run() }
+            var port = 0
+            for await p in portStream { port = p }
+            let server = TestServer(port: port, database: database, dbPath: dbPath, clock: clock)
+            do {
+                let result = try await body(server)
+                await serviceGroup.triggerGracefulShutdown()
+                try await group.waitForAll()
+                return result
+            } catch {
+                await serviceGroup.triggerGracefulShutdown()
+                try? await group.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> HTTPReply {
+        var req = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        req.method = method
+        for (k, v) in headers { req.headers.add(name: k, value: v) }
+        if let body {
+            req.headers.add(name: "Content-Type", value: "application/json")
+            req.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await HTTPClient.shared.execute(req, timeout: .seconds(30))
+        let buffer = try await response.body.collect(upTo: 10 * 1024 * 1024)
+        let text = String(buffer: buffer)
+        var h: [String: String] = [:]
+        for header in response.headers { h[header.name.lowercased()] = header.value }
+        let json = (try? JSONParser.parse(Array(text.utf8))) ?? .null
+        return HTTPReply(status: Int(response.status.code), headers: h, json: json, rawBody: text)
+    }
+
+    func post(_ path: String, _ body: JSONValue) async throws -> HTTPReply {
+        try await request(.POST, path, body: body.jsonString())
+    }
+
+    /// A Home Assistant notification body.
+    static func haBody(token: String = "tok:en-1", message: String? = "Hello", title: String? = nil, appID: String = "io.homeassistant.companion.android",
+                       data: [String: JSONValue]? = nil) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "push_token": .string(token),
+            "registration_info": ["app_id": .string(appID), "app_version": "2026.1", "os_version": "14", "webhook_id": "hook-1"],
+        ]
+        if let message { o["message"] = .string(message) }
+        if let title { o["title"] = .string(title) }
+        if let data { o["data"] = .object(data) }
+        return .object(o)
+    }
+
+    func android(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPush/android/v1", body) }
+    func ios(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPushNotification", body) }
+}
+
+/// Asserts the Home Assistant error contract: JSON object, JSON content type, non-empty message and errorType.
+func expectJSONError(_ r: HTTPReply, status: Int, errorType: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(r.status == status, "body: \(r.rawBody)", sourceLocation: sourceLocation)
+    #expect(r.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
+    #expect((r["message"]?.stringValue ?? "").isEmpty == false, "body: \(r.rawBody)", sourceLocation: sourceLocation)
+    #expect(r["errorType"]?.stringValue != nil, sourceLocation: sourceLocation)
+    if let errorType { #expect(r["errorType"]?.stringValue == errorType, sourceLocation: sourceLocation) }
+}
