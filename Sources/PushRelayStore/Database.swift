@@ -8,6 +8,12 @@ public struct Migration: Sendable, Equatable {
     public var version: Int
     public var name: String
     public var sql: String
+
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
 }
 
 public enum StoreError: Error, CustomStringConvertible, Sendable {
