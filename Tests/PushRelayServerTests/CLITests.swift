@@ -1,0 +1,127 @@
+import AsyncHTTPClient
+import Foundation
+import PushRelayCore
+import PushRelayStore
+import Testing
+
+/// Runs the real `pushrelay` binary that `swift build` put next to the test bundle.
+struct CLI {
+    static var binary: URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pushrelay"),
+            Bundle.main.bundleURL.appendingPathComponent("pushrelay"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent(".build/debug/pushrelay"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates.last!
+    }
+
+    static func run(_ args: [String], env: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+}
+
+@Suite struct CLITests {
+    @Test func binaryExists() {
+        #expect(FileManager.default.isExecutableFile(atPath: CLI.binary.path), "build with `swift build` first: \(CLI.binary.path)")
+    }
+
+    @Test func quotaCommandsWorkOnTheDatabase() async throws {
+        let db = TestServer.tempPath()
+        let env = ["PUSHRELAY_STORAGE_SQLITE_PATH": db]
+        let migrate = try CLI.run(["migrate"], env: env)
+        #expect(migrate.status == 0, "\(migrate.err)")
+        #expect(migrate.out.contains("schema version 1"))
+
+        // Seed today's usage as the server would.
+        let database = try PushRelayDatabase(path: db)
+        let store = QuotaStore(database: database)
+        let today = UTCDay(Date())
+        let token = "cli-token:APA91bHun4MxP5egoKMwt2KZFBaFUH1RYqx"
+        for _ in 0..<4 { _ = try await store.reserve(pushToken: token, appID: "io.x", day: today, policy: QuotaPolicy(), now: Date()) }
+        try database.close()
+
+        let list = try CLI.run(["quota", "list"], env: env)
+        #expect(list.status == 0, "\(list.err)")
+        #expect(list.out.contains("SUCCESSFUL") && list.out.contains("cli-to…H1RYqx"))
+        #expect(!list.out.contains(token), "tokens are shortened unless --full")
+        #expect(try CLI.run(["quota", "list", "--full"], env: env).out.contains(token))
+
+        let json = try CLI.run(["quota", "list", "--json", "--full", "--top", "5"], env: env)
+        let parsed = try JSONParser.parse(Array(json.out.utf8))
+        #expect(parsed.arrayValue?.first?["successful"] == 4)
+        #expect(parsed.arrayValue?.first?["target"] == .string(token))
+
+        #expect(try CLI.run(["quota", "set-limit", token, "2"], env: env).status == 0)
+        let show = try CLI.run(["quota", "show", token], env: env)
+        #expect(show.out.contains("limit:     2/day (override)"), "\(show.out)")
+        #expect(try CLI.run(["quota", "clear-limit", token], env: env).out.contains("removed"))
+        #expect(try CLI.run(["quota", "reset", token], env: env).out.contains("reset"))
+        let after = try CLI.run(["quota", "list", "--json"], env: env)
+        #expect(try JSONParser.parse(Array(after.out.utf8)) == .array([]))
+
+        let badDay = try CLI.run(["quota", "list", "--day", "nope"], env: env)
+        #expect(badDay.status != 0 && badDay.err.contains("YYYY-MM-DD"))
+    }
+
+    @Test func checkConfigReportsTheBadKey() throws {
+        let file = TestServer.tempPath() + ".yaml"
+        try "quota:\n  daily_limit: lots\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try CLI.run(["check-config", "--config", file])
+        #expect(bad.status != 0)
+        #expect(bad.err.contains("quota.daily_limit"), "\(bad.err)")
+        let viaEnv = try CLI.run(["check-config"], env: ["PUSHRELAY_CONFIG": file])
+        #expect(viaEnv.status != 0 && viaEnv.err.contains("quota.daily_limit"))
+        let good = try CLI.run(["check-config"])
+        #expect(good.status == 0 && good.out.contains("configuration OK"))
+        let serve = try CLI.run(["serve", "--config", file])
+        #expect(serve.status != 0 && serve.err.contains("quota.daily_limit"), "an invalid config stops the server")
+    }
+
+    @Test func serveShutsDownGracefullyOnSIGTERM() async throws {
+        let db = TestServer.tempPath()
+        let p = Process()
+        p.executableURL = CLI.binary
+        p.arguments = ["serve"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
+        let port = Int.random(in: 20000...40000)
+        environment["PUSHRELAY_STORAGE_SQLITE_PATH"] = db
+        environment["PUSHRELAY_HTTP_PORT"] = String(port)
+        p.environment = environment
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        var up = false
+        for _ in 0..<100 where !up {
+            try await Task.sleep(for: .milliseconds(50))
+            up = (try? await probe(port: port)) == true
+        }
+        #expect(up, "server did not start")
+        p.terminate()  // SIGTERM
+        p.waitUntilExit()
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(p.terminationStatus == 0, "\(log)")
+        #expect(log.contains("database closed"), "\(log)")
+        #expect(log.contains("nothing leaves this machine"), "the sandbox warning is logged")
+    }
+
+    private func probe(port: Int) async throws -> Bool {
+        let r = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/health"), timeout: .seconds(1))
+        return r.status.code == 200
+    }
+}
