@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# PushRelay throughput benchmark (issue 2): release build, sandbox provider, wrk at 64 connections for 10 s against
+# the Android endpoint over many tokens, and the same load against /health as the ceiling.
+# Usage: Benchmarks/run.sh            (env: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_PORT=18181)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${BENCH_DURATION:-10s}
+CONNECTIONS=${BENCH_CONNECTIONS:-64}
+THREADS=${BENCH_THREADS:-2}
+PORT=${BENCH_PORT:-18181}
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "installing wrk (Debian package)…" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y -qq wrk; fi
+fi
+
+swift build -c release --product pushrelay >&2
+BIN=$(swift build -c release --show-bin-path)/pushrelay
+
+WORK=$(mktemp -d)
+trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=error \
+  PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 "$BIN" serve 2>"$WORK/server.log" &
+SERVER=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+
+run() { # name, wrk args…
+  local name=$1; shift
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$@" > "$WORK/$name.txt"
+  cat "$WORK/$name.txt" >&2
+}
+
+# Warm up both paths briefly, then measure.
+wrk -t1 -c8 -d2s "http://127.0.0.1:$PORT/health" >/dev/null
+wrk -t1 -c8 -d2s -s Benchmarks/notify.lua "http://127.0.0.1:$PORT" >/dev/null
+run health "http://127.0.0.1:$PORT/health"
+run notify -s Benchmarks/notify.lua "http://127.0.0.1:$PORT"
+
+rps() { awk '/^Requests\/sec:/ {print $2}' "$WORK/$1.txt"; }
+p99() { awk '$1 == "99%" {print $2}' "$WORK/$1.txt"; }
+HEALTH_RPS=$(rps health); NOTIFY_RPS=$(rps notify)
+RATIO=$(awk -v a="$NOTIFY_RPS" -v b="$HEALTH_RPS" 'BEGIN { printf "%.1f", 100 * a / b }')
+ROWS=$(sqlite3 "$WORK/bench.sqlite" "SELECT count(*) || ' tokens, ' || sum(successful) || ' delivered' FROM daily_usage" 2>/dev/null || echo "?")
+
+echo
+echo "PushRelay benchmark ($THREADS wrk threads, $CONNECTIONS connections, $DURATION each, $(nproc) cores)"
+printf "  %-34s %10s req/s   p99 %s\n" "GET /health (ceiling)" "$HEALTH_RPS" "$(p99 health)"
+printf "  %-34s %10s req/s   p99 %s\n" "POST /api/sendPush/android/v1" "$NOTIFY_RPS" "$(p99 notify)"
+echo "  notify / health: ${RATIO}%   (target >= 60%, p99 <= 10ms)"
+echo "  ledger after the run: $ROWS"
