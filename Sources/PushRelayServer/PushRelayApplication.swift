@@ -12,16 +12,17 @@ public enum PushRelayApplication {
         config: PushRelayConfig,
         database: PushRelayDatabase,
         clock: any WallClock = SystemWallClock(),
+        providerInstances: [String: any PushProvider] = [:],
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let store = QuotaStore(database: database)
-        let registry = try makeRegistry(config)
+        let registry = try makeRegistry(config, instances: providerInstances)
         if config.usingDefaultRoutes || registry.everythingSandboxed {
             logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
         }
         let service = NotificationService(
-            store: store, registry: registry, policy: config.quotaPolicy, clock: clock,
+            store: store, registry: registry, policy: config.quotaPolicy, delivery: config.delivery, clock: clock,
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), logger: logger)
 
         let router = Router(context: BasicRequestContext.self)
@@ -46,9 +47,10 @@ public enum PushRelayApplication {
         )
     }
 
-    static func makeRegistry(_ config: PushRelayConfig) throws -> ProviderRegistry {
-        var providers: [String: any PushProvider] = [:]
-        for (name, p) in config.providers {
+    /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).
+    static func makeRegistry(_ config: PushRelayConfig, instances: [String: any PushProvider] = [:]) throws -> ProviderRegistry {
+        var providers: [String: any PushProvider] = instances
+        for (name, p) in config.providers where instances[name] == nil {
             switch p.type {
             case "sandbox": providers[name] = SandboxProvider(name: name)
             default: throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")

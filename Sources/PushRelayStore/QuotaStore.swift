@@ -2,6 +2,30 @@ import Foundation
 import GRDB
 import PushRelayCore
 
+/// A push token a provider reported as dead.
+public struct DeadToken: Sendable, Equatable {
+    public var provider: String
+    public var reason: String
+    public var message: String?
+    public var markedAt: String
+    public var expiresAt: String
+}
+
+/// What to remember about a token a provider reported as dead.
+public struct DeadMark: Sendable, Equatable {
+    public var provider: String
+    public var reason: String
+    public var message: String?
+    public var until: Date
+
+    public init(provider: String, reason: String, message: String?, until: Date) {
+        self.provider = provider
+        self.reason = reason
+        self.message = message
+        self.until = until
+    }
+}
+
 /// A slot reserved (or refused) for one counted request.
 public struct QuotaReservation: Sendable, Equatable {
     public var day: UTCDay
@@ -87,12 +111,32 @@ public final class QuotaStore: Sendable {
 
     // MARK: Request path
 
+    /// What `reserve` found.
+    public enum ReserveResult: Sendable, Equatable {
+        case reserved(QuotaReservation)
+        /// The token is remembered as dead: nothing was counted.
+        case dead(DeadToken, RateLimits)
+    }
+
     /// Checks the limit and reserves a slot in one transaction (group-committed). Returns after the commit.
     public func reserve(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy, now: Date) async throws -> QuotaReservation {
+        switch try await reserveUnlessDead(pushToken: pushToken, appID: appID, day: day, policy: policy, now: now, checkDead: false) {
+        case .reserved(let r): return r
+        case .dead: preconditionFailure("dead tokens are not checked here")
+        }
+    }
+
+    /// Like `reserve`, but first answers `.dead` (touching no counter) for a token remembered as dead.
+    public func reserveUnlessDead(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy, now: Date,
+                                  checkDead: Bool = true) async throws -> ReserveResult {
         let dayKey = day.description
         let stamp = ISO8601UTC.string(now)
         return try await database.batcher.write { db in
             let (counters, noticeSent, override) = try Self.current(db, token: pushToken, day: dayKey)
+            if checkDead, let dead = try Self.deadToken(db, token: pushToken, now: stamp) {
+                let maximum = policy.maximum(appID: appID, override: override)
+                return .dead(dead, RateLimits(counters: counters, maximum: maximum, day: day))
+            }
             let maximum = policy.maximum(appID: appID, override: override)
             let decision = QuotaDecision.decide(current: counters, maximum: maximum, noticeSent: noticeSent)
             try db.cachedStatement(sql: """
@@ -105,16 +149,54 @@ public final class QuotaStore: Sendable {
                     dayKey, pushToken, appID, decision.counters.attempts, decision.counters.successful,
                     decision.counters.errors, decision.noticeSent ? 1 : 0, stamp,
                 ])
-            return QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: decision)
+            return .reserved(QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: decision))
         }
     }
 
-    /// Records how a delivery ended. A failed counted delivery turns its reserved slot into an error.
+    /// The dead-token entry for a token, if one is live at `now`.
+    public func deadToken(_ pushToken: String, now: Date) async throws -> DeadToken? {
+        let stamp = ISO8601UTC.string(now)
+        return try await pool.read { db in try Self.deadToken(db, token: pushToken, now: stamp) }
+    }
+
+    /// Remembers a token as dead until `mark.until`.
+    public func markDead(_ pushToken: String, _ mark: DeadMark, now: Date) async throws {
+        try await database.batcher.write { db in try Self.insertDead(db, token: pushToken, mark: mark, now: now) }
+    }
+
+    private static func insertDead(_ db: Database, token: String, mark: DeadMark, now: Date) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (push_token) DO UPDATE SET provider = excluded.provider, reason = excluded.reason,
+                message = excluded.message, marked_at = excluded.marked_at, expires_at = excluded.expires_at
+            """).execute(arguments: [token, mark.provider, mark.reason, mark.message, ISO8601UTC.string(now), ISO8601UTC.string(mark.until)])
+    }
+
+    /// Forgets a dead token (e.g. after an admin fixed a misconfiguration). Returns whether one was stored.
+    @discardableResult
+    public func forgetDead(_ pushToken: String) async throws -> Bool {
+        try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM dead_tokens WHERE push_token = ?", arguments: [pushToken])
+            return db.changesCount > 0
+        }
+    }
+
+    private static func deadToken(_ db: Database, token: String, now: String) throws -> DeadToken? {
+        try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT provider, reason, message, marked_at, expires_at FROM dead_tokens WHERE push_token = ? AND expires_at > ?
+            """), arguments: [token, now]).map { DeadToken(provider: $0[0], reason: $0[1], message: $0[2], markedAt: $0[3], expiresAt: $0[4]) }
+    }
+
+    /// Records how a delivery ended, in one group-committed transaction: the delivery log row, the dead-token mark
+    /// (if the provider said the token is dead), and for a failed counted delivery its reserved slot turned into an error.
     /// Returns the reservation's day counters afterwards (unchanged for a success).
-    public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord) async throws -> UsageCounters? {
+    public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark? = nil) async throws -> UsageCounters? {
         let failedCounted = reservation != nil && record.outcome != "delivered"
         return try await database.batcher.write { db in
             try Self.insertLog(db, record, day: reservation?.day ?? UTCDay(record.at))
+            if let m = markDead {
+                try Self.insertDead(db, token: record.pushToken, mark: m, now: record.at)
+            }
             guard let reservation else { return nil }
             guard failedCounted else { return reservation.decision.counters }
             let row = try Row.fetchOne(db.cachedStatement(sql: """
@@ -228,6 +310,8 @@ public final class QuotaStore: Sendable {
             try db.execute(sql: "DELETE FROM daily_usage WHERE day < ?", arguments: [cutoff])
             var n = db.changesCount
             try db.execute(sql: "DELETE FROM delivery_log WHERE day < ?", arguments: [cutoff])
+            n += db.changesCount
+            try db.execute(sql: "DELETE FROM dead_tokens WHERE expires_at <= ?", arguments: [ISO8601UTC.string(today.start)])
             n += db.changesCount
             return n
         }

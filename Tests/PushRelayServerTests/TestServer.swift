@@ -67,6 +67,8 @@ final class TestServer: Sendable {
         yaml: String = "",
         clock: TestClock = TestClock(),
         dbPath: String = TestServer.tempPath(),
+        providers: [String: any PushProvider] = [:],
+        configure: (inout PushRelayConfig) -> Void = { _ in },
         _ body: @Sendable (TestServer) async throws -> T
     ) async throws -> T {
         var tree = try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_PORT": "0"])
@@ -76,13 +78,17 @@ final class TestServer: Sendable {
             tree = try PushRelayConfig.load(file: file, environment: ["PUSHRELAY_HTTP_PORT": "0", "PUSHRELAY_STORAGE_SQLITE_PATH": dbPath])
         }
         tree.storage.sqlitePath = dbPath
+        for (name, _) in providers where tree.providers[name] == nil {
+            tree.providers[name] = .init(name: name, type: "test")
+        }
+        configure(&tree)
         let config = tree
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let database = try PushRelayDatabase(path: dbPath)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
-        let app = try PushRelayApplication.build(config: config, database: database, clock: clock, logger: logger) { channel in
+        let app = try PushRelayApplication.build(config: config, database: database, clock: clock, providerInstances: providers, logger: logger) { channel in
             portCont.yield(channel.localAddress?.port ?? 0)
             portCont.finish()
         }

@@ -6,6 +6,7 @@ import PushRelayCore
 /// `config/pushrelay.example.yaml` documents every key; the defaults below are the embedded ones.
 public struct PushRelayConfig: Sendable {
     public struct HTTP: Sendable {
+        public init() {}
         public var host = "127.0.0.1"
         public var port = 8080
         /// Larger request bodies are answered 413.
@@ -13,10 +14,12 @@ public struct PushRelayConfig: Sendable {
     }
 
     public struct Storage: Sendable {
+        public init() {}
         public var sqlitePath = "./pushrelay.sqlite"
     }
 
     public struct Quota: Sendable {
+        public init() {}
         public var dailyLimit = 500
         public var appLimits: [(pattern: String, limit: Int)] = []
         public var exemptCommands = true
@@ -24,16 +27,38 @@ public struct PushRelayConfig: Sendable {
         public var retentionDays = 30
     }
 
+    public struct Delivery: Sendable {
+        public init() {}
+        /// Each Home Assistant request's delivery deadline (under Home Assistant's 10 s timeout).
+        public var deadlineMs = 8000
+        /// How long a token a provider reported as dead is answered 410 without calling the provider.
+        public var deadTokenTTLms: Int64 = 7 * 86_400_000
+        /// Deliveries in flight per provider instance; past it requests get 503 at once.
+        public var maxInFlight = 256
+        /// Retries of transient failures: first backoff and attempts in total.
+        public var retryBaseMs = 100
+        public var maxAttempts = 4
+
+        public var retryPolicy: RetryPolicy { RetryPolicy(baseDelayMs: retryBaseMs, maxDelayMs: max(retryBaseMs, 2000), maxAttempts: maxAttempts) }
+    }
+
     public struct ProviderConfig: Sendable {
         public var name: String
         public var type: String
         /// The provider's own keys (type-specific), as written in the file.
         public var options: [String: JSONValue]
+
+        public init(name: String, type: String, options: [String: JSONValue] = [:]) {
+            self.name = name
+            self.type = type
+            self.options = options
+        }
     }
 
     public var http = HTTP()
     public var storage = Storage()
     public var quota = Quota()
+    public var delivery = Delivery()
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
@@ -63,7 +88,8 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "apps", "providers", "admin", "log", "ios"],
+        "": ["http", "storage", "quota", "delivery", "apps", "providers", "admin", "log", "ios"],
+        "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
         "storage": ["sqlite_path"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
@@ -75,6 +101,7 @@ extension PushRelayConfig {
     static let overridableKeys = [
         "http.host", "http.port", "http.max_body_bytes", "storage.sqlite_path",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
+        "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
         "apps", "providers", "admin.token", "log.level", "ios.companion_app_ids",
     ]
 
@@ -146,6 +173,16 @@ extension PushRelayConfig {
                 return (pattern, Int(n))
             }
         }
+        if let v = try r.int("delivery.deadline_ms", range: 100...60_000) { delivery.deadlineMs = v }
+        if let v = try r.string("delivery.dead_token_ttl") {
+            guard let ms = DurationText.milliseconds(v) else {
+                throw ConfigError(key: "delivery.dead_token_ttl", problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")
+            }
+            delivery.deadTokenTTLms = ms
+        }
+        if let v = try r.int("delivery.max_in_flight", range: 1...100_000) { delivery.maxInFlight = v }
+        if let v = try r.int("delivery.retry_base_ms", range: 1...10_000) { delivery.retryBaseMs = v }
+        if let v = try r.int("delivery.max_attempts", range: 1...10) { delivery.maxAttempts = v }
         if let v = try r.string("admin.token") {
             if !v.isEmpty {
                 guard v.count >= 16 else { throw ConfigError(key: "admin.token", problem: "must be at least 16 characters (or empty to disable the admin API)") }

@@ -11,17 +11,24 @@ public final class NotificationService: Sendable {
     public let registry: ProviderRegistry
     public let policy: QuotaPolicy
     public let clock: any WallClock
+    let settings: PushRelayConfig.Delivery
     let iosOptions: IOSTranslationOptions
     let logger: Logger
+    /// One runner (own in-flight bound) per provider instance.
+    private let runners: [String: DeliveryRunner]
 
-    public init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, clock: any WallClock,
-                iosOptions: IOSTranslationOptions = .init(), logger: Logger) {
+    public init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, delivery: PushRelayConfig.Delivery = .init(),
+                clock: any WallClock, iosOptions: IOSTranslationOptions = .init(), logger: Logger) {
         self.store = store
         self.registry = registry
         self.policy = policy
+        self.settings = delivery
         self.clock = clock
         self.iosOptions = iosOptions
         self.logger = logger
+        self.runners = registry.providers.mapValues {
+            DeliveryRunner(provider: $0, gate: ProviderGate(limit: delivery.maxInFlight), retry: delivery.retryPolicy, deadlineMs: delivery.deadlineMs)
+        }
     }
 
     /// The outcome of one Home Assistant POST, ready to be rendered.
@@ -52,19 +59,28 @@ public final class NotificationService: Sendable {
         let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
 
         if policy.isExempt(translated) {
-            let result = await deliver(delivery, via: provider, reservation: nil, counted: false)
-            let limits: RateLimits
+            let dead: DeadToken?
             do {
-                limits = try await store.rateLimits(pushToken: token, appID: appID, day: day, policy: policy)
+                dead = try await store.deadToken(token, now: now)
             } catch {
                 throw storageFailure(error)
             }
-            return try reply(result, token: token, rateLimits: limits)
+            if let dead {
+                let limits = try await rateLimits(pushToken: token, appID: appID, day: day)
+                throw APIError.deadToken(dead, token: token, rateLimits: limits)
+            }
+            let result = await deliver(delivery, via: provider, reservation: nil, counted: false)
+            return try reply(result, token: token, rateLimits: try await rateLimits(pushToken: token, appID: appID, day: day))
         }
 
         let reservation: QuotaReservation
         do {
-            reservation = try await store.reserve(pushToken: token, appID: appID, day: day, policy: policy, now: now)
+            switch try await store.reserveUnlessDead(pushToken: token, appID: appID, day: day, policy: policy, now: now) {
+            case .reserved(let r): reservation = r
+            case .dead(let dead, let limits): throw APIError.deadToken(dead, token: token, rateLimits: limits)
+            }
+        } catch let error as APIError {
+            throw error
         } catch {
             throw storageFailure(error)
         }
@@ -87,8 +103,12 @@ public final class NotificationService: Sendable {
 
     /// Read-only quota for `checkRateLimits`.
     public func rateLimits(pushToken: String) async throws(APIError) -> RateLimits {
+        try await rateLimits(pushToken: pushToken, appID: nil, day: UTCDay(clock.now()))
+    }
+
+    private func rateLimits(pushToken: String, appID: String?, day: UTCDay) async throws(APIError) -> RateLimits {
         do {
-            return try await store.rateLimits(pushToken: pushToken, appID: nil, day: UTCDay(clock.now()), policy: policy)
+            return try await store.rateLimits(pushToken: pushToken, appID: appID, day: day, policy: policy)
         } catch {
             throw storageFailure(error)
         }
@@ -102,10 +122,16 @@ public final class NotificationService: Sendable {
 
     private func deliver(_ delivery: Delivery, via provider: any PushProvider, reservation: QuotaReservation?, counted: Bool) async -> DeliveryResult {
         let outcome: Result<DeliveryReceipt, DeliveryFailure>
-        do throws(DeliveryFailure) {
-            outcome = .success(try await provider.send(delivery))
-        } catch {
-            outcome = .failure(error)
+        if let runner = runners[provider.name] {
+            outcome = await runner.run(delivery)
+        } else {
+            outcome = .failure(.configuration(message: "provider '\(provider.name)' has no delivery runner"))
+        }
+        var dead: DeadMark?
+        if case .failure(.invalidToken(let reason, let message)) = outcome {
+            let now = clock.now()
+            dead = DeadMark(provider: provider.name, reason: reason, message: message,
+                            until: now.addingTimeInterval(TimeInterval(settings.deadTokenTTLms) / 1000))
         }
         let record = DeliveryRecord(
             at: clock.now(), pushToken: delivery.pushToken, appID: delivery.appID, platform: delivery.platform.rawValue,
@@ -115,7 +141,7 @@ public final class NotificationService: Sendable {
             payload: provider.recordsPayload ? (try? outcome.get().sentPayload.jsonString()) : nil)
         var counters: UsageCounters?
         do {
-            counters = try await store.complete(reservation, record: record)
+            counters = try await store.complete(reservation, record: record, markDead: dead)
         } catch {
             // The notification went out (or failed) already; a ledger write failure must not turn it into a retry.
             logger.error("could not record delivery outcome", metadata: ["token": .string(TokenDisplay.short(delivery.pushToken)), "error": .string("\(error)")])
@@ -159,6 +185,13 @@ public final class NotificationService: Sendable {
 }
 
 extension APIError {
+    /// A token remembered as dead: answered 410 without calling the provider.
+    static func deadToken(_ dead: DeadToken, token: String, rateLimits: RateLimits) -> APIError {
+        APIError(.gone, "InvalidToken",
+                 "The push token is no longer valid: \(dead.provider) reported \(dead.reason) at \(dead.markedAt). Open the companion app on the device so it registers a new token with Home Assistant.",
+                 fields: ["target": .string(token), "rateLimits": rateLimits.json, "errorCode": .string(dead.reason)])
+    }
+
     /// Maps a provider failure to what Home Assistant is told.
     static func delivery(_ failure: DeliveryFailure, token: String, rateLimits: RateLimits) -> APIError {
         var fields: [String: JSONValue] = ["target": .string(token), "rateLimits": rateLimits.json]

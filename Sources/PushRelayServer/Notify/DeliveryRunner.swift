@@ -1,0 +1,88 @@
+import Logging
+import PushRelayCore
+import Synchronization
+
+/// Bounds the requests in flight to one provider, so a slow or failing upstream cannot absorb every request:
+/// past the bound, requests fail fast (503) instead of queueing without limit.
+final class ProviderGate: Sendable {
+    let limit: Int
+    private let inFlight = Mutex(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    func tryAcquire() -> Bool {
+        inFlight.withLock { n in
+            guard n < limit else { return false }
+            n += 1
+            return true
+        }
+    }
+
+    func release() { inFlight.withLock { $0 -= 1 } }
+
+    var current: Int { inFlight.withLock { $0 } }
+}
+
+/// Runs one delivery against one provider within the request's deadline: bounded in-flight, a timeout on each
+/// attempt, and retries of transient failures with backoff and jitter, honouring `Retry-After`.
+struct DeliveryRunner: Sendable {
+    let provider: any PushProvider
+    let gate: ProviderGate
+    let retry: RetryPolicy
+    let deadlineMs: Int
+
+    func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
+        guard gate.tryAcquire() else {
+            return .failure(.transient(reason: "ProviderBusy",
+                                       message: "Provider '\(provider.name)' has \(gate.limit) deliveries in flight already; try again shortly.",
+                                       retryAfterSeconds: 1))
+        }
+        defer { gate.release() }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(deadlineMs))
+        var attempt = 1
+        while true {
+            let remaining = clock.now.duration(to: deadline)
+            let result = await attemptOnce(delivery, within: remaining)
+            guard case .failure(.transient(let reason, let message, let retryAfter)) = result else { return result }
+            let remainingMs = Int(clock.now.duration(to: deadline) / .milliseconds(1))
+            guard let delay = retry.delayMs(afterAttempt: attempt, retryAfterSeconds: retryAfter, remainingMs: remainingMs,
+                                            jitter: Double.random(in: 0..<1))
+            else {
+                return .failure(.transient(
+                    reason: reason,
+                    message: "Provider '\(provider.name)' is unavailable (\(message)); gave up after \(attempt) attempt\(attempt == 1 ? "" : "s") within the \(deadlineMs) ms delivery deadline.",
+                    retryAfterSeconds: retryAfter))
+            }
+            do {
+                try await Task.sleep(for: .milliseconds(delay))
+            } catch {
+                return result
+            }
+            attempt += 1
+        }
+    }
+
+    /// One provider call, abandoned (and cancelled) when the deadline passes.
+    private func attemptOnce(_ delivery: Delivery, within remaining: Duration) async -> Result<DeliveryReceipt, DeliveryFailure> {
+        let timeout = Result<DeliveryReceipt, DeliveryFailure>.failure(.transient(
+            reason: "Timeout", message: "no answer from provider '\(provider.name)' before the delivery deadline", retryAfterSeconds: nil))
+        guard remaining > .zero else { return timeout }
+        return await withTaskGroup(of: Result<DeliveryReceipt, DeliveryFailure>?.self) { group in
+            group.addTask {
+                do throws(DeliveryFailure) {
+                    return .success(try await provider.send(delivery))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: remaining)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? timeout
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import PushRelayCore
+import PushRelayServer
+import Testing
+
+/// How provider outcomes reach Home Assistant: retries, deadline, dead tokens, bounded in-flight.
+@Suite struct DeliveryOutcomeTests {
+    static func routeAll(to name: String) -> (inout PushRelayConfig) -> Void {
+        { c in
+            c.apps = [.init(match: "*", provider: name)]
+            c.delivery.retryBaseMs = 5
+        }
+    }
+
+    @Test func theProvidersMessageIDBecomesMessageId() async throws {
+        let p = ScriptedProvider(name: "up", [.deliver])
+        try await TestServer.with(providers: ["up": p], configure: Self.routeAll(to: "up")) { (s: TestServer) async throws in
+            let r = try await s.android(TestServer.haBody())
+            #expect(r.status == 201)
+            #expect(r["messageId"] == "up:msg-1")
+        }
+    }
+
+    @Test func aTransientFailureIsRetriedAndCanSucceed() async throws {
+        let p = ScriptedProvider(name: "flaky", [
+            .fail(.transient(reason: "UNAVAILABLE", message: "503", retryAfterSeconds: nil)),
+            .fail(.transient(reason: "UNAVAILABLE", message: "503", retryAfterSeconds: nil)),
+            .deliver,
+        ])
+        try await TestServer.with(providers: ["flaky": p], configure: Self.routeAll(to: "flaky")) { (s: TestServer) async throws in
+            let r = try await s.android(TestServer.haBody())
+            #expect(r.status == 201, "\(r.rawBody)")
+            #expect(p.callCount == 3)
+            #expect(r.int("rateLimits", "successful") == 1)
+            #expect(r.int("rateLimits", "errors") == 0)
+        }
+    }
+
+    @Test func transientPastTheDeadlineIs503WithRetryAfterAndCountsAsAnError() async throws {
+        let p = ScriptedProvider(name: "down", [.fail(.transient(reason: "QUOTA_EXCEEDED", message: "429 from FCM", retryAfterSeconds: 60))])
+        try await TestServer.with(providers: ["down": p], configure: Self.routeAll(to: "down")) { (s: TestServer) async throws in
+            let started = ContinuousClock.now
+            let r = try await s.android(TestServer.haBody())
+            expectJSONError(r, status: 503, errorType: "ProviderUnavailable")
+            #expect(r.headers["retry-after"] == "60")
+            #expect(r["message"]?.stringValue?.contains("down") == true, "the message names the provider")
+            #expect(r.int("rateLimits", "errors") == 1)
+            #expect(r.int("rateLimits", "successful") == 0)
+            // Retry-After (60 s) is beyond the 8 s deadline: answered at once, one call only.
+            #expect(p.callCount == 1)
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    @Test func aHungProviderIsCutOffAtTheDeadline() async throws {
+        let p = ScriptedProvider(name: "slow", [.delay(milliseconds: 5_000, then: nil)])
+        try await TestServer.with(providers: ["slow": p], configure: { c in
+            Self.routeAll(to: "slow")(&c)
+            c.delivery.deadlineMs = 300
+        }) { (s: TestServer) async throws in
+            let started = ContinuousClock.now
+            let r = try await s.android(TestServer.haBody())
+            expectJSONError(r, status: 503, errorType: "ProviderUnavailable")
+            #expect(ContinuousClock.now - started < .seconds(2))
+        }
+    }
+
+    @Test func anInvalidTokenIs410AndIsRememberedAsDead() async throws {
+        let p = ScriptedProvider(name: "fcm", [.fail(.invalidToken(reason: "UNREGISTERED", message: "Requested entity was not found."))])
+        let clock = TestClock()
+        try await TestServer.with(clock: clock, providers: ["fcm": p], configure: { c in
+            Self.routeAll(to: "fcm")(&c)
+            c.delivery.deadTokenTTLms = 3_600_000
+        }) { (s: TestServer) async throws in
+            let r = try await s.android(TestServer.haBody())
+            expectJSONError(r, status: 410, errorType: "InvalidToken")
+            #expect(r["errorCode"] == "UNREGISTERED")
+            #expect(r["message"]?.stringValue?.contains("companion app") == true)
+            #expect(r.int("rateLimits", "errors") == 1)
+            // Later requests: 410 at once, provider not called, nothing counted.
+            for path in ["/api/sendPush/android/v1", "/api/sendPushNotification"] {
+                let again = try await s.post(path, TestServer.haBody())
+                expectJSONError(again, status: 410, errorType: "InvalidToken")
+                #expect(again.int("rateLimits", "attempts") == 1)
+            }
+            let exempt = try await s.android(TestServer.haBody(message: "request_location_update"))
+            expectJSONError(exempt, status: 410)
+            #expect(p.callCount == 1)
+            // After dead_token_ttl the provider is asked again.
+            clock.advance(seconds: 3601)
+            expectJSONError(try await s.android(TestServer.haBody()), status: 410)
+            #expect(p.callCount == 2)
+        }
+    }
+
+    @Test func otherFailureClasses() async throws {
+        let tooBig = ScriptedProvider(name: "big", [.fail(.payloadTooLarge(message: "APNs payload is 5000 bytes; the limit is 4096."))])
+        let misconfigured = ScriptedProvider(name: "bad", [.fail(.configuration(message: "FCM answered SENDER_ID_MISMATCH: the token belongs to another Firebase project."))])
+        let rejected = ScriptedProvider(name: "rej", [.fail(.invalidPayload(reason: "INVALID_ARGUMENT", message: "Invalid TTL"))])
+        try await TestServer.with(providers: ["big": tooBig, "bad": misconfigured, "rej": rejected], configure: { c in
+            c.apps = [.init(match: "io.big", provider: "big"), .init(match: "io.bad", provider: "bad"), .init(match: "io.rej", provider: "rej")]
+        }) { (s: TestServer) async throws in
+            let big = try await s.android(TestServer.haBody(token: "t:1", appID: "io.big"))
+            expectJSONError(big, status: 413, errorType: "PayloadTooLarge")
+            #expect(big.int("rateLimits", "errors") == 1)
+            let bad = try await s.android(TestServer.haBody(token: "t:2", appID: "io.bad"))
+            expectJSONError(bad, status: 500, errorType: "ConfigurationError")
+            #expect(bad["message"]?.stringValue?.contains("SENDER_ID_MISMATCH") == true)
+            let rej = try await s.android(TestServer.haBody(token: "t:3", appID: "io.rej"))
+            expectJSONError(rej, status: 400, errorType: "InvalidPayload")
+            let unrouted = try await s.android(TestServer.haBody(token: "t:4", appID: "io.nowhere"))
+            expectJSONError(unrouted, status: 500, errorType: "ConfigurationError")
+            for p in [tooBig, misconfigured, rejected] { #expect(p.callCount == 1, "no retry for \(p.name)") }
+        }
+    }
+
+    @Test func aSlowProviderDoesNotHoldUpAnother() async throws {
+        let slow = ScriptedProvider(name: "slow", [.delay(milliseconds: 1_500, then: nil)])
+        let fast = ScriptedProvider(name: "fast", [.deliver])
+        try await TestServer.with(providers: ["slow": slow, "fast": fast], configure: { c in
+            c.apps = [.init(match: "io.slow", provider: "slow"), .init(match: "*", provider: "fast")]
+            c.delivery.maxInFlight = 2
+        }) { (s: TestServer) async throws in
+            // Fill the slow provider's two slots.
+            async let a = s.android(TestServer.haBody(token: "s:1", appID: "io.slow"))
+            async let b = s.android(TestServer.haBody(token: "s:2", appID: "io.slow"))
+            try await Task.sleep(for: .milliseconds(200))
+            // A third request to the slow provider is refused quickly instead of queueing.
+            let started = ContinuousClock.now
+            let busy = try await s.android(TestServer.haBody(token: "s:3", appID: "io.slow"))
+            expectJSONError(busy, status: 503, errorType: "ProviderUnavailable")
+            #expect(busy["errorCode"] == "ProviderBusy")
+            // The fast provider answers at once meanwhile.
+            let quick = try await s.android(TestServer.haBody(token: "f:1", appID: "io.fast"))
+            #expect(quick.status == 201)
+            #expect(ContinuousClock.now - started < .milliseconds(1_000))
+            #expect(try await a.status == 201)
+            #expect(try await b.status == 201)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import PushRelayCore
+import Synchronization
+
+/// A provider whose answers the test scripts, one per call (the last one repeats), recording every call.
+final class ScriptedProvider: PushProvider {
+    enum Step: Sendable {
+        case deliver
+        case fail(DeliveryFailure)
+        case delay(milliseconds: Int, then: DeliveryFailure?)
+    }
+
+    let name: String
+    private let script: Mutex<[Step]>
+    private let calls = Mutex<[Delivery]>([])
+
+    init(name: String, _ steps: [Step]) {
+        self.name = name
+        self.script = Mutex(steps)
+    }
+
+    var callCount: Int { calls.withLock { $0.count } }
+    var deliveries: [Delivery] { calls.withLock { $0 } }
+
+    func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+        let n = calls.withLock { c -> Int in
+            c.append(delivery)
+            return c.count
+        }
+        let step = script.withLock { s -> Step in s.isEmpty ? .deliver : s[min(n - 1, s.count - 1)] }
+        switch step {
+        case .deliver:
+            return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
+        case .fail(let f):
+            throw f
+        case .delay(let ms, let then):
+            try? await Task.sleep(for: .milliseconds(ms))
+            if let then { throw then }
+            return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
+        }
+    }
+}
