@@ -13,6 +13,8 @@ public struct SandboxProvider: PushProvider {
     /// The sandbox keeps what it would have sent in the delivery log.
     public var recordsPayload: Bool { true }
 
+    public var isLocal: Bool { true }
+
     public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
         DeliveryReceipt(messageID: "sandbox:\(UUID().uuidString.lowercased())", sentPayload: delivery.notification.fcmMessage)
     }

@@ -69,7 +69,7 @@ struct DatabaseService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         do {
-            try database.close()
+            try await database.flushAndClose()
             logger.info("database closed", metadata: ["path": .string(database.path)])
         } catch {
             logger.error("closing the database failed: \(error)")

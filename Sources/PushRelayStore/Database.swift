@@ -53,7 +53,8 @@ public final class PushRelayDatabase: Sendable {
         config.busyMode = .timeout(10)
         config.label = "pushrelay"
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // FULL: every commit is synced to disk. Group commit (WriteBatcher) makes one sync serve many requests.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         do {
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -109,6 +110,12 @@ public final class PushRelayDatabase: Sendable {
             return try Row.fetchAll(db, sql: "SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
                 .map { (version: $0[0], name: $0[1], appliedAt: $0[2]) }
         }
+    }
+
+    /// Commits queued writes, then checkpoints and closes. Call once, after the last request finished.
+    public func flushAndClose() async throws {
+        try? await batcher.flush()
+        try close()
     }
 
     /// Checkpoints the WAL and closes the pool. Call once, after the last request finished.

@@ -209,6 +209,17 @@ public final class QuotaStore: Sendable {
         }
     }
 
+    /// Logs a successful delivery without waiting for the commit: the counters were already committed with the
+    /// reservation, so only the log row is at stake. Reads through this store (`recentDeliveries`) flush first.
+    public func recordDelivered(_ record: DeliveryRecord, day: UTCDay, onError: @escaping @Sendable (any Error) -> Void) {
+        database.batcher.enqueue({ db in try Self.insertLog(db, record, day: day) }, onError: onError)
+    }
+
+    /// Waits until every queued write has committed.
+    public func flush() async throws {
+        try await database.batcher.flush()
+    }
+
     /// Logs a delivery that touched no counter (exempt notifications, the rate-limit notice).
     public func log(_ record: DeliveryRecord) async throws {
         _ = try await complete(nil, record: record)
@@ -228,14 +239,15 @@ public final class QuotaStore: Sendable {
     }
 
     private static func current(_ db: Database, token: String, day: String) throws -> (UsageCounters, Bool, Int?) {
-        let usage = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT attempts, successful, errors, notice_sent FROM daily_usage WHERE day = ? AND push_token = ?"),
-            arguments: [day, token])
-        let override = try Int.fetchOne(
-            db.cachedStatement(sql: "SELECT daily_limit FROM token_limits WHERE push_token = ?"), arguments: [token])
-        let counters = usage.map { UsageCounters(attempts: $0[0], successful: $0[1], errors: $0[2]) } ?? UsageCounters()
-        let notice: Bool = usage.map { ($0[3] as Int) != 0 } ?? false
-        return (counters, notice, override)
+        // One statement: the day's counters (if any) and the override (if any).
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1)
+            FROM (SELECT 1) LEFT JOIN daily_usage u ON u.day = ?2 AND u.push_token = ?1
+            """), arguments: [token, day])
+        guard let row else { return (UsageCounters(), false, nil) }
+        let override: Int? = row[4]
+        guard let attempts: Int = row[0] else { return (UsageCounters(), false, override) }
+        return (UsageCounters(attempts: attempts, successful: row[1], errors: row[2]), (row[3] as Int) != 0, override)
     }
 
     private static func insertLog(_ db: Database, _ r: DeliveryRecord, day: UTCDay) throws {
@@ -319,7 +331,8 @@ public final class QuotaStore: Sendable {
 
     /// Recent delivery log rows (newest first), for tests, the CLI and the admin API.
     public func recentDeliveries(pushToken: String? = nil, limit: Int = 100) async throws -> [LoggedDelivery] {
-        try await pool.read { db in
+        try await flush()
+        return try await pool.read { db in
             let sql = """
                 SELECT id, at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload
                 FROM delivery_log \(pushToken == nil ? "" : "WHERE push_token = ?") ORDER BY id DESC LIMIT ?

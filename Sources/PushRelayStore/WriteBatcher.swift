@@ -4,11 +4,25 @@ import Synchronization
 /// Group commit: writes submitted concurrently run in one SQLite transaction, and each caller resumes only after
 /// that transaction committed. One fsync serves many requests; nobody is answered before their write is durable.
 ///
-/// Each job runs inside its own savepoint, so a job that throws rolls back alone and the others still commit.
+/// Jobs share one transaction without per-job savepoints (they cost two statements each). If any job throws, the
+/// whole batch rolls back and every job is run again in a transaction of its own, so a failing job fails alone.
 final class WriteBatcher: Sendable {
+    private enum Outcome: Sendable {
+        case success(@Sendable () -> Void)
+        case failure(any Error, @Sendable () -> Void)
+
+        var completion: @Sendable () -> Void {
+            switch self {
+            case .success(let c), .failure(_, let c): return c
+            }
+        }
+    }
+
+    private struct BatchFailed: Error {}
+
     private struct Job: Sendable {
         /// Runs the job inside the batch transaction; returns what to do once the transaction committed.
-        let run: @Sendable (Database) -> @Sendable () -> Void
+        let run: @Sendable (Database) -> Outcome
         /// Called instead when the batch transaction itself failed.
         let fail: @Sendable (any Error) -> Void
     }
@@ -33,29 +47,53 @@ final class WriteBatcher: Sendable {
         self.maxBatch = maxBatch
     }
 
+    /// Queues `body` for the next group-committed transaction without waiting for it (for records whose loss in a
+    /// crash costs nothing that was promised to a client). `onError` hears about a failed write.
+    func enqueue(_ body: @escaping @Sendable (Database) throws -> Void, onError: @escaping @Sendable (any Error) -> Void) {
+        submit(Job(
+            run: { db in
+                do {
+                    try body(db)
+                    return .success {}
+                } catch {
+                    return .failure(error) { onError(error) }
+                }
+            },
+            fail: onError))
+    }
+
+    /// Returns once everything queued before this call has committed.
+    func flush() async throws {
+        try await write { _ in }
+    }
+
+    private func submit(_ job: Job) {
+        let startDrain = state.withLock { s -> Bool in
+            s.queue.append(job)
+            if s.draining { return false }
+            s.draining = true
+            return true
+        }
+        if startDrain {
+            Task { await self.drain() }
+        }
+    }
+
     /// Runs `body` in the next group-committed transaction and returns its result after the commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (cont: CheckedContinuation<T, any Error>) in
             let job = Job(
                 run: { db in
                     do {
-                        let value = try db.inSavepointReturning { try body(db) }
-                        return { cont.resume(returning: value) }
+                        let value = try body(db)
+                        return .success { cont.resume(returning: value) }
                     } catch {
-                        return { cont.resume(throwing: error) }
+                        return .failure(error) { cont.resume(throwing: error) }
                     }
                 },
                 fail: { error in cont.resume(throwing: error) }
             )
-            let startDrain = state.withLock { s -> Bool in
-                s.queue.append(job)
-                if s.draining { return false }
-                s.draining = true
-                return true
-            }
-            if startDrain {
-                Task { await self.drain() }
-            }
+            submit(job)
         }
     }
 
@@ -73,25 +111,38 @@ final class WriteBatcher: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let completions = try await pool.write { db in batch.map { $0.run(db) } }
+                let outcomes = try await pool.write { db in
+                    var outcomes: [Outcome] = []
+                    outcomes.reserveCapacity(batch.count)
+                    for job in batch {
+                        let o = job.run(db)
+                        if case .failure = o { throw BatchFailed() }
+                        outcomes.append(o)
+                    }
+                    return outcomes
+                }
                 batches.add(1, ordering: .relaxed)
                 jobs.add(batch.count, ordering: .relaxed)
-                for c in completions { c() }
+                for o in outcomes { o.completion() }
+            } catch is BatchFailed {
+                // Rare: isolate the failing job by running each in its own transaction.
+                for job in batch {
+                    do {
+                        let o = try await pool.write { db in
+                            let o = job.run(db)
+                            if case .failure(let e, _) = o { throw e }
+                            return o
+                        }
+                        batches.add(1, ordering: .relaxed)
+                        jobs.add(1, ordering: .relaxed)
+                        o.completion()
+                    } catch {
+                        job.fail(error)
+                    }
+                }
             } catch {
                 for j in batch { j.fail(error) }
             }
         }
-    }
-}
-
-extension Database {
-    /// Runs `body` in a savepoint, rolling back only this savepoint when it throws.
-    func inSavepointReturning<T>(_ body: () throws -> T) throws -> T {
-        var result: T?
-        try inSavepoint {
-            result = try body()
-            return .commit
-        }
-        return result!
     }
 }

@@ -32,6 +32,8 @@ import Testing
         #expect(c.quota.dailyLimit == d.quota.dailyLimit && c.quota.retentionDays == d.quota.retentionDays)
         #expect(c.storage.sqlitePath == d.storage.sqlitePath && c.apps == d.apps && c.adminToken == nil)
         #expect(c.iosCompanionAppIDs == d.iosCompanionAppIDs)
+        #expect(c.delivery.deadlineMs == d.delivery.deadlineMs && c.delivery.deadTokenTTLms == d.delivery.deadTokenTTLms)
+        #expect(c.delivery.maxInFlight == d.delivery.maxInFlight && c.delivery.retryBaseMs == d.delivery.retryBaseMs && c.delivery.maxAttempts == d.delivery.maxAttempts)
     }
 
     @Test func environmentOverridesTheFile() throws {

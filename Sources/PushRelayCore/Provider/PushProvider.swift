@@ -61,9 +61,12 @@ public protocol PushProvider: Sendable {
     var name: String { get }
     /// Whether the delivery log keeps the upstream payload for this provider (the sandbox's only output).
     var recordsPayload: Bool { get }
+    /// The provider answers in-process without I/O (the sandbox): no deadline race or retries are needed around it.
+    var isLocal: Bool { get }
     func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt
 }
 
 extension PushProvider {
     public var recordsPayload: Bool { false }
+    public var isLocal: Bool { false }
 }

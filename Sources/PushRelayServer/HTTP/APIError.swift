@@ -39,10 +39,13 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 
 enum JSONResponse {
     static func make(status: HTTPResponse.Status, body: JSONValue, headers: HTTPFields = [:]) -> Response {
+        make(status: status, bytes: JSONWriter.bytes(body), headers: headers)
+    }
+
+    static func make(status: HTTPResponse.Status, bytes: [UInt8], headers: HTTPFields = [:]) -> Response {
         var h = headers
         h[.contentType] = "application/json"
-        var buffer = ByteBuffer()
-        buffer.writeBytes(JSONWriter.bytes(body))
+        let buffer = ByteBuffer(bytes: bytes)
         h[.contentLength] = String(buffer.readableBytes)
         return Response(status: status, headers: h, body: .init(byteBuffer: buffer))
     }

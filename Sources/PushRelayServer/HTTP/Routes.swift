@@ -71,7 +71,7 @@ struct HomeAssistantRoutes<Context: RequestContext> {
     private func send(_ request: Request, platform: HAPlatform) async throws -> Response {
         let n = try await notification(request)
         let reply = try await service.send(n, platform: platform)
-        return JSONResponse.make(status: .init(code: reply.status), body: reply.body)
+        return JSONResponse.make(status: .init(code: reply.status), bytes: reply.body)
     }
 
     private func checkRateLimits(_ request: Request) async throws -> Response {

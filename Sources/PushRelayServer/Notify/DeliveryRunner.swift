@@ -32,6 +32,13 @@ struct DeliveryRunner: Sendable {
     let deadlineMs: Int
 
     func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
+        if provider.isLocal {
+            do throws(DeliveryFailure) {
+                return .success(try await provider.send(delivery))
+            } catch {
+                return .failure(error)
+            }
+        }
         guard gate.tryAcquire() else {
             return .failure(.transient(reason: "ProviderBusy",
                                        message: "Provider '\(provider.name)' has \(gate.limit) deliveries in flight already; try again shortly.",

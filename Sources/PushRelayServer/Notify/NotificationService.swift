@@ -34,7 +34,8 @@ public final class NotificationService: Sendable {
     /// The outcome of one Home Assistant POST, ready to be rendered.
     public struct Reply: Sendable {
         public var status: Int
-        public var body: JSONValue
+        /// The JSON body, already encoded.
+        public var body: [UInt8]
     }
 
     func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {
@@ -116,6 +117,8 @@ public final class NotificationService: Sendable {
 
     struct DeliveryResult {
         var outcome: Result<DeliveryReceipt, DeliveryFailure>
+        /// The receipt's `sentPayload`, encoded once for both the response and the delivery log.
+        var payloadJSON: [UInt8]
         /// Counters after recording a failure of a counted delivery.
         var counters: UsageCounters?
     }
@@ -133,18 +136,28 @@ public final class NotificationService: Sendable {
             dead = DeadMark(provider: provider.name, reason: reason, message: message,
                             until: now.addingTimeInterval(TimeInterval(settings.deadTokenTTLms) / 1000))
         }
+        let payloadJSON = (try? outcome.get()).map { JSONWriter.bytes($0.sentPayload) } ?? []
         let record = DeliveryRecord(
             at: clock.now(), pushToken: delivery.pushToken, appID: delivery.appID, platform: delivery.platform.rawValue,
             provider: provider.name, kind: delivery.kind.rawValue, counted: counted,
             outcome: outcome.outcomeName, messageID: try? outcome.get().messageID,
             errorMessage: outcome.failureMessage,
-            payload: provider.recordsPayload ? (try? outcome.get().sentPayload.jsonString()) : nil)
+            payload: provider.recordsPayload && !payloadJSON.isEmpty ? String(decoding: payloadJSON, as: UTF8.self) : nil)
         var counters: UsageCounters?
-        do {
-            counters = try await store.complete(reservation, record: record, markDead: dead)
-        } catch {
-            // The notification went out (or failed) already; a ledger write failure must not turn it into a retry.
-            logger.error("could not record delivery outcome", metadata: ["token": .string(TokenDisplay.short(delivery.pushToken)), "error": .string("\(error)")])
+        if case .success = outcome {
+            // The reservation already counted this delivery; only the log row remains, committed with the next batch.
+            let logger = self.logger
+            store.recordDelivered(record, day: reservation?.day ?? UTCDay(record.at)) { error in
+                logger.error("could not write the delivery log", metadata: ["error": .string("\(error)")])
+            }
+            counters = reservation?.decision.counters
+        } else {
+            do {
+                counters = try await store.complete(reservation, record: record, markDead: dead)
+            } catch {
+                // The failure is final already; a ledger write failure must not turn it into a retry.
+                logger.error("could not record delivery outcome", metadata: ["token": .string(TokenDisplay.short(delivery.pushToken)), "error": .string("\(error)")])
+            }
         }
         if case .failure(let f) = outcome {
             logger.warning("delivery failed", metadata: [
@@ -152,7 +165,7 @@ public final class NotificationService: Sendable {
                 "outcome": .string(outcome.outcomeName), "reason": .string(f.message),
             ])
         }
-        return DeliveryResult(outcome: outcome, counters: counters)
+        return DeliveryResult(outcome: outcome, payloadJSON: payloadJSON, counters: counters)
     }
 
     private func sendRateLimitNotice(platform: HAPlatform, token: String, appID: String?, provider: any PushProvider, reservation: QuotaReservation) async {
@@ -165,12 +178,19 @@ public final class NotificationService: Sendable {
     private func reply(_ result: DeliveryResult, token: String, rateLimits: RateLimits) throws(APIError) -> Reply {
         switch result.outcome {
         case .success(let receipt):
-            return Reply(status: 201, body: [
-                "messageId": .string(receipt.messageID),
-                "sentPayload": receipt.sentPayload,
-                "target": .string(token),
-                "rateLimits": rateLimits.json,
-            ])
+            // {"messageId", "rateLimits", "sentPayload", "target"} with the payload spliced in as encoded.
+            var out: [UInt8] = []
+            out.reserveCapacity(result.payloadJSON.count + 320)
+            out.append(contentsOf: #"{"messageId":"#.utf8)
+            JSONWriter.write(.string(receipt.messageID), into: &out)
+            out.append(contentsOf: #","rateLimits":"#.utf8)
+            JSONWriter.write(rateLimits.json, into: &out)
+            out.append(contentsOf: #","sentPayload":"#.utf8)
+            out.append(contentsOf: result.payloadJSON)
+            out.append(contentsOf: #","target":"#.utf8)
+            JSONWriter.write(.string(token), into: &out)
+            out.append(UInt8(ascii: "}"))
+            return Reply(status: 201, body: out)
         case .failure(let failure):
             throw APIError.delivery(failure, token: token, rateLimits: rateLimits)
         }
