@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import PushRelayCore
+
+/// `type: apns`: delivers straight to Apple Push Notification service over HTTP/2.
+///
+/// Each send is `POST {endpoint}/3/device/<token>` with the translated `apns-*` headers, `apns-topic` (suffixed per
+/// push type), a fresh lowercase `apns-id`, and — under token auth — the shared provider JWT. Payload and
+/// collapse-id limits are checked before anything is sent. A 403 `ExpiredProviderToken` renews the JWT once and
+/// retries once with the same `apns-id`. The provider keeps its own long-lived pooled connections; call
+/// `shutdown()` before releasing it.
+public final class APNsProvider: PushProvider {
+    public let name: String
+    public let configuration: Configuration
+    private let tokens: APNsProviderTokenCache?
+    private let client: HTTPClient
+    private let clock: any WallClock
+    private let logger: Logger
+
+    /// Builds the provider from its config options (see `Configuration`).
+    public convenience init(
+        name: String,
+        options: [String: JSONValue],
+        baseDirectory: String?,
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger? = nil
+    ) throws(ProviderConfigError) {
+        let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
+        self.init(name: name, configuration: configuration, clock: clock, logger: logger)
+    }
+
+    public init(name: String, configuration: Configuration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) {
+        self.name = name
+        self.configuration = configuration
+        self.clock = clock
+        var logger = logger ?? Logger(label: "pushrelay.provider.apns")
+        logger[metadataKey: "provider"] = "\(name)"
+        self.logger = logger
+        if case .token(let keyID, let teamID, let key) = configuration.authentication {
+            tokens = APNsProviderTokenCache(keyID: keyID, teamID: teamID, key: key, clock: clock)
+        } else {
+            tokens = nil
+        }
+        client = configuration.transport.makeClient()
+    }
+
+    /// How many provider JWTs were signed so far (diagnostics and tests).
+    public var providerTokensGenerated: Int { tokens?.generatedCount ?? 0 }
+
+    public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+        let apnsID = UUID().uuidString.lowercased()
+        let request = try APNsRequestBuilder.prepare(delivery, bundleID: configuration.topic, apnsID: apnsID, providerName: name)
+
+        var jwt = try providerToken()
+        var response = try await post(request, jwt: jwt)
+        if response.status == 403, APNsOutcome.reason(of: response) == .expiredProviderToken, let rejected = jwt {
+            if let renewed = try renewedProviderToken(after: rejected) {
+                logger.info("APNs answered ExpiredProviderToken; retrying once with a new provider token")
+                jwt = renewed
+                response = try await post(request, jwt: jwt)
+            }
+        }
+        let outcome = APNsOutcome.interpret(response, request: request, environment: configuration.environment.rawValue, providerName: name, now: clock.now())
+        switch outcome {
+        case .success(let receipt):
+            logger.debug("APNs accepted", metadata: ["token": "\(TokenDisplay.short(request.deviceToken))", "apns_id": "\(receipt.messageID)"])
+            return receipt
+        case .failure(let failure):
+            logger.notice("APNs refused", metadata: ["token": "\(TokenDisplay.short(request.deviceToken))", "status": "\(response.status)", "error": "\(failure.message)"])
+            throw failure
+        }
+    }
+
+    private func providerToken() throws(DeliveryFailure) -> String? {
+        guard let tokens else { return nil }
+        do {
+            return try tokens.current()
+        } catch {
+            throw .configuration(message: "\(name): cannot sign the APNs provider token with key_file")
+        }
+    }
+
+    private func renewedProviderToken(after rejected: String) throws(DeliveryFailure) -> String? {
+        guard let tokens else { return nil }
+        do {
+            return try tokens.renew(after: rejected)
+        } catch {
+            throw .configuration(message: "\(name): cannot sign the APNs provider token with key_file")
+        }
+    }
+
+    private func post(_ r: APNsPreparedRequest, jwt: String?) async throws(DeliveryFailure) -> UpstreamResponse {
+        var request = HTTPClientRequest(url: configuration.endpoint + r.path)
+        request.method = .POST
+        for (name, value) in r.headers.sorted(by: { $0.key < $1.key }) {
+            request.headers.add(name: name, value: value)
+        }
+        if let jwt { request.headers.add(name: "authorization", value: "bearer \(jwt)") }
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: r.body))
+        return try await UpstreamExchange.perform(request, on: client, timeout: configuration.transport.requestTimeout, providerName: name)
+    }
+
+    /// Closes the connection pool. Must be called once before the provider is released.
+    public func shutdown() async {
+        do {
+            try await client.shutdown()
+        } catch {
+            logger.debug("HTTP client shutdown: \(error)")
+        }
+    }
+}

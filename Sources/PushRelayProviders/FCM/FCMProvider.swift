@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import PushRelayCore
+
+/// `type: fcm`: delivers through the FCM HTTP v1 API with a service account.
+///
+/// Each send is `POST {endpoint}/v1/projects/{project_id}/messages:send` with `{"message": <translated message>}`
+/// and a cached OAuth access token (`GoogleOAuthTokenSource`). A 401 renews the token once and retries once.
+/// Answers map to `DeliveryFailure` as described in `FCMOutcome`. The provider owns its connection pool; call
+/// `shutdown()` before releasing it.
+public final class FCMProvider: PushProvider {
+    public let name: String
+    public let configuration: Configuration
+    /// The shared access-token cache (exposed for diagnostics and tests: `tokenRequests`).
+    public let tokenSource: GoogleOAuthTokenSource
+    private let client: HTTPClient
+    private let clock: any WallClock
+    private let logger: Logger
+
+    /// Builds the provider from its config options (see `Configuration`).
+    public convenience init(
+        name: String,
+        options: [String: JSONValue],
+        baseDirectory: String?,
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger? = nil
+    ) throws(ProviderConfigError) {
+        let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
+        self.init(name: name, configuration: configuration, clock: clock, logger: logger)
+    }
+
+    public init(name: String, configuration: Configuration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) {
+        self.name = name
+        self.configuration = configuration
+        self.clock = clock
+        var logger = logger ?? Logger(label: "pushrelay.provider.fcm")
+        logger[metadataKey: "provider"] = "\(name)"
+        self.logger = logger
+        self.client = configuration.transport.makeClient()
+        self.tokenSource = GoogleOAuthTokenSource(
+            account: configuration.serviceAccount,
+            client: client,
+            clock: clock,
+            timeout: configuration.transport.requestTimeout,
+            logger: logger,
+            providerName: name
+        )
+    }
+
+    public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+        let message = delivery.notification.fcmMessage
+        let body = JSONWriter.bytes(["message": message])
+        var accessToken = try await tokenSource.accessToken()
+        var response = try await post(body, accessToken: accessToken)
+        if response.status == 401, FCMErrorBody(json: response.json).errorCode != "THIRD_PARTY_AUTH_ERROR" {
+            logger.info("FCM answered 401; renewing the access token and retrying once")
+            accessToken = try await tokenSource.renew(after: accessToken)
+            response = try await post(body, accessToken: accessToken)
+        }
+        let outcome = FCMOutcome.interpret(
+            response,
+            sentMessage: message,
+            pushToken: delivery.pushToken,
+            projectID: configuration.projectID,
+            providerName: name,
+            now: clock.now()
+        )
+        switch outcome {
+        case .success(let receipt):
+            logger.debug("FCM accepted", metadata: ["token": "\(TokenDisplay.short(delivery.pushToken))", "message_id": "\(receipt.messageID)"])
+            return receipt
+        case .failure(let failure):
+            logger.notice("FCM refused", metadata: ["token": "\(TokenDisplay.short(delivery.pushToken))", "status": "\(response.status)", "error": "\(failure.message)"])
+            throw failure
+        }
+    }
+
+    private func post(_ body: [UInt8], accessToken: String) async throws(DeliveryFailure) -> UpstreamResponse {
+        var request = HTTPClientRequest(url: configuration.sendURL)
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
+        request.headers.add(name: "content-type", value: "application/json; charset=utf-8")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        return try await UpstreamExchange.perform(request, on: client, timeout: configuration.transport.requestTimeout, providerName: name)
+    }
+
+    /// Closes the connection pool. Must be called once before the provider is released.
+    public func shutdown() async {
+        do {
+            try await client.shutdown()
+        } catch {
+            logger.debug("HTTP client shutdown: \(error)")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import PushRelayCore
+
+/// Both fakes running on loopback with freshly generated credentials written to a directory: what
+/// `pushrelay dev fake-providers`, the end-to-end tests and the benchmark start from.
+///
+/// Files written to `directory`: `ca.pem` (trust it via `ca_file`), `AuthKey_<keyID>.p8`, `service-account.json`
+/// (its `token_uri` points at the fake FCM).
+public final class FakeProviderEnvironment: Sendable {
+    public let authority: TestCertificateAuthority
+    public let apnsKey: TestAPNsKey
+    public let serviceAccount: TestServiceAccount
+    public let apns: FakeAPNs
+    public let fcm: FakeFCM
+    public let directory: String
+    public let caFile: String
+    public let apnsKeyFile: String
+    public let serviceAccountFile: String
+    public let bundleID: String
+
+    /// Generates credentials, starts both fakes (port 0 picks free ports) and writes the files.
+    public static func start(
+        directory: String,
+        bundleID: String = "io.robbie.HomeAssistant",
+        apnsPort: Int = 0,
+        fcmPort: Int = 0,
+        clock: any WallClock = SystemWallClock()
+    ) async throws -> FakeProviderEnvironment {
+        let authority = try TestCertificateAuthority()
+        let key = TestAPNsKey()
+        let account = try TestServiceAccount()
+        let apns = FakeAPNs(authority: authority, key: key, bundleID: bundleID, clock: clock)
+        let fcm = FakeFCM(authority: authority, account: account, clock: clock)
+        do {
+            try await apns.start(port: apnsPort)
+            try await fcm.start(port: fcmPort)
+            return try FakeProviderEnvironment(authority: authority, key: key, account: account, apns: apns, fcm: fcm, directory: directory, bundleID: bundleID)
+        } catch {
+            await apns.shutdown()
+            await fcm.shutdown()
+            throw error
+        }
+    }
+
+    private init(authority: TestCertificateAuthority, key: TestAPNsKey, account: TestServiceAccount, apns: FakeAPNs, fcm: FakeFCM, directory: String, bundleID: String) throws {
+        self.authority = authority
+        self.apnsKey = key
+        self.serviceAccount = account
+        self.apns = apns
+        self.fcm = fcm
+        self.directory = directory
+        self.bundleID = bundleID
+        caFile = directory + "/ca.pem"
+        try TestFiles.write(authority.certificatePEM, to: caFile)
+        apnsKeyFile = try key.write(to: directory)
+        serviceAccountFile = try account.write(to: directory, tokenURI: fcm.tokenURI)
+    }
+
+    /// Options for a `type: fcm` provider talking to the fake FCM.
+    public var fcmOptions: [String: JSONValue] {
+        ["service_account_file": .string(serviceAccountFile), "endpoint": .string(fcm.endpoint), "ca_file": .string(caFile)]
+    }
+
+    /// Options for a `type: apns` provider talking to the fake APNs (token auth).
+    public var apnsOptions: [String: JSONValue] {
+        [
+            "key_file": .string(apnsKeyFile), "key_id": .string(apnsKey.keyID), "team_id": .string(apnsKey.teamID),
+            "topic": .string(bundleID), "endpoint": .string(apns.endpoint), "ca_file": .string(caFile),
+        ]
+    }
+
+    public func shutdown() async {
+        await apns.shutdown()
+        await fcm.shutdown()
+    }
+}

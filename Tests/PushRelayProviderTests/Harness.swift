@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayTestSupport
+import Testing
+
+/// Shared credentials: a CA, an APNs key and an RSA service account are generated once per test process
+/// (RSA generation is the slow part).
+enum Shared {
+    static let authority = try! TestCertificateAuthority()
+    static let apnsKey = TestAPNsKey()
+    static let account = try! TestServiceAccount(projectID: "pushrelay-test")
+    static let directory: String = {
+        let dir = try! TestFiles.temporaryDirectory(prefix: "pushrelay-provider-tests")
+        try! TestFiles.write(authority.certificatePEM, to: dir + "/ca.pem")
+        try! apnsKey.write(to: dir)
+        return dir
+    }()
+    static var caFile: String { directory + "/ca.pem" }
+    static var apnsKeyFile: String { directory + "/AuthKey_\(apnsKey.keyID).p8" }
+}
+
+let bundleID = "io.robbie.HomeAssistant"
+/// A 64-hex-digit APNs device token.
+func deviceToken(_ n: Int) -> String {
+    let hex = String(n, radix: 16)
+    return String(repeating: "a", count: 64 - hex.count) + hex
+}
+/// An FCM-looking registration token.
+func fcmToken(_ n: Int) -> String { "fcmtoken\(n):APA91b" + String(repeating: "x", count: 40) }
+
+/// A fake FCM and an FCM provider pointed at it, both on `clock`; torn down after `body`.
+func withFCM(
+    clock: ManualClock = ManualClock(),
+    lifetime: Int = 3599,
+    extraOptions: [String: JSONValue] = [:],
+    _ body: (FakeFCM, FCMProvider, ManualClock) async throws -> Void
+) async throws {
+    let fake = FakeFCM(authority: Shared.authority, account: Shared.account, clock: clock, accessTokenLifetime: lifetime)
+    try await fake.start()
+    var options: [String: JSONValue] = [
+        "service_account_json": .string(fake.serviceAccountJSON),
+        "endpoint": .string(fake.endpoint),
+        "ca_file": .string(Shared.caFile),
+        "request_timeout_ms": 2000,
+    ]
+    for (k, v) in extraOptions { options[k] = v }
+    let provider: FCMProvider
+    do {
+        provider = try FCMProvider(name: "fcm-test", options: options, baseDirectory: nil, clock: clock, logger: quietLogger)
+    } catch {
+        await fake.shutdown()
+        throw error
+    }
+    do {
+        try await body(fake, provider, clock)
+    } catch {
+        await provider.shutdown()
+        await fake.shutdown()
+        throw error
+    }
+    await provider.shutdown()
+    await fake.shutdown()
+}
+
+/// A fake APNs and an APNs provider pointed at it. `fakeClock` defaults to the provider's clock.
+func withAPNs(
+    clock: ManualClock = ManualClock(),
+    fakeClock: ManualClock? = nil,
+    extraOptions: [String: JSONValue] = [:],
+    _ body: (FakeAPNs, APNsProvider, ManualClock) async throws -> Void
+) async throws {
+    let fake = FakeAPNs(authority: Shared.authority, key: Shared.apnsKey, bundleID: bundleID, clock: fakeClock ?? clock)
+    try await fake.start()
+    var options: [String: JSONValue] = [
+        "key_file": .string(Shared.apnsKeyFile),
+        "key_id": .string(Shared.apnsKey.keyID),
+        "team_id": .string(Shared.apnsKey.teamID),
+        "topic": .string(bundleID),
+        "endpoint": .string(fake.endpoint),
+        "ca_file": .string(Shared.caFile),
+        "request_timeout_ms": 2000,
+    ]
+    for (k, v) in extraOptions { options[k] = v }
+    let provider: APNsProvider
+    do {
+        provider = try APNsProvider(name: "apns-test", options: options, baseDirectory: nil, clock: clock, logger: quietLogger)
+    } catch {
+        await fake.shutdown()
+        throw error
+    }
+    do {
+        try await body(fake, provider, clock)
+    } catch {
+        await provider.shutdown()
+        await fake.shutdown()
+        throw error
+    }
+    await provider.shutdown()
+    await fake.shutdown()
+}
+
+/// An Android delivery as the core translation builds it.
+func androidDelivery(token: String, message: String = "Hello", data: [String: JSONValue] = [:]) -> Delivery {
+    let n = HANotification(message: message, title: "Title", data: data, pushToken: token, registrationInfo: .init(appID: "io.homeassistant.companion.android"))
+    return Delivery(platform: .android, pushToken: token, appID: "io.homeassistant.companion.android", notification: AndroidTranslation.translate(n))
+}
+
+/// An iOS delivery as the core translation builds it.
+func iosDelivery(token: String, message: String = "Hello", title: String? = "Title", data: [String: JSONValue] = [:]) -> Delivery {
+    let n = HANotification(message: message, title: title, data: data, pushToken: token, registrationInfo: .init(appID: "io.robbie.HomeAssistant"))
+    return Delivery(platform: .ios, pushToken: token, appID: "io.robbie.HomeAssistant", notification: IOSTranslation.translate(n))
+}
+
+/// A direct APNs delivery with hand-written headers and payload.
+func apnsDelivery(token: String, headers: [String: String] = ["apns-push-type": "alert", "apns-priority": "10"], payload: JSONValue = ["aps": ["alert": ["title": "T", "body": "B"]]]) -> Delivery {
+    Delivery(platform: .ios, pushToken: token, appID: "io.robbie.HomeAssistant",
+             notification: TranslatedNotification(fcmMessage: ["token": .string(token)], apns: APNsRequest(headers: headers, payload: payload)))
+}
+
+/// Runs `body` and returns the typed failure it threw (nil when it succeeded).
+func failure(_ body: () async throws(DeliveryFailure) -> DeliveryReceipt) async -> DeliveryFailure? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// Provider logs are not interesting in test output.
+let quietLogger = Logger(label: "pushrelay.test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+/// After a dropped connection, a request racing the pool's notice of the close may fail once (transiently);
+/// the one after it must go through on a new connection.
+func sendRecovering(_ body: () async throws(DeliveryFailure) -> DeliveryReceipt) async throws {
+    for attempt in 1...2 {
+        do {
+            _ = try await body()
+            return
+        } catch {
+            guard case .transient(let reason, _, _) = error, reason == "ConnectionError", attempt == 1 else { throw error }
+        }
+    }
+}
