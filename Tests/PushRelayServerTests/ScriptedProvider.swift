@@ -13,6 +13,10 @@ final class ScriptedProvider: PushProvider {
     let name: String
     private let script: Mutex<[Step]>
     private let calls = Mutex<[Delivery]>([])
+    private let finished = Mutex(0)
+
+    /// Calls that ran to their end (a delayed call cut off by the deadline never does).
+    var finishedCount: Int { finished.withLock { $0 } }
 
     init(name: String, _ steps: [Step]) {
         self.name = name
@@ -27,6 +31,7 @@ final class ScriptedProvider: PushProvider {
             c.append(delivery)
             return c.count
         }
+        defer { if !Task.isCancelled { finished.withLock { $0 += 1 } } }
         let step = script.withLock { s -> Step in s.isEmpty ? .deliver : s[min(n - 1, s.count - 1)] }
         switch step {
         case .deliver:
@@ -34,7 +39,11 @@ final class ScriptedProvider: PushProvider {
         case .fail(let f):
             throw f
         case .delay(let ms, let then):
-            try? await Task.sleep(for: .milliseconds(ms))
+            do {
+                try await Task.sleep(for: .milliseconds(ms))
+            } catch {
+                throw .transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
+            }
             if let then { throw then }
             return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
         }

@@ -121,7 +121,9 @@ public enum IOSTranslation {
 
         var stringHeaders: [String: String] = [:]
         for (k, v) in headers where v != .null { stringHeaders[k.lowercased()] = v.fcmDataString }
-        let background = finalAps["content-available"] == .int(1)
+        // APNs' background type is for silent pushes: an alert or a sound makes it an alert push even with
+        // content-available (a background push's alert would never be shown). A badge may ride along, as the relay sends it.
+        let background = finalAps["content-available"] == .int(1) && finalAps["alert"] == nil && finalAps["sound"] == nil
         stringHeaders["apns-push-type"] = background ? "background" : "alert"
         if background { stringHeaders["apns-priority"] = "5" }
 

@@ -51,7 +51,7 @@ enum FakeAPNsRules {
         case "background":
             guard priority == "5" else { throw Rejection(status: 400, reason: "BadPriority") }
             let contentAvailable = aps["content-available"]
-            guard contentAvailable == .int(1), Set(aps.keys).isSubset(of: ["content-available"]) else {
+            guard contentAvailable == .int(1), Set(aps.keys).isSubset(of: ["content-available", "badge"]) else {
                 throw Rejection(status: 400, reason: "InvalidPushType")
             }
         case "liveactivity":
