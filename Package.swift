@@ -103,6 +103,7 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -132,6 +133,7 @@ let package = Package(
             name: "PushRelayServerTests",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

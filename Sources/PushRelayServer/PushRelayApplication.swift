@@ -15,9 +15,9 @@ public enum PushRelayApplication {
         providerInstances: [String: any PushProvider] = [:],
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) throws -> some ApplicationProtocol {
+    ) async throws -> some ApplicationProtocol {
         let store = QuotaStore(database: database)
-        let registry = try makeRegistry(config, instances: providerInstances)
+        let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
         if config.usingDefaultRoutes || registry.everythingSandboxed {
             logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
         }
@@ -41,6 +41,7 @@ public enum PushRelayApplication {
             services: [
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
+                ProvidersService(providers: Array(registry.providers.values)),
             ],
             onServerRunning: onServerRunning,
             logger: logger
@@ -48,15 +49,42 @@ public enum PushRelayApplication {
     }
 
     /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).
-    static func makeRegistry(_ config: PushRelayConfig, instances: [String: any PushProvider] = [:]) throws -> ProviderRegistry {
+    /// If one fails, those already built are shut down before the error is thrown.
+    public static func makeRegistry(_ config: PushRelayConfig, instances: [String: any PushProvider] = [:],
+                                    clock: any WallClock = SystemWallClock(), logger: Logger) async throws -> ProviderRegistry {
         var providers: [String: any PushProvider] = instances
-        for (name, p) in config.providers where instances[name] == nil {
-            switch p.type {
-            case "sandbox": providers[name] = SandboxProvider(name: name)
-            default: throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
+        do {
+            for (name, p) in config.providers.sorted(by: { $0.key < $1.key }) where instances[name] == nil {
+                do {
+                    switch p.type {
+                    case "sandbox":
+                        providers[name] = SandboxProvider(name: name)
+                    case "fcm":
+                        providers[name] = try FCMProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                    case "apns":
+                        providers[name] = try APNsProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                    default:
+                        throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
+                    }
+                } catch let error as ProviderConfigError {
+                    throw ConfigError(key: error.key.isEmpty ? "providers.\(name)" : "providers.\(name).\(error.key)", problem: error.problem)
+                }
             }
+        } catch {
+            for (name, p) in providers where instances[name] == nil { await p.shutdown() }
+            throw error
         }
         return ProviderRegistry(providers: providers, routes: AppRoutes(config.apps))
+    }
+}
+
+/// Shuts the provider clients down after the server stopped (their connection pools must be closed explicitly).
+struct ProvidersService: Service {
+    let providers: [any PushProvider]
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        for p in providers { await p.shutdown() }
     }
 }
 

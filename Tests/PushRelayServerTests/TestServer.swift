@@ -88,7 +88,7 @@ final class TestServer: Sendable {
         let database = try PushRelayDatabase(path: dbPath)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
-        let app = try PushRelayApplication.build(config: config, database: database, clock: clock, providerInstances: providers, logger: logger) { channel in
+        let app = try await PushRelayApplication.build(config: config, database: database, clock: clock, providerInstances: providers, logger: logger) { channel in
             portCont.yield(channel.localAddress?.port ?? 0)
             portCont.finish()
         }

@@ -64,9 +64,12 @@ public protocol PushProvider: Sendable {
     /// The provider answers in-process without I/O (the sandbox): no deadline race or retries are needed around it.
     var isLocal: Bool { get }
     func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt
+    /// Releases connections. Called once, after the last delivery.
+    func shutdown() async
 }
 
 extension PushProvider {
     public var recordsPayload: Bool { false }
     public var isLocal: Bool { false }
+    public func shutdown() async {}
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayProviders
 
 /// Everything `pushrelay serve` reads from its YAML file and `PUSHRELAY_*` environment variables.
 /// `config/pushrelay.example.yaml` documents every key; the defaults below are the embedded ones.
@@ -68,6 +69,8 @@ public struct PushRelayConfig: Sendable {
     public var iosCompanionAppIDs = ["*io.robbie.HomeAssistant*"]
     /// True when neither the file nor the environment configured `apps`/`providers`.
     public var usingDefaultRoutes = true
+    /// The config file's folder: relative paths in provider options (key files…) are resolved against it.
+    public var baseDirectory: String?
 
     public init() {}
 
@@ -131,7 +134,8 @@ extension PushRelayConfig {
             let value = try YAMLTree.parse(raw, source: variable)
             setValue(value, at: key.split(separator: ".").map(String.init), in: &tree)
         }
-        return try PushRelayConfig(tree: tree)
+        let base = file.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+        return try PushRelayConfig(tree: tree, baseDirectory: base)
     }
 
     static func setValue(_ value: JSONValue, at path: [String], in tree: inout [String: JSONValue]) {
@@ -145,9 +149,11 @@ extension PushRelayConfig {
         tree[first] = .object(sub)
     }
 
-    /// Validates a parsed tree.
-    public init(tree: [String: JSONValue]) throws {
+    /// Validates a parsed tree. Provider options are checked too (files read, keys parsed), so a bad key file stops
+    /// the server at start with the key named, not at the first notification.
+    public init(tree: [String: JSONValue], baseDirectory: String? = nil) throws {
         self.init()
+        self.baseDirectory = baseDirectory
         var r = ConfigTreeReader(tree: tree)
         try r.checkUnknownKeys(Self.knownKeys)
 
@@ -215,8 +221,18 @@ extension PushRelayConfig {
                 switch type {
                 case "sandbox":
                     if let extra = options.keys.sorted().first { throw ConfigError(key: "\(key).\(extra)", problem: "unknown key for a sandbox provider") }
-                case "fcm", "apns":
-                    throw ConfigError(key: "\(key).type", problem: "'\(type)' delivery is not available in this PushRelay version yet; use 'sandbox'")
+                case "fcm":
+                    do {
+                        _ = try FCMProvider.Configuration(options: options, baseDirectory: baseDirectory)
+                    } catch {
+                        throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
+                    }
+                case "apns":
+                    do {
+                        _ = try APNsProvider.Configuration(options: options, baseDirectory: baseDirectory)
+                    } catch {
+                        throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
+                    }
                 default:
                     throw ConfigError(key: "\(key).type", problem: "unknown provider type '\(type)': use sandbox, fcm or apns")
                 }

@@ -26,7 +26,7 @@ struct PushRelay: AsyncParsableCommand {
         commandName: "pushrelay",
         abstract: "A self-hosted push gateway for Home Assistant's mobile_app notify platform.",
         version: PushRelayVersion.string,
-        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self],
+        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, Dev.self],
         defaultSubcommand: nil
     )
 }
@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
         let config = try options.load()
         let logger = makeLogger(config.logLevel)
         let db = try openDatabase(config)
-        let app = try PushRelayApplication.build(config: config, database: db, logger: logger)
+        let app = try await PushRelayApplication.build(config: config, database: db, logger: logger)
         logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), database \(config.storage.sqlitePath)")
         try await app.runService()
     }
