@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# PushRelay throughput benchmark (issue 2): release build, sandbox provider, wrk at 64 connections for 10 s against
-# the Android endpoint over many tokens, and the same load against /health as the ceiling.
+# PushRelay throughput benchmark: release build, wrk at 64 connections for 10 s each.
+#  1. sandbox provider: the Android endpoint over many tokens, and /health as the ceiling;
+#  2. real delivery through the in-repo fakes (`pushrelay dev fake-providers`): Android → fake FCM (OAuth + HTTPS),
+#     iOS → fake APNs (TLS + HTTP/2). The fakes run on the same 2 cores, so these figures include their cost.
 # Usage: Benchmarks/run.sh            (env: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_PORT=18181)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,11 @@ swift build -c release --product pushrelay >&2
 BIN=$(swift build -c release --show-bin-path)/pushrelay
 
 WORK=$(mktemp -d)
-trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+cleanup() {
+  for p in ${SERVER:-} ${SERVER2:-} ${FAKES:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=error \
   PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 "$BIN" serve 2>"$WORK/server.log" &
 SERVER=$!
@@ -37,6 +43,20 @@ wrk -t1 -c8 -d2s -s Benchmarks/notify.lua "http://127.0.0.1:$PORT" >/dev/null
 run health "http://127.0.0.1:$PORT/health"
 run notify -s Benchmarks/notify.lua "http://127.0.0.1:$PORT"
 
+# Real delivery through the fakes.
+"$BIN" dev fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
+FAKES=$!
+for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
+PORT2=$((PORT + 1))
+PUSHRELAY_HTTP_PORT=$PORT2 PUSHRELAY_LOG_LEVEL=error PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 \
+  "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server2.log" &
+SERVER2=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT2/health" >/dev/null && break; sleep 0.1; done
+wrk -t1 -c8 -d2s -s Benchmarks/notify.lua "http://127.0.0.1:$PORT2" >/dev/null
+wrk -t1 -c8 -d2s -s Benchmarks/ios.lua "http://127.0.0.1:$PORT2" >/dev/null
+run fcm -s Benchmarks/notify.lua "http://127.0.0.1:$PORT2"
+run apns -s Benchmarks/ios.lua "http://127.0.0.1:$PORT2"
+
 rps() { awk '/^Requests\/sec:/ {print $2}' "$WORK/$1.txt"; }
 p99() { awk '$1 == "99%" {print $2}' "$WORK/$1.txt"; }
 HEALTH_RPS=$(rps health); NOTIFY_RPS=$(rps notify)
@@ -49,3 +69,5 @@ printf "  %-34s %10s req/s   p99 %s\n" "GET /health (ceiling)" "$HEALTH_RPS" "$(
 printf "  %-34s %10s req/s   p99 %s\n" "POST /api/sendPush/android/v1" "$NOTIFY_RPS" "$(p99 notify)"
 echo "  notify / health: ${RATIO}%   (target >= 60%, p99 <= 10ms)"
 echo "  ledger after the run: $ROWS"
+printf "  %-34s %10s req/s   p99 %s\n" "Android -> fake FCM" "$(rps fcm)" "$(p99 fcm)"
+printf "  %-34s %10s req/s   p99 %s\n" "iOS -> fake APNs (HTTP/2)" "$(rps apns)" "$(p99 apns)"
