@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import PushRelayCore
@@ -21,27 +22,47 @@ public enum PushRelayApplication {
         if config.usingDefaultRoutes || registry.everythingSandboxed {
             logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
         }
+        let channelStore = ChannelStore(database: database)
+        let hub = ChannelHub(store: channelStore, settings: config.channel, clock: clock, logger: logger)
         let service = NotificationService(
             store: store, registry: registry, policy: config.quotaPolicy, delivery: config.delivery, clock: clock,
-            iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), logger: logger)
+            iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), hub: hub, logger: logger)
+        hub.setCloudSender { [logger] n, platform in
+            do throws(APIError) {
+                _ = try await service.sendViaCloud(n, platform: platform)
+            } catch {
+                logger.warning("cloud fallback of a channel message failed", metadata: [
+                    "token": .string(TokenDisplay.short(n.pushToken)), "status": .stringConvertible(error.status.code), "reason": .string(error.message),
+                ])
+            }
+        }
 
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: PushRelayRequestContext.self)
         router.add(middleware: JSONErrorMiddleware())
         let routes = RouteTable(router: router)
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
-        HomeAssistantRoutes<BasicRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
+        HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
+        ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
+                        limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
+            .register(router)
         if let token = config.adminToken {
-            AdminRoutes<BasicRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, token: token,
+            AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, token: token,
                                              maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 
         return Application(
             router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                configuration: .init(ws: .init(
+                    maxFrameSize: config.channel.maxFrameBytes,
+                    autoPing: .enabled(timePeriod: .milliseconds(config.channel.pingIntervalMs))))),
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: "PushRelay"),
             services: [
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values)),
+                ChannelService(hub: hub, store: channelStore, clock: clock, logger: logger),
             ],
             onServerRunning: onServerRunning,
             logger: logger

@@ -120,14 +120,14 @@ public final class QuotaStore: Sendable {
 
     /// Checks the limit and reserves a slot in one transaction (group-committed). Returns after the commit.
     public func reserve(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy, now: Date) async throws -> QuotaReservation {
-        switch try await reserveUnlessDead(pushToken: pushToken, appID: appID, day: day, policy: policy, now: now, checkDead: false) {
+        switch try await reserveUnlessDead(pushToken: pushToken, appID: appID, webhookID: nil, day: day, policy: policy, now: now, checkDead: false) {
         case .reserved(let r): return r
         case .dead: preconditionFailure("dead tokens are not checked here")
         }
     }
 
     /// Like `reserve`, but first answers `.dead` (touching no counter) for a token remembered as dead.
-    public func reserveUnlessDead(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy, now: Date,
+    public func reserveUnlessDead(pushToken: String, appID: String?, webhookID: String? = nil, day: UTCDay, policy: QuotaPolicy, now: Date,
                                   checkDead: Bool = true) async throws -> ReserveResult {
         let dayKey = day.description
         let stamp = ISO8601UTC.string(now)
@@ -140,13 +140,14 @@ public final class QuotaStore: Sendable {
             let maximum = policy.maximum(appID: appID, override: override)
             let decision = QuotaDecision.decide(current: counters, maximum: maximum, noticeSent: noticeSent)
             try db.cachedStatement(sql: """
-                INSERT INTO daily_usage (day, push_token, app_id, attempts, successful, errors, notice_sent, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO daily_usage (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (day, push_token) DO UPDATE SET
-                    app_id = coalesce(excluded.app_id, app_id), attempts = excluded.attempts,
+                    app_id = coalesce(excluded.app_id, app_id), webhook_id = coalesce(excluded.webhook_id, webhook_id),
+                    attempts = excluded.attempts,
                     successful = excluded.successful, notice_sent = excluded.notice_sent, updated_at = excluded.updated_at
                 """).execute(arguments: [
-                    dayKey, pushToken, appID, decision.counters.attempts, decision.counters.successful,
+                    dayKey, pushToken, appID, webhookID, decision.counters.attempts, decision.counters.successful,
                     decision.counters.errors, decision.noticeSent ? 1 : 0, stamp,
                 ])
             return .reserved(QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: decision))

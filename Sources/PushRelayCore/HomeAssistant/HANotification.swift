@@ -122,3 +122,22 @@ extension HANotification {
         )
     }
 }
+
+extension HANotification {
+    /// The notification as a Home Assistant request body again (what `init(body:)` reads), for storage and replays.
+    public var requestBody: JSONValue {
+        var o: [String: JSONValue] = ["push_token": .string(pushToken)]
+        if let message { o["message"] = .string(message) }
+        if let title { o["title"] = .string(title) }
+        if !data.isEmpty { o["data"] = .object(data) }
+        var r: [String: JSONValue] = [:]
+        if let v = registrationInfo.appID { r["app_id"] = .string(v) }
+        if let v = registrationInfo.appVersion { r["app_version"] = .string(v) }
+        if let v = registrationInfo.osVersion { r["os_version"] = .string(v) }
+        if let v = registrationInfo.webhookID { r["webhook_id"] = .string(v) }
+        if !r.isEmpty { o["registration_info"] = .object(r) }
+        if let hassConfirmID { o["hass_confirm_id"] = .string(hassConfirmID) }
+        if let liveActivityToken { o["live_activity_token"] = .string(liveActivityToken) }
+        return .object(o)
+    }
+}

@@ -11,6 +11,9 @@ public struct AppRoutes: Sendable {
         }
     }
 
+    /// The provider name of local-only apps: delivered over the websocket channel, queued while the device is offline.
+    public static let localOnly = "none"
+
     public let routes: [Route]
     private let compiled: [(glob: Glob, exact: Bool, provider: String)]
 

@@ -84,6 +84,23 @@ private func pad(_ v: Int64, _ width: Int) -> String {
 
 /// ISO-8601 timestamps in UTC with milliseconds and `Z`, as Home Assistant parses `resetsAt`.
 public enum ISO8601UTC {
+    /// Parses what `string(_:)` writes (`YYYY-MM-DDTHH:MM:SS.mmmZ`, milliseconds optional).
+    public static func date(_ text: String) -> Date? {
+        let u = Array(text.utf8)
+        guard u.count >= 20, u[10] == UInt8(ascii: "T"), u.last == UInt8(ascii: "Z"),
+              let day = UTCDay(string: String(decoding: u[0..<10], as: UTF8.self)),
+              let h = Int(String(decoding: u[11..<13], as: UTF8.self)), let m = Int(String(decoding: u[14..<16], as: UTF8.self)),
+              let s = Int(String(decoding: u[17..<19], as: UTF8.self)), h < 24, m < 60, s < 61
+        else { return nil }
+        var millis = 0
+        if u.count > 20, u[19] == UInt8(ascii: ".") {
+            guard let ms = Int(String(decoding: u[20..<(u.count - 1)], as: UTF8.self)) else { return nil }
+            millis = ms
+        }
+        let seconds = Double(day.dayNumber * 86_400 + Int64(h * 3600 + m * 60 + s)) + Double(millis) / 1000
+        return Date(timeIntervalSince1970: seconds)
+    }
+
     /// e.g. `2026-11-22T00:00:00.000Z`.
     public static func string(_ date: Date) -> String {
         let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))

@@ -60,6 +60,7 @@ public struct PushRelayConfig: Sendable {
     public var storage = Storage()
     public var quota = Quota()
     public var delivery = Delivery()
+    public var channel = ChannelSettings()
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
@@ -91,7 +92,8 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "apps", "providers", "admin", "log", "ios"],
+        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios"],
+        "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
         "storage": ["sqlite_path"],
@@ -105,6 +107,9 @@ extension PushRelayConfig {
         "http.host", "http.port", "http.max_body_bytes", "storage.sqlite_path",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
+        "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
+        "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
+        "channel.max_failed_auths_per_minute",
         "apps", "providers", "admin.token", "log.level", "ios.companion_app_ids",
     ]
 
@@ -189,6 +194,7 @@ extension PushRelayConfig {
         if let v = try r.int("delivery.max_in_flight", range: 1...100_000) { delivery.maxInFlight = v }
         if let v = try r.int("delivery.retry_base_ms", range: 1...10_000) { delivery.retryBaseMs = v }
         if let v = try r.int("delivery.max_attempts", range: 1...10) { delivery.maxAttempts = v }
+        try readChannel(r)
         if let v = try r.string("admin.token") {
             if !v.isEmpty {
                 guard v.count >= 16 else { throw ConfigError(key: "admin.token", problem: "must be at least 16 characters (or empty to disable the admin API)") }
@@ -258,7 +264,7 @@ extension PushRelayConfig {
             }
             apps = [.init(match: "*", provider: only)]
         }
-        for (k, route) in apps.enumerated() where providers[route.provider] == nil {
+        for (k, route) in apps.enumerated() where providers[route.provider] == nil && route.provider != AppRoutes.localOnly {
             throw ConfigError(key: "apps[\(k)].provider", problem: "names '\(route.provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
         }
         usingDefaultRoutes = !hasProviders && !hasApps

@@ -16,9 +16,17 @@ public final class NotificationService: Sendable {
     let logger: Logger
     /// One runner (own in-flight bound) per provider instance.
     private let runners: [String: DeliveryRunner]
+    /// The websocket channels: local delivery first.
+    let hub: ChannelHub?
 
-    public init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, delivery: PushRelayConfig.Delivery = .init(),
-                clock: any WallClock, iosOptions: IOSTranslationOptions = .init(), logger: Logger) {
+    public convenience init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, delivery: PushRelayConfig.Delivery = .init(),
+                            clock: any WallClock, iosOptions: IOSTranslationOptions = .init(), logger: Logger) {
+        self.init(store: store, registry: registry, policy: policy, delivery: delivery, clock: clock, iosOptions: iosOptions, hub: nil, logger: logger)
+    }
+
+    init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, delivery: PushRelayConfig.Delivery,
+         clock: any WallClock, iosOptions: IOSTranslationOptions, hub: ChannelHub?, logger: Logger) {
+        self.hub = hub
         self.store = store
         self.registry = registry
         self.policy = policy
@@ -45,10 +53,32 @@ public final class NotificationService: Sendable {
         }
     }
 
-    /// Handles one notification from Home Assistant. Throws `APIError` for every non-2xx answer.
+    /// Handles one notification from Home Assistant: over a live websocket channel if the device has one (no quota
+    /// used), else by the app's cloud route. Throws `APIError` for every non-2xx answer.
     public func send(_ n: HANotification, platform: HAPlatform) async throws(APIError) -> Reply {
+        if let hub, let id = await hub.deliver(n, platform: platform) {
+            return try await localReply(n, messageID: "local:\(id)")
+        }
+        return try await sendViaCloud(n, platform: platform)
+    }
+
+    /// The app's cloud route (what an unconfirmed channel message falls back to). Local-only apps queue instead.
+    public func sendViaCloud(_ n: HANotification, platform: HAPlatform) async throws(APIError) -> Reply {
         let token = n.pushToken
         let appID = n.registrationInfo.appID
+        if registry.routes.provider(for: appID) == AppRoutes.localOnly {
+            guard let hub else {
+                throw APIError(.internalServerError, "ConfigurationError", "App '\(appID ?? "")' is local-only but the websocket channel is not running.")
+            }
+            do {
+                let id = try await hub.queue(n, platform: platform)
+                return try await localReply(n, messageID: "queued:\(id)")
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw storageFailure(error)
+            }
+        }
         let translated = translate(n, platform: platform)
         guard let provider = registry.provider(for: appID) else {
             throw APIError(.internalServerError, "ConfigurationError",
@@ -76,7 +106,7 @@ public final class NotificationService: Sendable {
 
         let reservation: QuotaReservation
         do {
-            switch try await store.reserveUnlessDead(pushToken: token, appID: appID, day: day, policy: policy, now: now) {
+            switch try await store.reserveUnlessDead(pushToken: token, appID: appID, webhookID: n.registrationInfo.webhookID, day: day, policy: policy, now: now) {
             case .reserved(let r): reservation = r
             case .dead(let dead, let limits): throw APIError.deadToken(dead, token: token, rateLimits: limits)
             }
@@ -100,6 +130,16 @@ public final class NotificationService: Sendable {
             limits = RateLimits(counters: counters, maximum: reservation.maximum, day: reservation.day)
         }
         return try reply(result, token: token, rateLimits: limits)
+    }
+
+    /// 201 for a notification delivered (or queued) locally: the event as `sentPayload`, the untouched cloud quota.
+    private func localReply(_ n: HANotification, messageID: String) async throws(APIError) -> Reply {
+        let limits = try await rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID, day: UTCDay(clock.now()))
+        let body: JSONValue = [
+            "messageId": .string(messageID), "sentPayload": ChannelWire.notificationEvent(n, confirmID: nil),
+            "target": .string(n.pushToken), "rateLimits": limits.json,
+        ]
+        return Reply(status: 201, body: JSONWriter.bytes(body))
     }
 
     /// Read-only quota for `checkRateLimits`.

@@ -1,0 +1,315 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayStore
+import Synchronization
+
+/// A live subscription: one connection's channel for one webhook id.
+final class ChannelSubscription: Sendable {
+    let connection: ChannelConnection
+    /// The subscribe command's id: events carry it.
+    let id: Int64
+    let webhookID: String
+    /// Set for push-token credentials: only notifications for this token are delivered here.
+    let pushToken: String?
+    let supportConfirm: Bool
+    let fallback: Bool
+
+    init(connection: ChannelConnection, id: Int64, webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) {
+        self.connection = connection
+        self.id = id
+        self.webhookID = webhookID
+        self.pushToken = pushToken
+        self.supportConfirm = supportConfirm
+        self.fallback = fallback
+    }
+
+    /// Whether a notification belongs on this channel.
+    func accepts(_ n: HANotification) -> Bool {
+        if let pushToken { return pushToken == n.pushToken }
+        return n.registrationInfo.webhookID == webhookID
+    }
+}
+
+/// The registry of live channels and of messages waiting for a confirm. Every rule about local delivery lives here:
+/// local first, per-message confirm timeout with cloud fallback, replacement, `fallback: false` queueing, replay.
+final class ChannelHub: Sendable {
+    private struct Pending: Sendable {
+        let message: ChannelMessage
+        let subscription: ChannelSubscription
+        let timer: Task<Void, Never>
+    }
+
+    private struct State {
+        var byWebhook: [String: ChannelSubscription] = [:]
+        var byToken: [String: ChannelSubscription] = [:]
+        var pending: [String: Pending] = [:]
+        var pendingCount: [ObjectIdentifier: Int] = [:]
+    }
+
+    /// Sends a notification by its app's cloud route (set once the notification service exists).
+    typealias CloudSender = @Sendable (HANotification, HAPlatform) async -> Void
+
+    let store: ChannelStore
+    let settings: ChannelSettings
+    let clock: any WallClock
+    let logger: Logger
+    private let state = Mutex(State())
+    private let cloudSender = Mutex<CloudSender?>(nil)
+
+    init(store: ChannelStore, settings: ChannelSettings, clock: any WallClock, logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+    }
+
+    func setCloudSender(_ sender: @escaping CloudSender) {
+        cloudSender.withLock { $0 = sender }
+    }
+
+    var channelCount: Int { state.withLock { $0.byWebhook.count } }
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    // MARK: Delivery from Home Assistant
+
+    /// Delivers over a live channel if the notification has one. Returns the local message id, or nil (no channel,
+    /// or the channel's pending limit is reached): then the caller takes the cloud route.
+    func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
+        guard let sub = subscription(for: n) else { return nil }
+        let now = clock.now()
+        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        if sub.supportConfirm {
+            let reserved = state.withLock { s -> Bool in
+                let key = ObjectIdentifier(sub)
+                guard s.pendingCount[key, default: 0] < settings.maxPending else { return false }
+                s.pendingCount[key, default: 0] += 1
+                return true
+            }
+            guard reserved else { return nil }
+            let message = ChannelMessage(
+                id: id, webhookID: sub.webhookID, pushToken: n.pushToken, platform: platform, notification: n.requestBody,
+                state: .unconfirmed, fallback: sub.fallback, createdAt: now, expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
+            do {
+                try await store.save(message, count: .delivered)
+            } catch {
+                state.withLock { $0.pendingCount[ObjectIdentifier(sub), default: 1] -= 1 }
+                logger.error("could not store a channel message; using the cloud route", metadata: ["error": .string("\(error)")])
+                return nil
+            }
+            sendConfirmable(message, on: sub, counted: true)
+            return id
+        }
+        // Fire and forget; a failed socket write falls back to the cloud route.
+        let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: nil))
+        sub.connection.send(event) { [self] in
+            Task { await self.fallBack(n, platform: platform, reason: "socket write failed") }
+        }
+        try? await store.count(.delivered, token: n.pushToken, now: now)
+        return id
+    }
+
+    /// Queues a notification for a local-only app whose device has no live channel.
+    func queue(_ n: HANotification, platform: HAPlatform) async throws -> String {
+        let now = clock.now()
+        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let message = ChannelMessage(
+            id: id, webhookID: n.registrationInfo.webhookID ?? "", pushToken: n.pushToken, platform: platform,
+            notification: n.requestBody, state: .queued, fallback: false, createdAt: now,
+            expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
+        try await store.save(message)
+        return id
+    }
+
+    private func subscription(for n: HANotification) -> ChannelSubscription? {
+        state.withLock { s in
+            if let w = n.registrationInfo.webhookID, let sub = s.byWebhook[w], sub.accepts(n) { return sub }
+            if let sub = s.byToken[n.pushToken], sub.accepts(n) { return sub }
+            return nil
+        }
+    }
+
+    /// Sends a stored message on a confirming channel and starts its confirm timer.
+    private func sendConfirmable(_ message: ChannelMessage, on sub: ChannelSubscription, counted: Bool) {
+        let timeout = Duration.milliseconds(settings.confirmTimeoutMs)
+        let timer = Task { [self] in
+            do { try await Task.sleep(for: timeout) } catch { return }
+            await self.confirmTimedOut(message.id)
+        }
+        state.withLock { s in
+            if !counted { s.pendingCount[ObjectIdentifier(sub), default: 0] += 1 }
+            s.pending[message.id] = Pending(message: message, subscription: sub, timer: timer)
+        }
+        let n = (try? HANotification(body: message.notification))
+        let event = ChannelWire.event(subscription: sub.id, n.map { ChannelWire.notificationEvent($0, confirmID: message.id) } ?? .null)
+        // A write that fails is handled like a timeout, at once.
+        sub.connection.send(event) { [self] in
+            Task { await self.confirmTimedOut(message.id) }
+        }
+    }
+
+    // MARK: Confirms and timeouts
+
+    /// A client confirmed a message. False when it is unknown, already timed out, or not this channel's.
+    func confirm(_ confirmID: String, webhookID: String, connection: ChannelConnection) async -> Bool {
+        let pending = state.withLock { s -> Pending? in
+            guard let p = s.pending[confirmID], p.subscription.webhookID == webhookID, p.subscription.connection === connection else { return nil }
+            s.pending[confirmID] = nil
+            s.pendingCount[ObjectIdentifier(p.subscription), default: 1] -= 1
+            return p
+        }
+        guard let pending else { return false }
+        pending.timer.cancel()
+        do {
+            try await store.remove(id: confirmID)
+        } catch {
+            logger.error("could not delete a confirmed channel message", metadata: ["error": .string("\(error)")])
+        }
+        return true
+    }
+
+    /// No confirm in time (or the write failed): that message alone goes to the cloud, or stays queued with
+    /// `fallback: false`. The channel stays open.
+    private func confirmTimedOut(_ id: String) async {
+        let pending = state.withLock { s -> Pending? in
+            guard let p = s.pending.removeValue(forKey: id) else { return nil }
+            s.pendingCount[ObjectIdentifier(p.subscription), default: 1] -= 1
+            return p
+        }
+        guard let pending else { return }
+        await release(pending.message)
+    }
+
+    /// A message leaves the channel unconfirmed: cloud route, or back to the queue.
+    private func release(_ message: ChannelMessage) async {
+        if message.fallback, let n = try? HANotification(body: message.notification) {
+            do {
+                try await store.remove(id: message.id, count: .fallbacks, token: message.pushToken, now: clock.now())
+            } catch {
+                logger.error("could not update a channel message", metadata: ["error": .string("\(error)")])
+            }
+            await cloudSender.withLock { $0 }?(n, message.platform)
+        } else {
+            var queued = message
+            queued.state = .queued
+            try? await store.save(queued)
+        }
+    }
+
+    private func fallBack(_ n: HANotification, platform: HAPlatform, reason: String) async {
+        logger.info("local delivery failed; using the cloud route", metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "reason": .string(reason)])
+        try? await store.count(.fallbacks, token: n.pushToken, now: clock.now())
+        await cloudSender.withLock { $0 }?(n, platform)
+    }
+
+    // MARK: Subscriptions
+
+    enum SubscribeError: Error {
+        case tooManyChannels
+    }
+
+    /// Registers a subscription, replacing any channel for the same webhook id (or push token): the old channel's
+    /// unconfirmed messages are re-sent here instead of going to the cloud. Then replays queued messages.
+    func subscribe(_ sub: ChannelSubscription) async throws(SubscribeError) {
+        let replaced = try state.withLock { s throws(SubscribeError) -> [Pending] in
+            let old = s.byWebhook[sub.webhookID] ?? sub.pushToken.flatMap { s.byToken[$0] }
+            if old == nil && s.byWebhook.count >= settings.maxChannels { throw .tooManyChannels }
+            var taken: [Pending] = []
+            if let old {
+                s.byWebhook[old.webhookID] = nil
+                if let t = old.pushToken, s.byToken[t] === old { s.byToken[t] = nil }
+                for (id, p) in s.pending where p.subscription === old {
+                    s.pending[id] = nil
+                    taken.append(p)
+                }
+                s.pendingCount[ObjectIdentifier(old)] = nil
+            }
+            s.byWebhook[sub.webhookID] = sub
+            if let t = sub.pushToken { s.byToken[t] = sub }
+            return taken
+        }
+        for p in replaced { p.timer.cancel() }
+        if !replaced.isEmpty {
+            logger.info("channel replaced; re-sending its unconfirmed messages", metadata: ["count": .stringConvertible(replaced.count)])
+        }
+        await replay(to: sub)
+    }
+
+    /// Sends what is stored for this channel (queued, and unconfirmed ones no live channel holds).
+    private func replay(to sub: ChannelSubscription) async {
+        let stored: [ChannelMessage]
+        do {
+            stored = try await store.pending(webhookID: sub.webhookID, pushToken: sub.pushToken)
+        } catch {
+            logger.error("could not read queued channel messages", metadata: ["error": .string("\(error)")])
+            return
+        }
+        let live = state.withLock { s in Set(s.pending.keys) }
+        for var message in stored where !live.contains(message.id) {
+            guard let n = try? HANotification(body: message.notification), sub.accepts(n) || message.webhookID == sub.webhookID else { continue }
+            if sub.supportConfirm {
+                message.state = .unconfirmed
+                message.fallback = message.fallback && sub.fallback
+                try? await store.save(message)
+                sendConfirmable(message, on: sub, counted: false)
+            } else {
+                let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: nil))
+                if sub.connection.send(event) {
+                    try? await store.remove(id: message.id, count: .delivered, token: message.pushToken, now: clock.now())
+                }
+            }
+        }
+    }
+
+    /// Ends one subscription (`unsubscribe_events`). Returns false when the id is not a live subscription of this connection.
+    func unsubscribe(connection: ChannelConnection, subscriptionID: Int64) async -> Bool {
+        let ended = state.withLock { s -> [Pending]? in
+            guard let sub = s.byWebhook.values.first(where: { $0.connection === connection && $0.id == subscriptionID }) else { return nil }
+            return Self.remove(sub, from: &s)
+        }
+        guard let ended else { return false }
+        for p in ended {
+            p.timer.cancel()
+            await release(p.message)
+        }
+        return true
+    }
+
+    /// The connection went away: every unconfirmed message of its channels falls back at once (or stays queued).
+    func disconnected(_ connection: ChannelConnection) async {
+        let ended = state.withLock { s -> [Pending] in
+            s.byWebhook.values.filter { $0.connection === connection }.flatMap { Self.remove($0, from: &s) }
+        }
+        for p in ended {
+            p.timer.cancel()
+            await release(p.message)
+        }
+    }
+
+    private static func remove(_ sub: ChannelSubscription, from s: inout State) -> [Pending] {
+        if s.byWebhook[sub.webhookID] === sub { s.byWebhook[sub.webhookID] = nil }
+        if let t = sub.pushToken, s.byToken[t] === sub { s.byToken[t] = nil }
+        var ended: [Pending] = []
+        for (id, p) in s.pending where p.subscription === sub {
+            s.pending[id] = nil
+            ended.append(p)
+        }
+        s.pendingCount[ObjectIdentifier(sub)] = nil
+        return ended
+    }
+
+    // MARK: Start and housekeeping
+
+    /// At start: unconfirmed messages from before the restart fall back (or become queued); expired ones are dropped.
+    func recover() async {
+        do {
+            let dropped = try await store.dropExpired(now: clock.now())
+            if dropped > 0 { logger.info("dropped \(dropped) queued channel messages past channel.offline_ttl") }
+            for m in try await store.all() where m.state == .unconfirmed {
+                await release(m)
+            }
+        } catch {
+            logger.error("could not recover channel messages", metadata: ["error": .string("\(error)")])
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import PushRelayCore
+
+/// `channel.*`: the websocket push channel.
+public struct ChannelSettings: Sendable {
+    /// How long a confirmable message may stay unconfirmed before it goes to the cloud route.
+    public var confirmTimeoutMs = 10_000
+    /// How long a queued message waits for its device (`fallback: false` and local-only apps); then it is dropped.
+    public var offlineTTLms: Int64 = 24 * 3_600_000
+    /// Subscriptions held at once; past it a subscribe gets `too_many_channels`.
+    public var maxChannels = 20_000
+    /// Unconfirmed messages per channel; past it new notifications take the cloud route.
+    public var maxPending = 100
+    /// Largest websocket frame accepted from a client, in bytes.
+    public var maxFrameBytes = 65_536
+    /// Frames waiting to be written to one connection; a reader slower than this is closed (its messages fall back).
+    public var outboundBuffer = 256
+    /// Time a client has to authenticate after connecting.
+    public var authTimeoutMs = 10_000
+    /// Server pings; a connection that does not answer is closed.
+    public var pingIntervalMs = 30_000
+    /// Failed authentications allowed per client address per minute.
+    public var maxFailedAuthsPerMinute = 10
+
+    public init() {}
+}
+
+extension PushRelayConfig {
+    static let channelKeys: Set<String> = [
+        "confirm_timeout_ms", "offline_ttl", "max_channels", "max_pending", "max_frame_bytes", "outbound_buffer",
+        "auth_timeout_ms", "ping_interval_ms", "max_failed_auths_per_minute",
+    ]
+
+    mutating func readChannel(_ r: ConfigTreeReader) throws {
+        if let v = try r.int("channel.confirm_timeout_ms", range: 100...600_000) { channel.confirmTimeoutMs = v }
+        if let v = try r.string("channel.offline_ttl") {
+            guard let ms = DurationText.milliseconds(v) else {
+                throw ConfigError(key: "channel.offline_ttl", problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")
+            }
+            channel.offlineTTLms = ms
+        }
+        if let v = try r.int("channel.max_channels", range: 1...1_000_000) { channel.maxChannels = v }
+        if let v = try r.int("channel.max_pending", range: 1...100_000) { channel.maxPending = v }
+        if let v = try r.int("channel.max_frame_bytes", range: 1024...(16 * 1024 * 1024)) { channel.maxFrameBytes = v }
+        if let v = try r.int("channel.outbound_buffer", range: 1...100_000) { channel.outboundBuffer = v }
+        if let v = try r.int("channel.auth_timeout_ms", range: 100...600_000) { channel.authTimeoutMs = v }
+        if let v = try r.int("channel.ping_interval_ms", range: 1000...3_600_000) { channel.pingIntervalMs = v }
+        if let v = try r.int("channel.max_failed_auths_per_minute", range: 1...100_000) { channel.maxFailedAuthsPerMinute = v }
+    }
+}
