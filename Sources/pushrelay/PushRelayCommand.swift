@@ -26,7 +26,7 @@ struct PushRelay: AsyncParsableCommand {
         commandName: "pushrelay",
         abstract: "A self-hosted push gateway for Home Assistant's mobile_app notify platform.",
         version: PushRelayVersion.string,
-        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, Dev.self],
+        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, Dev.self],
         defaultSubcommand: nil
     )
 }
@@ -199,4 +199,57 @@ func parseDay(_ s: String?) throws -> UTCDay {
     guard let s else { return UTCDay(Date()) }
     guard let d = UTCDay(string: s) else { throw ValidationError("--day must be a UTC date as YYYY-MM-DD, got '\(s)'") }
     return d
+}
+
+struct ChannelToken: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "channel-token",
+        abstract: "Manage websocket channel tokens (credentials bound to one webhook id).",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a token; it is printed once, as the last line, and stored hashed.")
+        @OptionGroup var options: ConfigOption
+        @Option(name: .customLong("webhook-id"), help: "The webhook id the token may subscribe to.") var webhookID: String
+        @Option(help: "A note for `channel-token list`.") var label: String?
+
+        func run() async throws {
+            guard !webhookID.isEmpty else { throw ValidationError("--webhook-id must not be empty") }
+            let db = try openDatabase(try options.load())
+            let (token, id) = try await ChannelStore(database: db).createToken(webhookID: webhookID, label: label)
+            print("channel token \(id) for webhook id \(webhookID) (shown only now; store it in the app):")
+            print(token)
+            try db.close()
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List channel tokens (never the tokens themselves).")
+        @OptionGroup var options: ConfigOption
+
+        func run() async throws {
+            let db = try openDatabase(try options.load())
+            let tokens = try await ChannelStore(database: db).listTokens()
+            if tokens.isEmpty { print("(no channel tokens)") }
+            for t in tokens {
+                print("\(t.id)  webhook \(t.webhookID)  created \(t.createdAt)" + (t.label.map { "  \"\($0)\"" } ?? "")
+                      + (t.revokedAt.map { "  REVOKED \($0)" } ?? ""))
+            }
+            try db.close()
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a channel token by id (live connections keep their subscription until they reconnect).")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The token id from `channel-token list`.") var id: Int64
+
+        func run() async throws {
+            let db = try openDatabase(try options.load())
+            let revoked = try await ChannelStore(database: db).revokeToken(id: id)
+            print(revoked ? "channel token \(id) revoked" : "no live channel token with id \(id)")
+            try db.close()
+            if !revoked { throw ExitCode(1) }
+        }
+    }
 }

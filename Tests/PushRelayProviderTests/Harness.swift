@@ -43,7 +43,7 @@ func withFCM(
         "service_account_json": .string(fake.serviceAccountJSON),
         "endpoint": .string(fake.endpoint),
         "ca_file": .string(Shared.caFile),
-        "request_timeout_ms": 2000,
+        "request_timeout_ms": 15000,
     ]
     for (k, v) in extraOptions { options[k] = v }
     let provider: FCMProvider
@@ -80,7 +80,7 @@ func withAPNs(
         "topic": .string(bundleID),
         "endpoint": .string(fake.endpoint),
         "ca_file": .string(Shared.caFile),
-        "request_timeout_ms": 2000,
+        "request_timeout_ms": 15000,
     ]
     for (k, v) in extraOptions { options[k] = v }
     let provider: APNsProvider

@@ -55,33 +55,33 @@ struct ChannelEndpoint: Sendable {
 
     private func handle(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, peer: String) async {
         let connection = ChannelConnection(peer: peer, bufferLimit: settings.outboundBuffer)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await connection.runWriter(outbound, logger: logger) }
-            connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(settings.authTimeoutMs))
-                if !connection.isAuthenticated && !connection.isClosed {
-                    connection.send(ChannelWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
-                    connection.markClosed(.authFailed)
-                }
+        let writer = Task { await connection.runWriter(outbound, logger: logger) }
+        connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
+        let authTimer = Task { [settings] in
+            do { try await Task.sleep(for: .milliseconds(settings.authTimeoutMs)) } catch { return }
+            if !connection.isAuthenticated && !connection.isClosed {
+                connection.send(ChannelWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
+                connection.markClosed(.authFailed)
             }
-            var session = Session(connection: connection)
-            do {
-                for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
-                    guard case .text(let text) = message else {
-                        connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
-                        continue
-                    }
-                    await handle(text, session: &session)
-                    if connection.isClosed { break }
-                }
-            } catch {
-                logger.debug("websocket ended: \(error)", metadata: ["peer": .string(peer)])
-            }
-            connection.markClosed(.clientGone)
-            await hub.disconnected(connection)
-            group.cancelAll()
         }
+        var session = Session(connection: connection)
+        do {
+            for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
+                guard case .text(let text) = message else {
+                    connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
+                    continue
+                }
+                await handle(text, session: &session)
+                if connection.isClosed { break }
+            }
+        } catch {
+            logger.debug("websocket ended: \(error)", metadata: ["peer": .string(peer)])
+        }
+        authTimer.cancel()
+        connection.markClosed(.clientGone)
+        await hub.disconnected(connection)
+        // Let the writer flush what is queued (an auth_invalid, a close reason) before the socket goes.
+        await writer.value
     }
 
     struct Session {
@@ -143,10 +143,9 @@ struct ChannelEndpoint: Sendable {
             let pushToken: String? = if case .pushToken(let t) = credential { t } else { nil }
             let sub = ChannelSubscription(connection: c, id: id, webhookID: webhookID, pushToken: pushToken,
                                           supportConfirm: supportConfirm, fallback: fallback)
-            // The result goes out before any replayed event.
-            c.send(ChannelWire.success(id: id))
             do {
-                try await hub.subscribe(sub)
+                // The result goes out once registered and before any replayed event.
+                try await hub.subscribe(sub) { c.send(ChannelWire.success(id: id)) }
             } catch {
                 c.send(ChannelWire.error(id: id, .tooManyChannels, "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."))
             }

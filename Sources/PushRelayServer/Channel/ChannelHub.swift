@@ -210,7 +210,7 @@ final class ChannelHub: Sendable {
 
     /// Registers a subscription, replacing any channel for the same webhook id (or push token): the old channel's
     /// unconfirmed messages are re-sent here instead of going to the cloud. Then replays queued messages.
-    func subscribe(_ sub: ChannelSubscription) async throws(SubscribeError) {
+    func subscribe(_ sub: ChannelSubscription, onRegistered: () -> Void) async throws(SubscribeError) {
         let replaced = try state.withLock { s throws(SubscribeError) -> [Pending] in
             let old = s.byWebhook[sub.webhookID] ?? sub.pushToken.flatMap { s.byToken[$0] }
             if old == nil && s.byWebhook.count >= settings.maxChannels { throw .tooManyChannels }
@@ -228,6 +228,7 @@ final class ChannelHub: Sendable {
             if let t = sub.pushToken { s.byToken[t] = sub }
             return taken
         }
+        onRegistered()
         for p in replaced { p.timer.cancel() }
         if !replaced.isEmpty {
             logger.info("channel replaced; re-sending its unconfirmed messages", metadata: ["count": .stringConvertible(replaced.count)])
