@@ -124,7 +124,12 @@ public final class ChannelStore: Sendable {
 
     /// Stores (or replaces) a message, and optionally bumps a local counter, in one group-committed transaction.
     public func save(_ m: ChannelMessage, count: LocalCounter? = nil) async throws {
-        try await database.batcher.write { db in
+        try await enqueueSave(m, count: count).value
+    }
+
+    /// Queues the save now and returns at once: writes queued later (a confirm's delete) commit after it.
+    public func enqueueSave(_ m: ChannelMessage, count: LocalCounter? = nil) -> WriteTicket<Void> {
+        database.batcher.submit { db in
             try Self.upsert(db, m)
             if let count { try Self.bump(db, count, token: m.pushToken, at: m.createdAt) }
         }
@@ -141,9 +146,10 @@ public final class ChannelStore: Sendable {
         }
     }
 
-    /// Bumps a local counter for the token's UTC day.
-    public func count(_ counter: LocalCounter, token: String, now: Date) async throws {
-        try await database.batcher.write { db in try Self.bump(db, counter, token: token, at: now) }
+    /// Bumps a local counter for the token's UTC day (queued; await the ticket for the commit).
+    @discardableResult
+    public func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void> {
+        database.batcher.submit { db in try Self.bump(db, counter, token: token, at: now) }
     }
 
     /// Messages owed to a webhook id (channel tokens) or a push token (push-token credentials), oldest first.

@@ -81,20 +81,24 @@ final class WriteBatcher: Sendable {
 
     /// Runs `body` in the next group-committed transaction and returns its result after the commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (cont: CheckedContinuation<T, any Error>) in
-            let job = Job(
-                run: { db in
-                    do {
-                        let value = try body(db)
-                        return .success { cont.resume(returning: value) }
-                    } catch {
-                        return .failure(error) { cont.resume(throwing: error) }
-                    }
-                },
-                fail: { error in cont.resume(throwing: error) }
-            )
-            submit(job)
-        }
+        try await submit(body).value
+    }
+
+    /// Queues `body` now (so it commits after everything queued before it) and returns a ticket to await its result.
+    func submit<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> WriteTicket<T> {
+        let ticket = WriteTicket<T>()
+        submit(Job(
+            run: { db in
+                do {
+                    let value = try body(db)
+                    return .success { ticket.complete(.success(value)) }
+                } catch {
+                    return .failure(error) { ticket.complete(.failure(error)) }
+                }
+            },
+            fail: { error in ticket.complete(.failure(error)) }
+        ))
+        return ticket
     }
 
     private func drain() async {
@@ -142,6 +146,34 @@ final class WriteBatcher: Sendable {
                 }
             } catch {
                 for j in batch { j.fail(error) }
+            }
+        }
+    }
+}
+
+/// A write already queued in the group commit: `value` is its result once the transaction committed.
+public final class WriteTicket<T: Sendable>: Sendable {
+    private let state = Mutex<(result: Result<T, any Error>?, waiters: [CheckedContinuation<T, any Error>])>((nil, []))
+
+    func complete(_ result: Result<T, any Error>) {
+        let waiters = state.withLock { s -> [CheckedContinuation<T, any Error>] in
+            s.result = result
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume(with: result) }
+    }
+
+    /// The write's result, after its commit.
+    public var value: T {
+        get async throws {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+                let ready = state.withLock { s -> Result<T, any Error>? in
+                    if let r = s.result { return r }
+                    s.waiters.append(c)
+                    return nil
+                }
+                if let ready { c.resume(with: ready) }
             }
         }
     }

@@ -332,6 +332,18 @@ import Testing
         }
     }
 
+    @Test func oversizedFramesCloseTheConnection() async throws {
+        try await TestServer.with(configure: Self.cloud(10_000) { $0.channel.maxFrameBytes = 1024 }) { (s: TestServer) async throws in
+            let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token)
+            ws.sendRaw(#"{"id": 2, "type": "ping", "pad": ""# + String(repeating: "x", count: 4096) + #""}"#)
+            #expect(await ws.waitUntilClosed())
+            // The server is fine: a new connection works.
+            let again = try await WSTestClient.subscribed(port: s.port, token: Self.token)
+            again.send(["id": 2, "type": "ping"])
+            #expect(try await again.receive() == ["id": 2, "type": "pong"])
+        }
+    }
+
     @Test func aSlowReaderOverflowsAndItsFramesFail() {
         let connection = ChannelConnection(peer: "test", bufferLimit: 2)
         let failures = Mutex(0)

@@ -29,9 +29,32 @@ final class ChannelConnection: Sendable {
     private static let counter = Atomic<Int>(0)
     private let authenticated = Atomic<Bool>(false)
 
+    private let authTimer = Mutex<Task<Void, Never>?>(nil)
+
     /// Set once the client authenticated (the auth timeout checks it).
     var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }
-    func markAuthenticated() { authenticated.store(true, ordering: .relaxed) }
+
+    func markAuthenticated() {
+        authenticated.store(true, ordering: .relaxed)
+        cancelAuthTimer()
+    }
+
+    /// Closes the connection unless it authenticates within `timeout`.
+    func startAuthTimer(_ timeout: Duration, onTimeout: @escaping @Sendable () -> Void) {
+        let task = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            onTimeout()
+        }
+        authTimer.withLock { $0 = task }
+    }
+
+    /// Frees the timer as soon as it is not needed (10,000 sleeping timers would otherwise hold memory for 10 s).
+    func cancelAuthTimer() {
+        authTimer.withLock { t in
+            t?.cancel()
+            t = nil
+        }
+    }
 
     init(peer: String, bufferLimit: Int) {
         self.id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue

@@ -57,8 +57,7 @@ struct ChannelEndpoint: Sendable {
         let connection = ChannelConnection(peer: peer, bufferLimit: settings.outboundBuffer)
         let writer = Task { await connection.runWriter(outbound, logger: logger) }
         connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
-        let authTimer = Task { [settings] in
-            do { try await Task.sleep(for: .milliseconds(settings.authTimeoutMs)) } catch { return }
+        connection.startAuthTimer(.milliseconds(settings.authTimeoutMs)) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
                 connection.send(ChannelWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
                 connection.markClosed(.authFailed)
@@ -77,7 +76,7 @@ struct ChannelEndpoint: Sendable {
         } catch {
             logger.debug("websocket ended: \(error)", metadata: ["peer": .string(peer)])
         }
-        authTimer.cancel()
+        connection.cancelAuthTimer()
         connection.markClosed(.clientGone)
         await hub.disconnected(connection)
         // Let the writer flush what is queued (an auth_invalid, a close reason) before the socket goes.

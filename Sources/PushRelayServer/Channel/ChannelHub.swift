@@ -90,14 +90,15 @@ final class ChannelHub: Sendable {
             let message = ChannelMessage(
                 id: id, webhookID: sub.webhookID, pushToken: n.pushToken, platform: platform, notification: n.requestBody,
                 state: .unconfirmed, fallback: sub.fallback, createdAt: now, expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
-            do {
-                try await store.save(message, count: .delivered)
-            } catch {
-                state.withLock { $0.pendingCount[ObjectIdentifier(sub), default: 1] -= 1 }
-                logger.error("could not store a channel message; using the cloud route", metadata: ["error": .string("\(error)")])
-                return nil
-            }
+            // Queue the durable copy first (a confirm's delete is then ordered after it), send the event without
+            // waiting for the disk, and answer Home Assistant once the copy is committed.
+            let saved = store.enqueueSave(message, count: .delivered)
             sendConfirmable(message, on: sub, counted: true)
+            do {
+                try await saved.value
+            } catch {
+                logger.error("could not store a channel message; it is tracked in memory only", metadata: ["error": .string("\(error)")])
+            }
             return id
         }
         // Fire and forget; a failed socket write falls back to the cloud route.
@@ -105,7 +106,7 @@ final class ChannelHub: Sendable {
         sub.connection.send(event) { [self] in
             Task { await self.fallBack(n, platform: platform, reason: "socket write failed") }
         }
-        try? await store.count(.delivered, token: n.pushToken, now: now)
+        store.count(.delivered, token: n.pushToken, now: now)
         return id
     }
 
@@ -198,7 +199,7 @@ final class ChannelHub: Sendable {
 
     private func fallBack(_ n: HANotification, platform: HAPlatform, reason: String) async {
         logger.info("local delivery failed; using the cloud route", metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "reason": .string(reason)])
-        try? await store.count(.fallbacks, token: n.pushToken, now: clock.now())
+        store.count(.fallbacks, token: n.pushToken, now: clock.now())
         await cloudSender.withLock { $0 }?(n, platform)
     }
 
