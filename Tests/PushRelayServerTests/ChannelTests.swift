@@ -47,7 +47,7 @@ import Testing
 
             let slow = WSTestClient.connect(port: s.port)
             _ = try await slow.receive()
-            let timeout = try await slow.receive(timeout: .seconds(3))
+            let timeout = try await slow.receive()
             #expect(timeout["type"] == "auth_invalid")
             #expect(timeout["message"]?.stringValue?.contains("timed out") == true)
             #expect(await slow.waitUntilClosed())

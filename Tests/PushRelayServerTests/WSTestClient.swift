@@ -52,7 +52,7 @@ final class WSTestClient: Sendable {
     func close() { outgoing.yield(nil) }
 
     /// The next received frame as JSON; fails the test after `timeout`.
-    func receive(timeout: Duration = .seconds(5), sourceLocation: SourceLocationHint = .init()) async throws -> JSONValue {
+    func receive(timeout: Duration = .seconds(20), sourceLocation: SourceLocationHint = .init()) async throws -> JSONValue {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let text = buffer.received.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
@@ -64,7 +64,7 @@ final class WSTestClient: Sendable {
     }
 
     /// Waits until the connection is closed by the server.
-    func waitUntilClosed(timeout: Duration = .seconds(5)) async -> Bool {
+    func waitUntilClosed(timeout: Duration = .seconds(20)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if isClosed { return true }
