@@ -39,9 +39,9 @@ run() { # name, wrk args…
 
 # Warm up both paths briefly, then measure.
 wrk -t1 -c8 -d2s "http://127.0.0.1:$PORT/health" >/dev/null
-wrk -t1 -c8 -d2s -s Benchmarks/notify.lua "http://127.0.0.1:$PORT" >/dev/null
+wrk -t1 -c8 -d2s -s Benchmarks/ha.lua "http://127.0.0.1:$PORT" >/dev/null
 run health "http://127.0.0.1:$PORT/health"
-run notify -s Benchmarks/notify.lua "http://127.0.0.1:$PORT"
+run notify -s Benchmarks/ha.lua "http://127.0.0.1:$PORT"
 
 # Real delivery through the fakes.
 "$BIN" dev fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
@@ -52,10 +52,12 @@ PUSHRELAY_HTTP_PORT=$PORT2 PUSHRELAY_LOG_LEVEL=error PUSHRELAY_QUOTA_DAILY_LIMIT
   "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server2.log" &
 SERVER2=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT2/health" >/dev/null && break; sleep 0.1; done
-wrk -t1 -c8 -d2s -s Benchmarks/notify.lua "http://127.0.0.1:$PORT2" >/dev/null
-wrk -t1 -c8 -d2s -s Benchmarks/ios.lua "http://127.0.0.1:$PORT2" >/dev/null
-run fcm -s Benchmarks/notify.lua "http://127.0.0.1:$PORT2"
-run apns -s Benchmarks/ios.lua "http://127.0.0.1:$PORT2"
+wrk -t1 -c8 -d2s -s Benchmarks/ha.lua "http://127.0.0.1:$PORT2" >/dev/null
+run fcm -s Benchmarks/ha.lua "http://127.0.0.1:$PORT2"
+export BENCH_PLATFORM=ios
+wrk -t1 -c8 -d2s -s Benchmarks/ha.lua "http://127.0.0.1:$PORT2" >/dev/null
+run apns -s Benchmarks/ha.lua "http://127.0.0.1:$PORT2"
+unset BENCH_PLATFORM
 
 rps() { awk '/^Requests\/sec:/ {print $2}' "$WORK/$1.txt"; }
 p99() { awk '$1 == "99%" {print $2}' "$WORK/$1.txt"; }

@@ -32,12 +32,7 @@ extension PushRelayConfig {
 
     mutating func readChannel(_ r: ConfigTreeReader) throws {
         if let v = try r.int("channel.confirm_timeout_ms", range: 100...600_000) { channel.confirmTimeoutMs = v }
-        if let v = try r.string("channel.offline_ttl") {
-            guard let ms = DurationText.milliseconds(v) else {
-                throw ConfigError(key: "channel.offline_ttl", problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")
-            }
-            channel.offlineTTLms = ms
-        }
+        if let ms = try r.durationMs("channel.offline_ttl") { channel.offlineTTLms = ms }
         if let v = try r.int("channel.max_channels", range: 1...1_000_000) { channel.maxChannels = v }
         if let v = try r.int("channel.max_pending", range: 1...100_000) { channel.maxPending = v }
         if let v = try r.int("channel.max_frame_bytes", range: 1024...(16 * 1024 * 1024)) { channel.maxFrameBytes = v }

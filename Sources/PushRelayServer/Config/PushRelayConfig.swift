@@ -185,12 +185,7 @@ extension PushRelayConfig {
             }
         }
         if let v = try r.int("delivery.deadline_ms", range: 100...60_000) { delivery.deadlineMs = v }
-        if let v = try r.string("delivery.dead_token_ttl") {
-            guard let ms = DurationText.milliseconds(v) else {
-                throw ConfigError(key: "delivery.dead_token_ttl", problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")
-            }
-            delivery.deadTokenTTLms = ms
-        }
+        if let ms = try r.durationMs("delivery.dead_token_ttl") { delivery.deadTokenTTLms = ms }
         if let v = try r.int("delivery.max_in_flight", range: 1...100_000) { delivery.maxInFlight = v }
         if let v = try r.int("delivery.retry_base_ms", range: 1...10_000) { delivery.retryBaseMs = v }
         if let v = try r.int("delivery.max_attempts", range: 1...10) { delivery.maxAttempts = v }
@@ -329,6 +324,15 @@ struct ConfigTreeReader {
         case .string(let s) where ["true", "false"].contains(s.lowercased()): return s.lowercased() == "true"
         default: throw ConfigError(key: key, problem: "must be true or false; got \(v.jsonString())")
         }
+    }
+
+    /// A duration in milliseconds, written as whole seconds (`3600`) or with a unit (`500ms`, `90s`, `30m`, `24h`, `7d`).
+    func durationMs(_ key: String) throws -> Int64? {
+        guard let v = try string(key) else { return nil }
+        guard let ms = DurationText.milliseconds(v) else {
+            throw ConfigError(key: key, problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")
+        }
+        return ms
     }
 
     func object(_ key: String) throws -> [String: JSONValue]? {
