@@ -37,6 +37,16 @@ let package = Package(
             dependencies: [],
             swiftSettings: swiftSettings
         ),
+        // WebPush crypto: RFC 8291 aes128gcm encryption and VAPID (RFC 8292) JWTs. No I/O.
+        .target(
+            name: "PushRelayWebPush",
+            dependencies: [
+                "PushRelayCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // SQLite storage (GRDB): migrations, quota ledger, overrides, delivery log.
         .target(
             name: "PushRelayStore",
@@ -52,6 +62,7 @@ let package = Package(
             name: "PushRelayProviders",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayWebPush",
                 "PushRelayStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -70,6 +81,7 @@ let package = Package(
             name: "PushRelayTestSupport",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,6 +116,7 @@ let package = Package(
             dependencies: [
                 "PushRelayServer",
                 "PushRelayTestSupport",
+                "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -111,7 +124,16 @@ let package = Package(
         .testTarget(
             name: "PushRelayCoreTests",
             dependencies: ["PushRelayCore"],
-            resources: [.copy("Golden")],
+            resources: [.copy("Golden"), .copy("MatrixGolden")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushRelayWebPushTests",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayWebPush",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

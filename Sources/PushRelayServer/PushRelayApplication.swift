@@ -30,6 +30,8 @@ public enum PushRelayApplication {
         let routes = RouteTable(router: router)
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<BasicRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
+        let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
+        MatrixRoutes<BasicRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let token = config.adminToken {
             AdminRoutes<BasicRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, token: token,
                                              maxBodyBytes: config.http.maxBodyBytes).register(routes)
@@ -42,6 +44,7 @@ public enum PushRelayApplication {
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values)),
+                MatrixRetryService(gateway: matrix),
             ],
             onServerRunning: onServerRunning,
             logger: logger
@@ -63,6 +66,8 @@ public enum PushRelayApplication {
                         providers[name] = try FCMProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
                     case "apns":
                         providers[name] = try APNsProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                    case "webpush":
+                        providers[name] = try WebPushProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
                     default:
                         throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
                     }
