@@ -156,6 +156,8 @@ let package = Package(
             dependencies: [
                 "PushRelayServer",
                 "PushRelayTestSupport",
+                "PushRelayWebPush",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

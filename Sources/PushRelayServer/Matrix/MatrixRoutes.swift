@@ -34,7 +34,7 @@ struct MatrixRoutes<Context: RequestContext> {
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: maxBodyBytes)
-        } catch let e as HTTPError where e.status == .contentTooLarge {
+        } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
             throw Self.error(.contentTooLarge, "M_TOO_LARGE", "The request body is larger than \(maxBodyBytes) bytes (http.max_body_bytes).")
         }
         let body: JSONValue
