@@ -18,8 +18,7 @@ BIN=$(swift build -c release --show-bin-path)/pushrelay
 
 WORK=$(mktemp -d)
 cleanup() {
-  [ -n "${SERVER:-}" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-  [ -n "${FAKES:-}" ] && kill "$FAKES" 2>/dev/null && wait "$FAKES" 2>/dev/null
+  for pid in ${SERVER:-} ${FAKES:-}; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
