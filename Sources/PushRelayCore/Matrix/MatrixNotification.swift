@@ -118,7 +118,7 @@ extension MatrixNotification {
         guard case .object(let n) = raw else {
             throw MatrixRequestError(.badJSON, "Field 'notification' must be an object.")
         }
-        var r = FieldReader(object: n, prefix: "notification")
+        let r = FieldReader(object: n, prefix: "notification")
         let eventID = try r.string("event_id")
         let roomID = try r.string("room_id")
         let type = try r.string("type")
@@ -132,7 +132,7 @@ extension MatrixNotification {
         let content = try r.object("content")
         var counts = MatrixCounts()
         if let c = try r.object("counts") {
-            var cr = FieldReader(object: c, prefix: "notification.counts")
+            let cr = FieldReader(object: c, prefix: "notification.counts")
             counts = MatrixCounts(unread: try cr.int("unread"), missedCalls: try cr.int("missed_calls"))
         }
         guard let rawDevices = n["devices"], rawDevices != .null else {
@@ -149,7 +149,7 @@ extension MatrixNotification {
         for (k, item) in list.enumerated() {
             let prefix = "notification.devices[\(k)]"
             guard case .object(let d) = item else { throw MatrixRequestError(.badJSON, "'\(prefix)' must be an object.") }
-            var dr = FieldReader(object: d, prefix: prefix)
+            let dr = FieldReader(object: d, prefix: prefix)
             guard let appID = try dr.string("app_id") else { throw MatrixRequestError(.missingParam, "Field '\(prefix).app_id' is required.") }
             guard let pushkey = try dr.string("pushkey") else { throw MatrixRequestError(.missingParam, "Field '\(prefix).pushkey' is required.") }
             guard !appID.isEmpty else { throw MatrixRequestError(.badJSON, "Field '\(prefix).app_id' must not be empty.") }
