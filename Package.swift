@@ -37,6 +37,16 @@ let package = Package(
             dependencies: [],
             swiftSettings: swiftSettings
         ),
+        // WebPush crypto: RFC 8291 aes128gcm encryption and VAPID (RFC 8292) JWTs. No I/O.
+        .target(
+            name: "PushRelayWebPush",
+            dependencies: [
+                "PushRelayCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // SQLite storage (GRDB): migrations, quota ledger, overrides, delivery log.
         .target(
             name: "PushRelayStore",
@@ -53,6 +63,7 @@ let package = Package(
             name: "PushRelayProviders",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayWebPush",
                 "PushRelayStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -71,6 +82,7 @@ let package = Package(
             name: "PushRelayTestSupport",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -105,6 +117,7 @@ let package = Package(
             dependencies: [
                 "PushRelayServer",
                 "PushRelayTestSupport",
+                "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -112,7 +125,16 @@ let package = Package(
         .testTarget(
             name: "PushRelayCoreTests",
             dependencies: ["PushRelayCore"],
-            resources: [.copy("Golden")],
+            resources: [.copy("Golden"), .copy("MatrixGolden")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PushRelayWebPushTests",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayWebPush",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -136,6 +158,8 @@ let package = Package(
                 "PushRelayServer",
                 "PushRelayTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                "PushRelayWebPush",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

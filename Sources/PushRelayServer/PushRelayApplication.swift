@@ -45,6 +45,8 @@ public enum PushRelayApplication {
         ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
                         limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
             .register(router)
+        let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
+        MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let token = config.adminToken {
             AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, token: token,
                                              maxBodyBytes: config.http.maxBodyBytes).register(routes)
@@ -63,6 +65,7 @@ public enum PushRelayApplication {
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values)),
                 ChannelService(hub: hub, store: channelStore, clock: clock, logger: logger),
+                MatrixRetryService(gateway: matrix),
             ],
             onServerRunning: onServerRunning,
             logger: logger
@@ -84,6 +87,8 @@ public enum PushRelayApplication {
                         providers[name] = try FCMProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
                     case "apns":
                         providers[name] = try APNsProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                    case "webpush":
+                        providers[name] = try WebPushProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
                     default:
                         throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
                     }

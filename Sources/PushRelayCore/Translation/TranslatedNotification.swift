@@ -24,11 +24,14 @@ public struct TranslatedNotification: Sendable, Equatable {
     public var command: String?
     /// A critical alert (iOS critical sound or `interruption-level: critical`; Android `channel: alarm_stream`).
     public var isCritical: Bool
+    /// WebPush only: the message for the `webpush` provider (subscription, plaintext body, headers).
+    public var webPush: WebPushMessage?
 
-    public init(fcmMessage: JSONValue, apns: APNsRequest? = nil, command: String? = nil, isCritical: Bool = false) {
+    public init(fcmMessage: JSONValue, apns: APNsRequest? = nil, command: String? = nil, isCritical: Bool = false, webPush: WebPushMessage? = nil) {
         self.fcmMessage = fcmMessage
         self.apns = apns
         self.command = command
         self.isCritical = isCritical
+        self.webPush = webPush
     }
 }

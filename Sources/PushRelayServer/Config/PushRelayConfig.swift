@@ -63,6 +63,7 @@ public struct PushRelayConfig: Sendable {
     public var channel = ChannelSettings()
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
+    public var matrix = Matrix()
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
     public var adminToken: String?
     public var logLevel: Logger.Level = .info
@@ -92,7 +93,7 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios"],
+        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios", "matrix"],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
@@ -217,7 +218,7 @@ extension PushRelayConfig {
                 let key = "providers.\(name)"
                 guard case .object(var options)? = p[name] else { throw ConfigError(key: key, problem: "must be a mapping with at least a 'type'") }
                 guard case .string(let type)? = options.removeValue(forKey: "type") else {
-                    throw ConfigError(key: "\(key).type", problem: "is required: one of sandbox, fcm, apns")
+                    throw ConfigError(key: "\(key).type", problem: "is required: one of sandbox, fcm, apns, webpush")
                 }
                 switch type {
                 case "sandbox":
@@ -234,8 +235,14 @@ extension PushRelayConfig {
                     } catch {
                         throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
                     }
+                case "webpush":
+                    do {
+                        _ = try WebPushProvider.Configuration(options: options, baseDirectory: baseDirectory)
+                    } catch {
+                        throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
+                    }
                 default:
-                    throw ConfigError(key: "\(key).type", problem: "unknown provider type '\(type)': use sandbox, fcm or apns")
+                    throw ConfigError(key: "\(key).type", problem: "unknown provider type '\(type)': use sandbox, fcm, apns or webpush")
                 }
                 providers[name] = ProviderConfig(name: name, type: type, options: options)
             }
@@ -263,6 +270,7 @@ extension PushRelayConfig {
             throw ConfigError(key: "apps[\(k)].provider", problem: "names '\(route.provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
         }
         usingDefaultRoutes = !hasProviders && !hasApps
+        try parseMatrix(tree)
     }
 }
 

@@ -1,0 +1,137 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import PushRelayCore
+import PushRelayWebPush
+import Synchronization
+
+/// `type: webpush`: delivers to browser push subscriptions (RFC 8030) with VAPID (RFC 8292) and `aes128gcm`
+/// message encryption (RFC 8291).
+///
+/// Each send is a `POST` to the subscription's endpoint, which must match `allowed_endpoints` (anything else is
+/// refused before any connection is made), with `Content-Encoding: aes128gcm`, `TTL`, `Urgency`, `Topic` and
+/// `Authorization: vapid t=…, k=…`. Answers: 200/201/202 delivered; 404/410 the subscription is gone
+/// (`invalidToken`); 413 `payloadTooLarge`; 429 and 5xx transient (with `Retry-After`); 400/401/403 a VAPID or
+/// configuration problem.
+public final class WebPushProvider: PushProvider {
+    public let name: String
+    public let configuration: Configuration
+    private let signer: VAPIDSigner
+    private let client: HTTPClient
+    private let clock: any WallClock
+    private let logger: Logger
+    /// VAPID JWTs by audience, reused until an hour before they expire.
+    private let tokens = Mutex<[String: (jwt: String, expires: Int64)]>([:])
+
+    public convenience init(name: String, options: [String: JSONValue], baseDirectory: String?, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) throws(ProviderConfigError) {
+        let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
+        self.init(name: name, configuration: configuration, clock: clock, logger: logger)
+    }
+
+    public init(name: String, configuration: Configuration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) {
+        self.name = name
+        self.configuration = configuration
+        self.clock = clock
+        self.signer = VAPIDSigner(key: configuration.vapidKey, contact: configuration.contact)
+        var logger = logger ?? Logger(label: "pushrelay.provider.webpush")
+        logger[metadataKey: "provider"] = "\(name)"
+        self.logger = logger
+        self.client = configuration.transport.makeClient()
+    }
+
+    /// The `applicationServerKey` browsers must subscribe with.
+    public var applicationServerKey: String { signer.applicationServerKey }
+
+    public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+        guard let message = delivery.notification.webPush else {
+            throw .configuration(message: "\(name) is a webpush provider, but this notification has no WebPush form. Route app '\(delivery.appID ?? "?")' to an fcm or apns provider.")
+        }
+        let host = Configuration.netloc(message.endpoint) ?? "(not an https URL)"
+        guard configuration.allows(endpoint: message.endpoint), let audience = VAPIDSigner.audience(forEndpoint: message.endpoint) else {
+            logger.warning("refused a WebPush endpoint outside allowed_endpoints", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"])
+            throw .configuration(message: "\(name): the subscription's push service '\(host)' is not in allowed_endpoints; nothing was sent.")
+        }
+        guard let p256dh = Base64URL.decode(message.p256dh), let auth = Base64URL.decode(message.auth) else {
+            throw .invalidToken(reason: "BadSubscriptionKeys", message: "the subscription keys (p256dh \(TokenDisplay.short(message.p256dh)), auth) are not base64url")
+        }
+        let body: [UInt8]
+        do {
+            body = try WebPushEncryption.encrypt(message.body, p256dh: p256dh, auth: auth)
+        } catch {
+            switch error {
+            case .tooLarge: throw .payloadTooLarge(message: "\(error)")
+            case .badSubscriptionKey, .badAuthSecret: throw .invalidToken(reason: "BadSubscriptionKeys", message: "\(error)")
+            case .undecryptable: throw .invalidPayload(reason: "EncryptionFailed", message: "\(error)")
+            }
+        }
+        var request = HTTPClientRequest(url: message.endpoint)
+        request.method = .POST
+        var sentHeaders: [String: String] = ["ttl": String(configuration.ttlSeconds), "content-encoding": "aes128gcm"]
+        if let u = message.urgency { sentHeaders["urgency"] = u }
+        if let t = message.topic { sentHeaders["topic"] = t }
+        for (k, v) in sentHeaders.sorted(by: { $0.key < $1.key }) { request.headers.add(name: k, value: v) }
+        request.headers.add(name: "content-type", value: "application/octet-stream")
+        request.headers.add(name: "authorization", value: signer.authorization(jwt: jwt(audience: audience)))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await UpstreamExchange.perform(request, on: client, timeout: configuration.transport.requestTimeout, providerName: name)
+
+        let sent: JSONValue = [
+            "endpoint_host": .string(host), "headers": .object(sentHeaders.mapValues(JSONValue.string)),
+            "payload": (try? JSONParser.parse(message.body)) ?? .string(String(decoding: message.body, as: UTF8.self)),
+        ]
+        let outcome = WebPushOutcome.interpret(status: response.status, retryAfter: response.header("retry-after"), location: response.header("location"),
+                                               host: host, token: message.p256dh, providerName: name, sent: sent, now: clock.now())
+        switch outcome {
+        case .success(let receipt):
+            logger.debug("push service accepted", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"])
+            return receipt
+        case .failure(let failure):
+            logger.notice("push service refused", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))", "status": "\(response.status)", "error": "\(failure.message)"])
+            throw failure
+        }
+    }
+
+    private func jwt(audience: String) -> String {
+        let now = clock.now()
+        let nowSeconds = Int64(now.timeIntervalSince1970)
+        if let cached = tokens.withLock({ $0[audience] }), cached.expires - nowSeconds > 3600 { return cached.jwt }
+        let fresh = signer.token(audience: audience, now: now)
+        tokens.withLock { $0[audience] = fresh }
+        return fresh.jwt
+    }
+
+    public func shutdown() async {
+        do {
+            try await client.shutdown()
+        } catch {
+            logger.debug("HTTP client shutdown: \(error)")
+        }
+    }
+}
+
+/// Maps a push service's answer to a receipt or a typed failure. Pure.
+enum WebPushOutcome {
+    static func interpret(status: Int, retryAfter: String?, location: String?, host: String, token: String, providerName: String,
+                          sent: JSONValue, now: Date) -> Result<DeliveryReceipt, DeliveryFailure> {
+        let short = TokenDisplay.short(token)
+        switch status {
+        case 200, 201, 202:
+            // The Location header names the message; keep only its last path segment (the URL carries secrets).
+            let id = location.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "webpush:\(UUID().uuidString.lowercased())"
+            return .success(DeliveryReceipt(messageID: id, sentPayload: sent))
+        case 404, 410:
+            return .failure(.invalidToken(reason: status == 410 ? "Gone" : "NotFound",
+                                          message: "\(host) says the push subscription \(short) no longer exists (HTTP \(status)); the browser must subscribe again."))
+        case 413:
+            return .failure(.payloadTooLarge(message: "\(host) refused the message as too large (HTTP 413); push services accept 4096 bytes."))
+        case 429, 500...599:
+            return .failure(.transient(reason: "HTTP \(status)", message: "\(providerName): push service \(host) is unavailable or throttling (HTTP \(status))",
+                                       retryAfterSeconds: RetryAfter.seconds(retryAfter, now: now)))
+        case 400, 401, 403:
+            return .failure(.configuration(message: "\(providerName): push service \(host) refused the request (HTTP \(status)): check vapid_private_key (the key the browser subscribed with) and vapid_contact_email."))
+        default:
+            return .failure(.invalidPayload(reason: "HTTP \(status)", message: "\(providerName): push service \(host) answered HTTP \(status)."))
+        }
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayStore
+
+/// The Matrix push gateway: routes each device of a notification to its app's provider, translates, delivers
+/// concurrently through the shared provider instances, and decides the answer to the homeserver.
+///
+/// - A pushkey that can never work (unknown or ambiguous app, malformed subscription, a provider's "token is dead")
+///   is answered in `rejected`.
+/// - If every device failed transiently the answer is 502 and nothing is queued: the homeserver retries.
+/// - Otherwise 200; transiently failed devices go to the durable retry queue (`MatrixRetryService`).
+/// - Devices that already got the same `event_id` within `matrix.dedup_window` are not pushed again.
+public final class MatrixGateway: Sendable {
+    let settings: PushRelayConfig.Matrix
+    let apps: MatrixAppTable<PushRelayConfig.MatrixApp>
+    let registry: ProviderRegistry
+    let store: MatrixStore
+    let quota: QuotaStore
+    let clock: any WallClock
+    let logger: Logger
+    let deadTokenTTLms: Int64
+    /// One runner (own in-flight bound) per provider instance, separate from the Home Assistant side's, so a burst
+    /// of Matrix traffic cannot starve Home Assistant requests of provider slots (or the reverse).
+    private let runners: [String: DeliveryRunner]
+
+    public init(settings: PushRelayConfig.Matrix, registry: ProviderRegistry, database: PushRelayDatabase, delivery: PushRelayConfig.Delivery,
+                clock: any WallClock, logger: Logger) {
+        self.settings = settings
+        self.apps = MatrixAppTable(settings.apps)
+        self.registry = registry
+        self.store = MatrixStore(database: database)
+        self.quota = QuotaStore(database: database)
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "gateway"] = "matrix"
+        self.logger = logger
+        self.deadTokenTTLms = delivery.deadTokenTTLms
+        self.runners = registry.providers.mapValues {
+            DeliveryRunner(provider: $0, gate: ProviderGate(limit: delivery.maxInFlight), retry: delivery.retryPolicy, deadlineMs: delivery.deadlineMs)
+        }
+    }
+
+    /// What happened to one device.
+    enum DeviceOutcome: Sendable {
+        case delivered
+        /// Nothing to send (badge-only with nothing to say, `events_only`…), already sent (duplicate), or over its daily limit.
+        case skipped(String)
+        /// The pushkey goes into `rejected`.
+        case rejected(reason: String, provider: String?)
+        /// A permanent failure that is not the pushkey's fault (payload, configuration): logged, not retried.
+        case failed(String)
+        /// Worth retrying later.
+        case transient(DeliveryFailure)
+    }
+
+    /// The answer to the homeserver.
+    public struct Reply: Sendable, Equatable {
+        public var status: Int
+        public var rejected: [String]
+        /// For a 502: why.
+        public var error: String?
+    }
+
+    /// The `dead_tokens` key of a device (also its quota key).
+    static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.appID):\(d.pushkey)" }
+
+    public func notify(_ n: MatrixNotification) async -> Reply {
+        let now = clock.now()
+        var seen: Set<String> = []
+        var dead: Set<String> = []
+        do {
+            (seen, dead) = try await store.lookup(eventID: n.eventID, pushkeys: n.devices.map(\.pushkey), deadKeys: n.devices.map(Self.deviceKey),
+                                                  since: now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000), now: now)
+        } catch {
+            logger.error("reading the de-duplication window failed; sending without it", metadata: ["error": .string("\(error)")])
+        }
+        let outcomes: [DeviceOutcome] = await withTaskGroup(of: (Int, DeviceOutcome).self) { group in
+            for (i, device) in n.devices.enumerated() {
+                if dead.contains(Self.deviceKey(device)) {
+                    group.addTask { (i, .rejected(reason: "an earlier delivery found this pushkey dead", provider: nil)) }
+                } else if seen.contains(device.pushkey) {
+                    group.addTask { (i, .skipped("event \(n.eventID ?? "") was already sent to this pushkey")) }
+                } else {
+                    group.addTask { (i, await self.dispatch(n, device: device)) }
+                }
+            }
+            var out = [DeviceOutcome](repeating: .skipped(""), count: n.devices.count)
+            for await (i, o) in group { out[i] = o }
+            return out
+        }
+
+        var rejected: [String] = []
+        var delivered: [String] = []
+        var transient: [(MatrixDevice, DeliveryFailure)] = []
+        for (device, outcome) in zip(n.devices, outcomes) {
+            switch outcome {
+            case .rejected:
+                if !rejected.contains(device.pushkey) { rejected.append(device.pushkey) }
+            case .delivered:
+                delivered.append(device.pushkey)
+            case .transient(let f):
+                transient.append((device, f))
+            case .skipped, .failed:
+                break
+            }
+        }
+        if let eventID = n.eventID, !delivered.isEmpty {
+            let logger = self.logger
+            store.markSent(eventID: eventID, pushkeys: delivered, at: clock.now()) { error in
+                logger.error("could not record sent events for de-duplication", metadata: ["error": .string("\(error)")])
+            }
+        }
+        if !transient.isEmpty && transient.count == n.devices.count {
+            let reasons = Set(transient.map { $0.1.message }).sorted().joined(separator: "; ")
+            return Reply(status: 502, rejected: [], error: "Every device failed transiently; retry later. (\(reasons))")
+        }
+        if !transient.isEmpty {
+            let retryAfter = transient.compactMap { f -> Int? in
+                if case .transient(_, _, let s) = f.1 { return s }
+                return nil
+            }.max()
+            let at = clock.now()
+            let next = at.addingTimeInterval(Double(settings.retry.delayMs(afterAttempts: 1, retryAfterSeconds: retryAfter)) / 1000)
+            let items = transient.map { (d, f) in
+                (appID: d.appID, pushkey: d.pushkey, eventID: n.eventID, notification: n.only(d).json.jsonString(), lastError: f.message)
+            }
+            do {
+                try await store.enqueue(items, attempts: 1, nextAttemptAt: next, now: at)
+                logger.info("queued devices for retry", metadata: ["devices": .stringConvertible(items.count), "event_id": .string(n.eventID ?? "-")])
+            } catch {
+                logger.error("could not queue devices for retry; answering 502 so the homeserver retries", metadata: ["error": .string("\(error)")])
+                return Reply(status: 502, rejected: rejected, error: "Some devices failed transiently and could not be queued for a retry; retry later.")
+            }
+        }
+        return Reply(status: 200, rejected: rejected, error: nil)
+    }
+
+    /// Routes, translates, applies the daily limit and delivers one device. Used by requests and by the retry queue.
+    func dispatch(_ n: MatrixNotification, device: MatrixDevice) async -> DeviceOutcome {
+        let short = TokenDisplay.short(device.pushkey)
+        let app: PushRelayConfig.MatrixApp
+        switch apps.match(device.appID) {
+        case .app(_, let a):
+            app = a
+        case .noMatch:
+            logger.notice("no matrix.apps entry for this app id; rejecting the pushkey", metadata: ["app_id": .string(device.appID), "token": .string(short)])
+            return .rejected(reason: "no matrix.apps entry matches app id '\(device.appID)'", provider: nil)
+        case .ambiguous(let keys):
+            logger.warning("several matrix.apps globs match this app id; rejecting the pushkey", metadata: ["app_id": .string(device.appID), "globs": .string(keys.joined(separator: ", "))])
+            return .rejected(reason: "app id '\(device.appID)' matches several matrix.apps globs (\(keys.joined(separator: ", ")))", provider: nil)
+        }
+        guard let provider = registry.providers[app.provider], let runner = runners[app.provider] else {
+            return .failed("provider '\(app.provider)' is not running")
+        }
+        let translated: TranslatedNotification
+        let token: String
+        switch app.format.translate(n, device: device) {
+        case .send(let t, let tok):
+            translated = t
+            token = tok
+        case .skip(let reason):
+            logger.debug("nothing to send", metadata: ["token": .string(short), "reason": .string(reason)])
+            return .skipped(reason)
+        case .reject(let reason):
+            logger.notice("rejecting pushkey", metadata: ["app_id": .string(device.appID), "token": .string(short), "reason": .string(reason)])
+            return .rejected(reason: reason, provider: provider.name)
+        case .tooLarge(let reason):
+            logger.warning("notification too large for the provider; dropped", metadata: ["token": .string(short), "reason": .string(reason)])
+            return .failed(reason)
+        }
+
+        let key = Self.deviceKey(device)
+        var reservation: QuotaReservation?
+        if let limit = app.dailyLimit {
+            do {
+                let r = try await quota.reserve(pushToken: key, appID: device.appID, day: UTCDay(clock.now()),
+                                                policy: QuotaPolicy(dailyLimit: limit), now: clock.now())
+                guard r.decision.allowed else {
+                    logger.info("daily limit reached; not pushed", metadata: ["token": .string(short), "maximum": .stringConvertible(r.maximum)])
+                    return .skipped("daily limit of \(r.maximum) reached")
+                }
+                reservation = r
+            } catch {
+                logger.error("quota storage failed", metadata: ["error": .string("\(error)")])
+                return .transient(.transient(reason: "StorageError", message: "the quota ledger could not be written", retryAfterSeconds: nil))
+            }
+        }
+
+        let platform: HAPlatform
+        if case .apns = app.format { platform = .ios } else { platform = .android }
+        let delivery = Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated)
+        let result = await runner.run(delivery)
+        let payload = (try? result.get()).map { JSONWriter.string($0.sentPayload) }
+        let record = DeliveryRecord(
+            at: clock.now(), pushToken: key, appID: device.appID, platform: "matrix-\(app.format.name)", provider: provider.name,
+            kind: DeliveryKind.notification.rawValue, counted: reservation != nil, outcome: result.outcomeName,
+            messageID: try? result.get().messageID, errorMessage: result.failureMessage,
+            payload: provider.recordsPayload ? payload : nil)
+        switch result {
+        case .success:
+            let logger = self.logger
+            quota.recordDelivered(record, day: reservation?.day ?? UTCDay(record.at)) { error in
+                logger.error("could not write the delivery log", metadata: ["error": .string("\(error)")])
+            }
+            return .delivered
+        case .failure(let failure):
+            do {
+                _ = try await quota.complete(reservation, record: record)
+            } catch {
+                logger.error("could not record delivery outcome", metadata: ["token": .string(short), "error": .string("\(error)")])
+            }
+            logger.warning("delivery failed", metadata: [
+                "token": .string(short), "provider": .string(provider.name), "outcome": .string(result.outcomeName), "reason": .string(failure.message),
+            ])
+            switch failure {
+            case .invalidToken(let reason, _): return .rejected(reason: reason, provider: provider.name)
+            case .transient: return .transient(failure)
+            case .payloadTooLarge, .invalidPayload, .configuration: return .failed(failure.message)
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import PushRelayCore
+
+/// A device delivery waiting in the Matrix retry queue.
+public struct MatrixRetryItem: Sendable, Equatable {
+    public var id: Int64
+    public var appID: String
+    public var pushkey: String
+    public var eventID: String?
+    /// The Matrix notification JSON narrowed to this device.
+    public var notification: String
+    /// Attempts made so far.
+    public var attempts: Int
+    public var nextAttemptAt: Date
+    public var createdAt: Date
+    public var lastError: String?
+}
+
+/// The Matrix gateway's tables: the durable retry queue and the (event_id, pushkey) de-duplication window.
+/// Writes are group-committed with the rest of PushRelay's request-path writes.
+public final class MatrixStore: Sendable {
+    public let database: PushRelayDatabase
+
+    public init(database: PushRelayDatabase) {
+        self.database = database
+    }
+
+    static func ms(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+
+    // MARK: De-duplication
+
+    /// What one notify request needs to know before sending, in one read: which pushkeys already got `eventID`
+    /// since `since`, and which of `deadKeys` were found dead by a background retry (to be answered `rejected`).
+    public func lookup(eventID: String?, pushkeys: [String], deadKeys: [String], since: Date, now: Date) async throws -> (seen: Set<String>, dead: Set<String>) {
+        let cutoff = Self.ms(since)
+        let stamp = ISO8601UTC.string(now)
+        return try await database.pool.read { db in
+            var seen: Set<String> = []
+            if let eventID {
+                let statement = try db.cachedStatement(sql: "SELECT 1 FROM matrix_dedup WHERE event_id = ? AND pushkey = ? AND seen_at >= ?")
+                for key in pushkeys where try Bool.fetchOne(statement, arguments: [eventID, key, cutoff]) != nil {
+                    seen.insert(key)
+                }
+            }
+            var dead: Set<String> = []
+            let deadStatement = try db.cachedStatement(sql: "SELECT 1 FROM dead_tokens WHERE push_token = ? AND expires_at > ?")
+            for key in deadKeys where try Bool.fetchOne(deadStatement, arguments: [key, stamp]) != nil {
+                dead.insert(key)
+            }
+            return (seen, dead)
+        }
+    }
+
+    /// Remembers a device a background retry found dead, so the next notify for it answers it in `rejected`.
+    public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
+        try await database.batcher.write { db in
+            try db.execute(sql: """
+                INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (push_token) DO UPDATE SET provider = excluded.provider, reason = excluded.reason,
+                    message = excluded.message, marked_at = excluded.marked_at, expires_at = excluded.expires_at
+                """, arguments: [key, provider, reason, message, ISO8601UTC.string(now), ISO8601UTC.string(until)])
+        }
+    }
+
+    /// Remembers that `eventID` went to `pushkeys` (committed with the next batch, without waiting).
+    public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
+        guard !pushkeys.isEmpty else { return }
+        let stamp = Self.ms(at)
+        database.batcher.enqueue({ db in
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+                """)
+            for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
+        }, onError: onError)
+    }
+
+    // MARK: Retry queue
+
+    /// Queues devices for a later retry; returns after the commit (the homeserver is told 200 only then).
+    /// Their events count as sent for de-duplication from now on.
+    public func enqueue(_ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)],
+                        attempts: Int, nextAttemptAt: Date, now: Date) async throws {
+        guard !items.isEmpty else { return }
+        let next = Self.ms(nextAttemptAt)
+        let created = Self.ms(now)
+        try await database.batcher.write { db in
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO matrix_retry_queue (app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let dedup = try db.cachedStatement(sql: """
+                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+                """)
+            for item in items {
+                try insert.execute(arguments: [item.appID, item.pushkey, item.eventID, item.notification, attempts, next, created, item.lastError])
+                if let e = item.eventID { try dedup.execute(arguments: [e, item.pushkey, created]) }
+            }
+        }
+    }
+
+    /// Up to `limit` items due at `now`, oldest due first.
+    public func due(now: Date, limit: Int) async throws -> [MatrixRetryItem] {
+        try await database.batcher.flush()
+        let cutoff = Self.ms(now)
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error
+                FROM matrix_retry_queue WHERE next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                """, arguments: [cutoff, limit]).map(Self.item)
+        }
+    }
+
+    /// Every queued item (admin, tests).
+    public func queued() async throws -> [MatrixRetryItem] {
+        try await database.batcher.flush()
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error
+                FROM matrix_retry_queue ORDER BY id
+                """).map(Self.item)
+        }
+    }
+
+    /// The item was delivered or given up on.
+    public func remove(id: Int64) async throws {
+        try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM matrix_retry_queue WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// Another attempt failed transiently: try again at `next`.
+    public func reschedule(id: Int64, attempts: Int, next: Date, lastError: String) async throws {
+        try await database.batcher.write { db in
+            try db.execute(sql: "UPDATE matrix_retry_queue SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
+                           arguments: [attempts, Self.ms(next), lastError, id])
+        }
+    }
+
+    /// Forgets de-duplication entries older than `before`. Returns how many.
+    @discardableResult
+    public func pruneDedup(before: Date) async throws -> Int {
+        let cutoff = Self.ms(before)
+        return try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM matrix_dedup WHERE seen_at < ?", arguments: [cutoff])
+            return db.changesCount
+        }
+    }
+
+    private static func item(_ r: Row) -> MatrixRetryItem {
+        MatrixRetryItem(id: r[0], appID: r[1], pushkey: r[2], eventID: r[3], notification: r[4], attempts: r[5],
+                        nextAttemptAt: date(r[6]), createdAt: date(r[7]), lastError: r[8])
+    }
+}

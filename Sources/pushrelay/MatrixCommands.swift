@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import PushRelayServer
+import PushRelayWebPush
+
+/// `pushrelay webpush …`: WebPush helpers.
+struct WebPushCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webpush",
+        abstract: "WebPush helpers.",
+        subcommands: [GenerateVAPIDKey.self])
+
+    struct GenerateVAPIDKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate-vapid-key",
+            abstract: "Write a new VAPID private key (PEM) and print the applicationServerKey browsers subscribe with.",
+            discussion: """
+                Point a webpush provider's vapid_private_key at the file. Give the printed applicationServerKey to \
+                pushManager.subscribe({userVisibleOnly: true, applicationServerKey: …}) in the web app.
+                """)
+
+        @Option(help: "Where to write the PEM (mode 0600).") var out = "vapid_private_key.pem"
+        @Flag(help: "Overwrite an existing file (subscriptions made with the old key stop working).") var force = false
+
+        func run() throws {
+            if FileManager.default.fileExists(atPath: out), !force {
+                throw ValidationError("'\(out)' exists; pass --force to replace it (browsers subscribed with the old key will stop receiving pushes)")
+            }
+            let (key, pem) = VAPIDKey.generate()
+            guard FileManager.default.createFile(atPath: out, contents: Data((pem + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw ValidationError("cannot write '\(out)'")
+            }
+            print("wrote \(out)")
+            print("applicationServerKey: \(VAPIDSigner(key: key, contact: "unused@example.org").applicationServerKey)")
+        }
+    }
+}
+
+/// `pushrelay import-sygnal-config sygnal.yaml`.
+struct ImportSygnalConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import-sygnal-config",
+        abstract: "Convert a Sygnal config's apps: into PushRelay providers: and matrix.apps: (YAML on stdout).")
+
+    @Argument(help: "The Sygnal config file (sygnal.yaml).") var file: String
+
+    func run() throws {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw ValidationError("cannot read '\(file)': \(error.localizedDescription)")
+        }
+        do {
+            print(try SygnalConfigImport.convert(yaml: text, source: file), terminator: "")
+        } catch let e as SygnalConfigImport.Failure {
+            throw ValidationError(e.description)
+        }
+    }
+}
