@@ -112,12 +112,15 @@ struct CLI {
             up = (try? await probe(port: port)) == true
         }
         #expect(up, "server did not start")
+        // A connected websocket channel does not hold the server open.
+        let ws = try await WSTestClient.subscribed(port: port, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
         p.terminate()  // SIGTERM
         p.waitUntilExit()
         let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(p.terminationStatus == 0, "\(log)")
         #expect(log.contains("database closed"), "\(log)")
         #expect(log.contains("nothing leaves this machine"), "the sandbox warning is logged")
+        #expect(await ws.waitUntilClosed())
     }
 
     private func probe(port: Int) async throws -> Bool {

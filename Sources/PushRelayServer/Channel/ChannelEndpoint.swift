@@ -63,18 +63,23 @@ struct ChannelEndpoint: Sendable {
                 connection.markClosed(.authFailed)
             }
         }
-        var session = Session(connection: connection)
-        do {
-            for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
-                guard case .text(let text) = message else {
-                    connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
-                    continue
+        // On shutdown, say goodbye (the client reconnects elsewhere or later) instead of holding the server open.
+        await withGracefulShutdownHandler {
+            var session = Session(connection: connection)
+            do {
+                for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
+                    guard case .text(let text) = message else {
+                        connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
+                        continue
+                    }
+                    await handle(text, session: &session)
+                    if connection.isClosed { break }
                 }
-                await handle(text, session: &session)
-                if connection.isClosed { break }
+            } catch {
+                logger.debug("websocket ended: \(error)", metadata: ["peer": .string(peer)])
             }
-        } catch {
-            logger.debug("websocket ended: \(error)", metadata: ["peer": .string(peer)])
+        } onGracefulShutdown: {
+            connection.markClosed(.serverShutdown)
         }
         connection.cancelAuthTimer()
         connection.markClosed(.clientGone)
