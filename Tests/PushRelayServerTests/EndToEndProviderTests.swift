@@ -15,9 +15,11 @@ import Testing
         _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
     ) async throws {
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-        let env = try await FakeProviderEnvironment.start(directory: dir)
+        // One clock for PushRelay (quota days, JWT claims) and the fakes (JWT age checks): independent of the real time.
+        let clock = TestClock()
+        let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
         do {
-            try await TestServer.with(configure: { c in
+            try await TestServer.with(clock: clock, configure: { c in
                 c.providers = [
                     "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
                     "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
