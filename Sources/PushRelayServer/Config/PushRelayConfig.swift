@@ -61,6 +61,8 @@ public struct PushRelayConfig: Sendable {
     public var quota = Quota()
     public var delivery = Delivery()
     public var channel = ChannelSettings()
+    public var relay = RelaySettings()
+    public var voip = VoIPSettings()
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
@@ -92,7 +94,7 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios"],
+        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios", "relay", "voip"],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
@@ -101,6 +103,8 @@ extension PushRelayConfig {
         "admin": ["token"],
         "log": ["level"],
         "ios": ["companion_app_ids"],
+        "relay": relayKeys,
+        "voip": voipKeys,
     ]
 
     static let overridableKeys = [
@@ -263,6 +267,7 @@ extension PushRelayConfig {
             throw ConfigError(key: "apps[\(k)].provider", problem: "names '\(route.provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
         }
         usingDefaultRoutes = !hasProviders && !hasApps
+        try readRelayAndVoIP(r)
     }
 }
 
