@@ -17,7 +17,8 @@ import Testing
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
         let env = try await FakeProviderEnvironment.start(directory: dir)
         do {
-            try await TestServer.with(configure: { c in
+            // The providers stamp JWTs with the server's clock and the fakes check them against the real one: start at now.
+            try await TestServer.with(clock: TestClock(ISO8601DateFormatter().string(from: Date())), configure: { c in
                 c.providers = [
                     "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
                     "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
