@@ -27,3 +27,4 @@ CREATE TABLE voip_devices (
 ) WITHOUT ROWID;
 
 CREATE INDEX voip_devices_by_key ON voip_devices (api_key_id);
+CREATE INDEX voip_devices_by_push_token ON voip_devices (push_token);  -- encrypt_payloads: key by push token

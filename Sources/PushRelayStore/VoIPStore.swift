@@ -137,6 +137,15 @@ public final class VoIPStore: Sendable {
         }
     }
 
+    /// The key of the newest live device registered with this push token (any API key), for `encrypt_payloads`.
+    public func encryptionKey(forPushToken token: String) async throws -> [UInt8]? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT encryption_key FROM voip_devices WHERE push_token = ? AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1
+                """, arguments: [token]).flatMap { Data(base64Encoded: $0) }.map(Array.init)
+        }
+    }
+
     /// Remembers that a provider reported the device's token invalid; calls to it answer 410 until it registers again.
     public func markDead(id: String, reason: String, now: Date = Date()) async throws {
         try await database.batcher.write { db in

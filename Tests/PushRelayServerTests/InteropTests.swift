@@ -66,7 +66,8 @@ elif mode == "decrypt":
 elif mode == "invite":
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     fields, key = json.loads(sys.argv[2]), base64.b64decode(sys.argv[3])
-    ciphertext = base64.b64decode(fields["invite"]) + base64.b64decode(fields["tag"])
+    name = sys.argv[4] if len(sys.argv) > 4 else "invite"
+    ciphertext = base64.b64decode(fields[name]) + base64.b64decode(fields["tag"])
     compressed = AESGCM(key).decrypt(base64.b64decode(fields["iv"]), ciphertext, None)
     sys.stdout.write(zlib.decompress(compressed).decode())
 """#
@@ -162,6 +163,22 @@ elif mode == "invite":
             let alert = try #require(env.apns.records.first?.payload?["aps"]?["alert"])
             let opened = try await Self.python(["invite", alert.jsonString(), reg["encryption_key"]?.stringValue ?? ""])
             #expect(opened == invite)
+        }
+    }
+
+    @Test func pythonOpensAnEncryptedHomeAssistantNotification() async throws {
+        try await Self.requirePythonPackages()
+        try await withRelayFakes(configure: { c in c.apps = [.init(match: "*", provider: "fcm", encryptPayloads: true)] }) { s, env in
+            let apiKey = try await VoIPStore(database: s.database).createAPIKey(label: nil).key
+            let reg = try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "a", "push_token": "fcm:sealed"], key: apiKey)
+            #expect(reg.status == 201, "\(reg.rawBody)")
+            let r = try await s.android(TestServer.haBody(token: "fcm:sealed", message: "Washer done ✓", title: "Laundry"))
+            #expect(r.status == 201, "\(r.rawBody)")
+            let data = try #require(env.fcm.records.first?.body?["message"]?["data"])
+            let opened = try await Self.python(["invite", data.jsonString(), reg["encryption_key"]?.stringValue ?? "", "encrypted"])
+            let json = try JSONParser.parse(Array(opened.utf8))
+            #expect(json["message"] == "Washer done ✓")
+            #expect(json["title"] == "Laundry")
         }
     }
 }

@@ -27,9 +27,9 @@ import Testing
     }
 
     /// Opens the invite the way an app would: base64 → AES-256-GCM → zlib (stored blocks here; Python checks real zlib).
-    static func openInvite(_ payload: JSONValue, key: [UInt8]) throws -> String {
+    static func openInvite(_ payload: JSONValue, key: [UInt8], field: String = "invite") throws -> String {
         func b64(_ k: String) throws -> Data { try #require(Data(base64Encoded: payload[k]?.stringValue ?? "")) }
-        let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: b64("iv")), ciphertext: b64("invite"), tag: b64("tag"))
+        let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: b64("iv")), ciphertext: b64(field), tag: b64("tag"))
         let zlib = try AES.GCM.open(box, using: SymmetricKey(data: key))
         let plain = try #require(CallInvitePayloadReader.inflateStored(Array(zlib)))
         return String(decoding: plain, as: UTF8.self)
@@ -87,6 +87,37 @@ import Testing
         }
     }
 
+    @Test func encryptedHomeAssistantNotifications() async throws {
+        try await withRelayFakes(configure: { c in
+            c.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "apns", encryptPayloads: true), .init(match: "*", provider: "fcm", encryptPayloads: true)]
+        }) { s, env in
+            let key = try await Self.apiKey(s)
+            let android = try await Self.register(s, key: key, platform: "android", pushToken: "fcm:ha-sealed")
+            let r = try await s.android(TestServer.haBody(token: "fcm:ha-sealed", message: "Front door open", title: "Security", data: ["tag": "door"]))
+            #expect(r.status == 201, "\(r.rawBody)")
+            let m = try #require(env.fcm.records.first?.body?["message"])
+            #expect(m["data"]?["encryption_type"] == "aes_256_gcm")
+            #expect(m["data"]?["message"] == nil)
+            let data = try JSONParser.parse(Array(try Self.openInvite(m["data"] ?? .null, key: android.key, field: "encrypted").utf8))
+            #expect(data == ["message": "Front door open", "title": "Security", "tag": "door", "webhook_id": "hook-1"])
+
+            let hex = String(repeating: "0a1b", count: 16)
+            let ios = try await Self.register(s, key: key, platform: "ios", pushToken: hex)
+            let i = try await s.ios(TestServer.haBody(token: hex, message: "Alarm armed", title: "Home", appID: "io.robbie.HomeAssistant"))
+            #expect(i.status == 201, "\(i.rawBody)")
+            let rec = try #require(env.apns.records.first)
+            #expect(rec.payload?["aps"] == ["alert": ["body": "New notification"], "mutable-content": 1, "sound": "default"])
+            #expect(String(decoding: rec.request.body, as: UTF8.self).range(of: "Alarm") == nil)
+            let payload = try JSONParser.parse(Array(try Self.openInvite(rec.payload ?? .null, key: ios.key, field: "encrypted").utf8))
+            #expect(payload["aps"]?["alert"] == ["title": "Home", "body": "Alarm armed"])
+            #expect(payload["webhook_id"] == "hook-1")
+
+            // Tokens without a registered device are sent as usual.
+            #expect(try await s.android(TestServer.haBody(token: "fcm:other", message: "Plain")).status == 201)
+            #expect(env.fcm.records.last?.body?["message"]?["data"]?["message"] == "Plain")
+        }
+    }
+
     @Test func apiKeysDevicesAndErrors() async throws {
         try await withRelayFakes { s, env in
             let key = try await Self.apiKey(s)
@@ -95,7 +126,12 @@ import Testing
             expectJSONError(try await s.bearerPost("/api/v1/devices", body, key: nil), status: 401, errorType: "Unauthorized")
             expectJSONError(try await s.bearerPost("/api/v1/devices", body, key: "prk_wrong"), status: 401)
             expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "web", "app_id": "a", "push_token": "t"], key: key), status: 400)
-            expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "ios", "app_id": "a", "push_token": "t"], key: key), status: 400)
+            expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "ios", "app_id": "a", "push_token": "t", "voip_token": "nothex"], key: key), status: 400)
+            // An iOS device without a PushKit token can get encrypted notifications but no calls.
+            let plain = try await s.bearerPost("/api/v1/devices", ["platform": "ios", "app_id": "a", "push_token": "t"], key: key)
+            #expect(plain.status == 201)
+            expectJSONError(try await s.bearerPost("/api/v1/calls", ["device_id": plain["device_id"] ?? .null, "caller_name": "C", "caller_id": "c", "invite": "i"], key: key),
+                            status: 422, errorType: "NoVoIPToken")
             expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "a"], key: key), status: 400)
 
             let device = try await Self.register(s, key: key, platform: "android", pushToken: "fcm:x")

@@ -250,10 +250,10 @@ extension PushRelayConfig {
                 guard case .object(let o) = item else { throw ConfigError(key: key, problem: "must be a mapping {match, provider}") }
                 guard case .string(let match)? = o["match"], !match.isEmpty else { throw ConfigError(key: "\(key).match", problem: "is required: an app id or glob such as 'io.example.*'") }
                 guard case .string(let provider)? = o["provider"] else { throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'") }
-                if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" }) {
+                if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" && $0 != "encrypt_payloads" }) {
                     throw ConfigError(key: "\(key).\(extra)", problem: "unknown key")
                 }
-                return AppRoutes.Route(match: match, provider: provider)
+                return AppRoutes.Route(match: match, provider: provider, encryptPayloads: try Self.encryptPayloads(o["encrypt_payloads"], key: "\(key).encrypt_payloads"))
             }
         }
         if hasProviders && !hasApps {

@@ -60,6 +60,15 @@ extension PushRelayConfig {
         if let v = try r.int("relay.max_body_bytes", range: 4096...65_536) { relay.maxBodyBytes = v }
     }
 
+    /// `apps[k].encrypt_payloads`.
+    static func encryptPayloads(_ v: JSONValue?, key: String) throws -> Bool {
+        switch v {
+        case nil, .null?: return false
+        case .bool(let b)?: return b
+        default: throw ConfigError(key: key, problem: "must be true or false")
+        }
+    }
+
     private func providerName(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
         guard let name = try r.string(key), !name.isEmpty else { return nil }
         guard let p = providers[name] else {

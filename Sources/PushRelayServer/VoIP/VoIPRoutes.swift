@@ -43,9 +43,9 @@ struct VoIPRoutes {
         }
         let voipToken = try f.optionalString("voip_token")
         let pushToken = try f.string("push_token")
-        if platform == .ios {
-            guard let voipToken, voipToken.count >= 64, voipToken.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
-                throw APIError.badRequest("iOS devices need 'voip_token': the hex PushKit token (64 or more hex digits).")
+        if let voipToken {
+            guard platform == .ios, voipToken.count >= 64, voipToken.count <= 200, voipToken.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+                throw APIError.badRequest("'voip_token' is for iOS devices: the hex PushKit token (64 or more hex digits).")
             }
         }
         let registered = try await service.register(apiKeyID: apiKey, platform: platform, appID: try f.string("app_id"), pushToken: pushToken,
