@@ -19,6 +19,7 @@ CREATE TABLE voip_devices (
     push_token      TEXT NOT NULL,
     voip_token      TEXT,               -- iOS PushKit token
     label           TEXT,
+    webhook_id      TEXT,               -- optional: its Home Assistant websocket channel (calls ring there first)
     encryption_key  TEXT NOT NULL,      -- base64 of 32 random bytes (AES-256-GCM)
     created_at      TEXT NOT NULL,
     key_rotated_at  TEXT,

@@ -42,7 +42,7 @@ public enum PushRelayApplication {
         let routes = RouteTable(router: router)
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        let relay = RelayModule(config: config, registry: registry, database: database, clock: clock, logger: logger)
+        let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, clock: clock, logger: logger)
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
         ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
                         limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)

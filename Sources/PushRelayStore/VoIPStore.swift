@@ -20,13 +20,15 @@ public struct VoIPDevice: Sendable, Equatable {
     public var pushToken: String
     public var voipToken: String?
     public var label: String?
+    /// The webhook id of the device's websocket channel, if it has one.
+    public var webhookID: String?
     /// The 32-byte AES-256-GCM key, shared with the app at registration.
     public var encryptionKey: [UInt8]
     /// Set when a provider reported the token invalid.
     public var deadReason: String?
 
     public init(id: String, apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
-                encryptionKey: [UInt8], deadReason: String? = nil) {
+                webhookID: String? = nil, encryptionKey: [UInt8], deadReason: String? = nil) {
         self.id = id
         self.apiKeyID = apiKeyID
         self.platform = platform
@@ -34,6 +36,7 @@ public struct VoIPDevice: Sendable, Equatable {
         self.pushToken = pushToken
         self.voipToken = voipToken
         self.label = label
+        self.webhookID = webhookID
         self.encryptionKey = encryptionKey
         self.deadReason = deadReason
     }
@@ -98,9 +101,9 @@ public final class VoIPStore: Sendable {
         let key = Data(d.encryptionKey).base64EncodedString()
         try await database.batcher.write { db in
             try db.execute(sql: """
-                INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [d.id, d.apiKeyID, d.platform.rawValue, d.appID, d.pushToken, d.voipToken, d.label, key, ISO8601UTC.string(now)])
+                INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [d.id, d.apiKeyID, d.platform.rawValue, d.appID, d.pushToken, d.voipToken, d.label, d.webhookID, key, ISO8601UTC.string(now)])
         }
     }
 
@@ -108,11 +111,11 @@ public final class VoIPStore: Sendable {
     public func device(id: String, apiKeyID: Int64) async throws -> VoIPDevice? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: """
-                SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason
+                SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
                 FROM voip_devices WHERE id = ? AND api_key_id = ?
                 """, arguments: [id, apiKeyID]).map { row in
                 VoIPDevice(id: row[0], apiKeyID: row[1], platform: HAPlatform(rawValue: row[2]) ?? .android, appID: row[3], pushToken: row[4],
-                           voipToken: row[5], label: row[6], encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
+                           voipToken: row[5], label: row[6], webhookID: row[9], encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
                            deadReason: row[8])
             }
         }

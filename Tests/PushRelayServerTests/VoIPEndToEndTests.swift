@@ -87,6 +87,38 @@ import Testing
         }
     }
 
+    @Test func aLiveChannelGetsTheInviteInsteadOfAPush() async throws {
+        try await withRelayFakes(configure: { $0.voip.channelConfirmTimeoutMs = 2000 }) { s, env in
+            let key = try await Self.apiKey(s)
+            let token = "call-channel-token:" + String(repeating: "y", count: 40)
+            let device = try await Self.register(s, key: key, platform: "android", pushToken: token)
+            let ws = try await WSTestClient.subscribed(port: s.port, token: token, id: 7)
+            let call: JSONValue = ["device_id": .string(device.id), "caller_name": "Alice", "caller_id": "alice", "invite": .string(Self.invite)]
+
+            async let confirmed = s.bearerPost("/api/v1/calls", call, key: key)
+            let event = try await ws.receive()
+            #expect(event["id"] == 7)
+            #expect(event["event"]?["type"] == "call_invite")
+            #expect(event["event"]?["incoming_caller_name"] == "Alice")
+            #expect(try Self.openInvite(event["event"] ?? .null, key: device.key) == Self.invite)
+            let confirmID = try #require(event["event"]?["hass_confirm_id"]?.stringValue)
+            ws.send(["id": 8, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1", "confirm_id": .string(confirmID)])
+            #expect(try await ws.receive()["success"] == true)
+            let r = try await confirmed
+            #expect(r.status == 201, "\(r.rawBody)")
+            #expect(r["delivered_via"] == "websocket")
+            #expect(env.fcm.records.isEmpty)
+
+            // Not confirmed in time: the push goes out after all.
+            async let unconfirmed = s.bearerPost("/api/v1/calls", call, key: key)
+            #expect(try await ws.receive()["event"]?["type"] == "call_invite")
+            let r2 = try await unconfirmed
+            #expect(r2.status == 201, "\(r2.rawBody)")
+            #expect(r2["delivered_via"] == "fcm")
+            #expect(env.fcm.records.count == 1)
+        }
+    }
+
     @Test func encryptedHomeAssistantNotifications() async throws {
         try await withRelayFakes(configure: { c in
             c.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "apns", encryptPayloads: true), .init(match: "*", provider: "fcm", encryptPayloads: true)]

@@ -26,6 +26,8 @@ public struct VoIPSettings: Sendable {
     public var apnsProvider: String?
     /// Provider instance (type fcm) for Android devices.
     public var fcmProvider: String?
+    /// How long a call invite sent over the device's websocket channel waits for its confirm before the push goes out.
+    public var channelConfirmTimeoutMs = 3000
 
     public init() {}
 }
@@ -35,7 +37,7 @@ extension PushRelayConfig {
         "apns_provider", "fcm_provider", "alert_text", "unsubscribe_allowed_hosts", "daily_limit_per_token",
         "max_requests_per_minute_per_address", "max_body_bytes",
     ]
-    static let voipKeys: Set<String> = ["apns_provider", "fcm_provider"]
+    static let voipKeys: Set<String> = ["apns_provider", "fcm_provider", "channel_confirm_timeout_ms"]
 
     /// Reads `relay.*` and `voip.*`; the providers they name must exist with the right type.
     mutating func readRelayAndVoIP(_ r: ConfigTreeReader) throws {
@@ -58,6 +60,7 @@ extension PushRelayConfig {
         if let v = try r.int("relay.daily_limit_per_token", range: 0...10_000_000) { relay.dailyLimitPerToken = v }
         if let v = try r.int("relay.max_requests_per_minute_per_address", range: 0...10_000_000) { relay.maxRequestsPerMinutePerAddress = v }
         if let v = try r.int("relay.max_body_bytes", range: 4096...65_536) { relay.maxBodyBytes = v }
+        if let v = try r.int("voip.channel_confirm_timeout_ms", range: 100...60_000) { voip.channelConfirmTimeoutMs = v }
     }
 
     /// `apps[k].encrypt_payloads`.

@@ -49,7 +49,8 @@ struct VoIPRoutes {
             }
         }
         let registered = try await service.register(apiKeyID: apiKey, platform: platform, appID: try f.string("app_id"), pushToken: pushToken,
-                                                    voipToken: voipToken, label: try f.optionalString("label"))
+                                                    voipToken: voipToken, label: try f.optionalString("label"),
+                                                    webhookID: try f.optionalString("webhook_id"))
         return JSONResponse.make(status: .created, body: keyBody(registered.deviceID, registered.key))
     }
 

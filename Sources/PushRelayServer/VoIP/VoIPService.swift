@@ -8,10 +8,15 @@ final class VoIPService: Sendable {
     let store: VoIPStore
     let apns: DeliveryRunner?
     let fcm: DeliveryRunner?
+    /// The websocket channels: a device with a live, confirming channel is rung there first.
+    let hub: ChannelHub?
+    let channelConfirmTimeout: Duration
     let clock: any WallClock
     let logger: Logger
 
-    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, clock: any WallClock, logger: Logger) {
+    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, hub: ChannelHub?, channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
+        self.hub = hub
+        self.channelConfirmTimeout = .milliseconds(channelConfirmTimeoutMs)
         self.store = store
         self.apns = apns
         self.fcm = fcm
@@ -41,9 +46,10 @@ final class VoIPService: Sendable {
         var key: [UInt8]
     }
 
-    func register(apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?) async throws(APIError) -> Registered {
+    func register(apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
+                  webhookID: String?) async throws(APIError) -> Registered {
         let device = VoIPDevice(id: UUID().uuidString.lowercased(), apiKeyID: apiKeyID, platform: platform, appID: appID, pushToken: pushToken,
-                                voipToken: voipToken, label: label, encryptionKey: CallInviteSealer.newKey())
+                                voipToken: voipToken, label: label, webhookID: webhookID, encryptionKey: CallInviteSealer.newKey())
         do {
             try await store.addDevice(device, now: clock.now())
         } catch {
@@ -107,6 +113,9 @@ final class VoIPService: Sendable {
         }
         let invite = CallInvite(notificationUUID: UUID().uuidString.lowercased(), callerName: c.callerName, callerID: c.callerID,
                                 title: c.title ?? c.callerName, withVideo: c.withVideo, inviteCiphertext: sealed.ciphertext, iv: sealed.iv, tag: sealed.tag)
+        if await ringOverChannel(invite, device: device) {
+            return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: "websocket")
+        }
         let runner: DeliveryRunner
         let notification: TranslatedNotification
         let token: String
@@ -151,6 +160,20 @@ final class VoIPService: Sendable {
             }
             throw RelayService.error(failure)
         }
+    }
+
+    /// As SignalWire does: no push while the device has a live websocket channel. The invite goes over a channel
+    /// that confirms (`support_confirm`) as an event with `type: "call_invite"` and a `hass_confirm_id`; without a
+    /// confirm in `voip.channel_confirm_timeout_ms` the push is sent after all.
+    private func ringOverChannel(_ invite: CallInvite, device: VoIPDevice) async -> Bool {
+        guard let hub, let sub = hub.subscription(pushToken: device.pushToken, webhookID: device.webhookID), sub.supportConfirm else { return false }
+        let confirmID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        guard case .object(var event) = invite.payload else { return false }
+        event["hass_confirm_id"] = .string(confirmID)
+        let text = ChannelWire.event(subscription: sub.id, .object(event))
+        if await hub.callWaiters.deliver(text, id: confirmID, on: sub, timeout: channelConfirmTimeout) { return true }
+        logger.info("call invite not confirmed on the websocket channel; sending the push", metadata: ["device": .string(device.id)])
+        return false
     }
 
     static func unknownDevice(_ id: String) -> APIError {
