@@ -42,6 +42,8 @@ public enum PushRelayApplication {
         let routes = RouteTable(router: router)
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
+        let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, clock: clock, logger: logger)
+        relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
         ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
                         limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
             .register(router)
@@ -64,6 +66,7 @@ public enum PushRelayApplication {
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values)),
+                relay.service,
                 ChannelService(hub: hub, store: channelStore, clock: clock, logger: logger),
                 MatrixRetryService(gateway: matrix),
             ],

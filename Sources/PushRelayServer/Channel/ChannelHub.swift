@@ -56,6 +56,8 @@ final class ChannelHub: Sendable {
     let logger: Logger
     private let state = Mutex(State())
     private let cloudSender = Mutex<CloudSender?>(nil)
+    /// Call invites waiting for their confirm (VoIP API).
+    let callWaiters = ChannelCallWaiters()
 
     init(store: ChannelStore, settings: ChannelSettings, clock: any WallClock, logger: Logger) {
         self.store = store
@@ -122,6 +124,15 @@ final class ChannelHub: Sendable {
         return id
     }
 
+    /// The live channel of a device registered for calls: by its push token, else by its webhook id.
+    func subscription(pushToken: String, webhookID: String?) -> ChannelSubscription? {
+        state.withLock { s in
+            if let sub = s.byToken[pushToken] { return sub }
+            if let webhookID, let sub = s.byWebhook[webhookID], sub.pushToken == nil || sub.pushToken == pushToken { return sub }
+            return nil
+        }
+    }
+
     private func subscription(for n: HANotification) -> ChannelSubscription? {
         state.withLock { s in
             if let w = n.registrationInfo.webhookID, let sub = s.byWebhook[w], sub.accepts(n) { return sub }
@@ -153,6 +164,7 @@ final class ChannelHub: Sendable {
 
     /// A client confirmed a message. False when it is unknown, already timed out, or not this channel's.
     func confirm(_ confirmID: String, webhookID: String, connection: ChannelConnection) async -> Bool {
+        if callWaiters.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
         let pending = state.withLock { s -> Pending? in
             guard let p = s.pending[confirmID], p.subscription.webhookID == webhookID, p.subscription.connection === connection else { return nil }
             s.pending[confirmID] = nil

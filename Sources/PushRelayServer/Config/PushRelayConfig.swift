@@ -61,6 +61,8 @@ public struct PushRelayConfig: Sendable {
     public var quota = Quota()
     public var delivery = Delivery()
     public var channel = ChannelSettings()
+    public var relay = RelaySettings()
+    public var voip = VoIPSettings()
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
     public var matrix = Matrix()
@@ -93,7 +95,7 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios", "matrix"],
+        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios", "matrix", "relay", "voip"],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
@@ -102,6 +104,8 @@ extension PushRelayConfig {
         "admin": ["token"],
         "log": ["level"],
         "ios": ["companion_app_ids"],
+        "relay": relayKeys,
+        "voip": voipKeys,
     ]
 
     static let overridableKeys = [
@@ -253,10 +257,10 @@ extension PushRelayConfig {
                 guard case .object(let o) = item else { throw ConfigError(key: key, problem: "must be a mapping {match, provider}") }
                 guard case .string(let match)? = o["match"], !match.isEmpty else { throw ConfigError(key: "\(key).match", problem: "is required: an app id or glob such as 'io.example.*'") }
                 guard case .string(let provider)? = o["provider"] else { throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'") }
-                if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" }) {
+                if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" && $0 != "encrypt_payloads" }) {
                     throw ConfigError(key: "\(key).\(extra)", problem: "unknown key")
                 }
-                return AppRoutes.Route(match: match, provider: provider)
+                return AppRoutes.Route(match: match, provider: provider, encryptPayloads: try Self.encryptPayloads(o["encrypt_payloads"], key: "\(key).encrypt_payloads"))
             }
         }
         if hasProviders && !hasApps {
@@ -271,6 +275,7 @@ extension PushRelayConfig {
         }
         usingDefaultRoutes = !hasProviders && !hasApps
         try parseMatrix(tree)
+        try readRelayAndVoIP(r)
     }
 }
 

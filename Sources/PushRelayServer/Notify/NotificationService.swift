@@ -79,7 +79,7 @@ public final class NotificationService: Sendable {
                 throw storageFailure(error)
             }
         }
-        let translated = translate(n, platform: platform)
+        let translated = try await sealIfRegistered(translate(n, platform: platform), n, platform: platform)
         guard let provider = registry.provider(for: appID) else {
             throw APIError(.internalServerError, "ConfigurationError",
                            "No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.",

@@ -1,0 +1,83 @@
+import PushRelayCore
+
+/// `relay.*`: the WebPush → APNs/FCM relay (`/relay-to/…`).
+public struct RelaySettings: Sendable {
+    /// Provider instance (type apns) for `/relay-to/{production|development}/…`; its `topic` is the app's bundle id.
+    public var apnsProvider: String?
+    /// Provider instance (type fcm) for `/relay-to/fcm/…`.
+    public var fcmProvider: String?
+    /// The alert the device shows when the app cannot decrypt the message.
+    public var alertText = "New notification"
+    /// Hosts PushRelay may send an `Unsubscribe-URL` DELETE to. Empty: never.
+    public var unsubscribeAllowedHosts: [String] = []
+    /// Relayed messages per device token and UTC day; 0 = no limit.
+    public var dailyLimitPerToken = 0
+    /// Relay requests per sender address and minute; 0 = no limit.
+    public var maxRequestsPerMinutePerAddress = 0
+    /// Larger WebPush bodies are answered 413 (RFC 8030 push services accept at least 4096 bytes).
+    public var maxBodyBytes = 8192
+
+    public init() {}
+}
+
+/// `voip.*`: call-invite pushes (`/api/v1/devices`, `/api/v1/calls`).
+public struct VoIPSettings: Sendable {
+    /// Provider instance (type apns) for iOS devices; PushKit pushes go to `<topic>.voip`.
+    public var apnsProvider: String?
+    /// Provider instance (type fcm) for Android devices.
+    public var fcmProvider: String?
+    /// How long a call invite sent over the device's websocket channel waits for its confirm before the push goes out.
+    public var channelConfirmTimeoutMs = 3000
+
+    public init() {}
+}
+
+extension PushRelayConfig {
+    static let relayKeys: Set<String> = [
+        "apns_provider", "fcm_provider", "alert_text", "unsubscribe_allowed_hosts", "daily_limit_per_token",
+        "max_requests_per_minute_per_address", "max_body_bytes",
+    ]
+    static let voipKeys: Set<String> = ["apns_provider", "fcm_provider", "channel_confirm_timeout_ms"]
+
+    /// Reads `relay.*` and `voip.*`; the providers they name must exist with the right type.
+    mutating func readRelayAndVoIP(_ r: ConfigTreeReader) throws {
+        relay.apnsProvider = try providerName(r, "relay.apns_provider", type: "apns")
+        relay.fcmProvider = try providerName(r, "relay.fcm_provider", type: "fcm")
+        voip.apnsProvider = try providerName(r, "voip.apns_provider", type: "apns")
+        voip.fcmProvider = try providerName(r, "voip.fcm_provider", type: "fcm")
+        if let v = try r.string("relay.alert_text") {
+            guard !v.isEmpty, v.utf8.count <= 256 else { throw ConfigError(key: "relay.alert_text", problem: "must be 1 to 256 bytes of text") }
+            relay.alertText = v
+        }
+        if let hosts = try r.array("relay.unsubscribe_allowed_hosts") {
+            relay.unsubscribeAllowedHosts = try hosts.enumerated().map { (k, v) in
+                guard case .string(let s) = v, !s.isEmpty, !s.contains("/"), !s.contains(":") || s.hasPrefix("[") else {
+                    throw ConfigError(key: "relay.unsubscribe_allowed_hosts[\(k)]", problem: "must be a host name such as mastodon.example (no scheme, port or path)")
+                }
+                return s.lowercased()
+            }
+        }
+        if let v = try r.int("relay.daily_limit_per_token", range: 0...10_000_000) { relay.dailyLimitPerToken = v }
+        if let v = try r.int("relay.max_requests_per_minute_per_address", range: 0...10_000_000) { relay.maxRequestsPerMinutePerAddress = v }
+        if let v = try r.int("relay.max_body_bytes", range: 4096...65_536) { relay.maxBodyBytes = v }
+        if let v = try r.int("voip.channel_confirm_timeout_ms", range: 100...60_000) { voip.channelConfirmTimeoutMs = v }
+    }
+
+    /// `apps[k].encrypt_payloads`.
+    static func encryptPayloads(_ v: JSONValue?, key: String) throws -> Bool {
+        switch v {
+        case nil, .null?: return false
+        case .bool(let b)?: return b
+        default: throw ConfigError(key: key, problem: "must be true or false")
+        }
+    }
+
+    private func providerName(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
+        guard let name = try r.string(key), !name.isEmpty else { return nil }
+        guard let p = providers[name] else {
+            throw ConfigError(key: key, problem: "names '\(name)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
+        }
+        guard p.type == type else { throw ConfigError(key: key, problem: "names '\(name)', a \(p.type) provider; it must be a \(type) provider") }
+        return name
+    }
+}

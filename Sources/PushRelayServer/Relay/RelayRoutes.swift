@@ -1,0 +1,49 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PushRelayCore
+
+/// `POST /relay-to/{production|development|fcm}/{token}[/{extra...}]` (toot-relay compatible) and
+/// `GET /relay-to/_health`.
+struct RelayRoutes {
+    let service: RelayService
+
+    func register(_ routes: RouteTable<PushRelayRequestContext>) {
+        routes.on("/relay-to/**", [
+            .post: { request, context in try await relay(request, context: context) },
+            .get: { request, _ in
+                guard request.uri.path == "/relay-to/_health" else {
+                    throw APIError(.methodNotAllowed, "MethodNotAllowed", "GET is not allowed on \(request.uri.path); WebPush messages are POSTed.",
+                                   headers: [.allow: "POST"])
+                }
+                return JSONResponse.make(status: .ok, body: ["status": "ok"])
+            },
+        ])
+    }
+
+    private func relay(_ request: Request, context: PushRelayRequestContext) async throws -> Response {
+        try service.admit(peer: context.peerAddress)
+        let target: RelayTarget
+        switch RelayTarget.parse(path: request.uri.path) {
+        case .success(let t): target = t
+        case .failure(let e): throw APIError.badRequest(e.message)
+        }
+        let parsed = WebPushHeaders.parse { name in
+            guard let field = HTTPField.Name(name) else { return nil }
+            let values = request.headers[values: field]
+            return values.isEmpty ? nil : values.joined(separator: ",")
+        }
+        let headers: WebPushHeaders
+        switch parsed {
+        case .success(let h): headers = h
+        case .failure(let e):
+            throw APIError(.init(code: e.status), e.status == 415 ? "UnsupportedContentEncoding" : "InvalidRequest", e.description)
+        }
+        var request = request
+        let buffer = try await request.collectBody(upTo: service.settings.maxBodyBytes)
+        let accepted = try await service.relay(target, headers: headers, body: Array(buffer.readableBytesView))
+        var fields: HTTPFields = [.location: "/relay-to/messages/\(accepted.messageID)"]
+        fields[HTTPField.Name("TTL")!] = String(accepted.ttl)
+        return JSONResponse.make(status: .created, body: ["messageId": .string(accepted.messageID), "ttl": .int(Int64(accepted.ttl))], headers: fields)
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+import Synchronization
+
+/// Fixed one-minute windows of requests per sender address (`relay.max_requests_per_minute_per_address`).
+final class SenderRateLimiter: Sendable {
+    private struct Window {
+        var minute: Int64 = 0
+        var counts: [String: Int] = [:]
+    }
+
+    let limit: Int
+    private let window = Mutex(Window())
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts one request; false when the address is past its limit for the current minute.
+    func allow(_ address: String, now: Date) -> Bool {
+        let minute = Int64(now.timeIntervalSince1970 / 60)
+        return window.withLock { w in
+            if w.minute != minute {
+                w.minute = minute
+                w.counts.removeAll(keepingCapacity: true)
+            }
+            let n = w.counts[address, default: 0]
+            guard n < limit else { return false }
+            w.counts[address] = n + 1
+            return true
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Synchronization
+
+/// Call invites sent over a websocket channel, each waiting for the app's confirm (`hass_confirm_id`).
+///
+/// In memory only: an invite that is not confirmed within the timeout goes out as a push instead, so nothing needs
+/// to survive a restart. `ChannelHub.confirm` asks here first.
+final class ChannelCallWaiters: Sendable {
+    private struct Waiter {
+        let webhookID: String
+        let connection: ObjectIdentifier
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private let waiters = Mutex<[String: Waiter]>([:])
+
+    var count: Int { waiters.withLock { $0.count } }
+
+    /// Sends `event` (which carries `id` as its confirm id) on the subscription and waits for the confirm.
+    /// True when confirmed in time; false on timeout or a failed write.
+    func deliver(_ event: String, id: String, on sub: ChannelSubscription, timeout: Duration) async -> Bool {
+        let timer = Task { [self] in
+            do { try await Task.sleep(for: timeout) } catch { return }
+            self.resolve(id, confirmed: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            waiters.withLock { $0[id] = Waiter(webhookID: sub.webhookID, connection: ObjectIdentifier(sub.connection), continuation: c) }
+            sub.connection.send(event) { [self] in self.resolve(id, confirmed: false) }
+        }
+    }
+
+    /// A confirm from a client: true when it was for a waiting call invite sent on that connection.
+    func confirm(_ id: String, webhookID: String, connection: ChannelConnection) -> Bool {
+        let waiter = waiters.withLock { w -> Waiter? in
+            guard let x = w[id], x.webhookID == webhookID, x.connection == ObjectIdentifier(connection) else { return nil }
+            return w.removeValue(forKey: id)
+        }
+        waiter?.continuation.resume(returning: true)
+        return waiter != nil
+    }
+
+    private func resolve(_ id: String, confirmed: Bool) {
+        waiters.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: confirmed)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import PushRelayCore
+
+/// `/api/v1/devices` and `/api/v1/calls`, authenticated with `Authorization: Bearer <api key>`.
+struct VoIPRoutes {
+    let service: VoIPService
+    let maxBodyBytes: Int
+
+    func register(_ routes: RouteTable<PushRelayRequestContext>) {
+        routes.on("/api/v1/devices", [.post: { request, _ in try await registerDevice(request) }])
+        routes.on("/api/v1/devices/:id", [.delete: { request, context in
+            let key = try await service.authenticate(request.headers[.authorization])
+            try await service.delete(deviceID: try deviceID(context), apiKeyID: key)
+            return JSONResponse.make(status: .ok, body: ["deleted": true])
+        }])
+        routes.on("/api/v1/devices/:id/rotate-key", [.post: { request, context in
+            let key = try await service.authenticate(request.headers[.authorization])
+            let id = try deviceID(context)
+            let newKey = try await service.rotateKey(deviceID: id, apiKeyID: key)
+            return JSONResponse.make(status: .ok, body: keyBody(id, newKey))
+        }])
+        routes.on("/api/v1/calls", [.post: { request, _ in try await call(request) }])
+    }
+
+    private func deviceID(_ context: PushRelayRequestContext) throws -> String {
+        guard let id = context.parameters.get("id"), !id.isEmpty else { throw APIError.badRequest("Missing device id in the path.") }
+        return id
+    }
+
+    private func keyBody(_ id: String, _ key: [UInt8]) -> JSONValue {
+        ["device_id": .string(id), "encryption_type": "aes_256_gcm", "encryption_key": .string(Data(key).base64EncodedString())]
+    }
+
+    private func registerDevice(_ request: Request) async throws -> Response {
+        let apiKey = try await service.authenticate(request.headers[.authorization])
+        var request = request
+        let body = try await request.jsonBody(limit: maxBodyBytes)
+        let f = try Fields(body)
+        let platformText = try f.string("platform")
+        guard let platform = HAPlatform(rawValue: platformText.lowercased()) else {
+            throw APIError.badRequest("Field 'platform' must be 'ios' or 'android'.")
+        }
+        let voipToken = try f.optionalString("voip_token")
+        let pushToken = try f.string("push_token")
+        if let voipToken {
+            guard platform == .ios, voipToken.count >= 64, voipToken.count <= 200, voipToken.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+                throw APIError.badRequest("'voip_token' is for iOS devices: the hex PushKit token (64 or more hex digits).")
+            }
+        }
+        let registered = try await service.register(apiKeyID: apiKey, platform: platform, appID: try f.string("app_id"), pushToken: pushToken,
+                                                    voipToken: voipToken, label: try f.optionalString("label"),
+                                                    webhookID: try f.optionalString("webhook_id"))
+        return JSONResponse.make(status: .created, body: keyBody(registered.deviceID, registered.key))
+    }
+
+    private func call(_ request: Request) async throws -> Response {
+        let apiKey = try await service.authenticate(request.headers[.authorization])
+        var request = request
+        let f = try Fields(try await request.jsonBody(limit: maxBodyBytes))
+        let withVideo: Bool
+        switch f.object["with_video"] {
+        case .bool(let b)?: withVideo = b
+        case .string(let s)? where s == "true" || s == "false": withVideo = s == "true"
+        case nil, .null?: withVideo = false
+        default: throw APIError.badRequest("Field 'with_video' must be true or false.")
+        }
+        let c = VoIPService.CallRequest(deviceID: try f.string("device_id"), callerName: try f.string("caller_name"), callerID: try f.string("caller_id"),
+                                        title: try f.optionalString("title"), withVideo: withVideo, invite: try f.string("invite"))
+        let sent = try await service.call(c, apiKeyID: apiKey)
+        return JSONResponse.make(status: .created, body: ["notification_uuid": .string(sent.notificationUUID), "delivered_via": .string(sent.deliveredVia)])
+    }
+}
+
+/// Required and optional string fields of a JSON object body, with 400s that name the field.
+private struct Fields {
+    let object: [String: JSONValue]
+
+    init(_ body: JSONValue) throws {
+        guard case .object(let o) = body else { throw APIError.badRequest("The request body must be a JSON object.") }
+        object = o
+    }
+
+    func string(_ key: String) throws -> String {
+        guard let s = try optionalString(key), !s.isEmpty else { throw APIError.badRequest("Field '\(key)' is required: a non-empty string.") }
+        return s
+    }
+
+    func optionalString(_ key: String) throws -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        default: throw APIError.badRequest("Field '\(key)' must be a string.")
+        }
+    }
+}

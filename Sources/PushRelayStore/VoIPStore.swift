@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+import GRDB
+import PushRelayCore
+
+/// An API key as listed (the key itself is never stored).
+public struct APIKeyInfo: Sendable, Equatable {
+    public var id: Int64
+    public var label: String?
+    public var createdAt: String
+    public var revokedAt: String?
+}
+
+/// A device registered for call-invite pushes.
+public struct VoIPDevice: Sendable, Equatable {
+    public var id: String
+    public var apiKeyID: Int64
+    public var platform: HAPlatform
+    public var appID: String
+    public var pushToken: String
+    public var voipToken: String?
+    public var label: String?
+    /// The webhook id of the device's websocket channel, if it has one.
+    public var webhookID: String?
+    /// The 32-byte AES-256-GCM key, shared with the app at registration.
+    public var encryptionKey: [UInt8]
+    /// Set when a provider reported the token invalid.
+    public var deadReason: String?
+
+    public init(id: String, apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
+                webhookID: String? = nil, encryptionKey: [UInt8], deadReason: String? = nil) {
+        self.id = id
+        self.apiKeyID = apiKeyID
+        self.platform = platform
+        self.appID = appID
+        self.pushToken = pushToken
+        self.voipToken = voipToken
+        self.label = label
+        self.webhookID = webhookID
+        self.encryptionKey = encryptionKey
+        self.deadReason = deadReason
+    }
+}
+
+/// SQLite side of the VoIP API: API keys (hashed) and registered devices with their encryption keys.
+public final class VoIPStore: Sendable {
+    public let database: PushRelayDatabase
+    private var pool: DatabasePool { database.pool }
+
+    public init(database: PushRelayDatabase) {
+        self.database = database
+    }
+
+    // MARK: API keys
+
+    static func hash(_ key: String) -> String {
+        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Creates a random API key; returns the key (shown once) and its id.
+    public func createAPIKey(label: String?, now: Date = Date()) async throws -> (key: String, id: Int64) {
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+        let key = "prk_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let hash = Self.hash(key)
+        let id = try await database.batcher.write { db -> Int64 in
+            try db.execute(sql: "INSERT INTO api_keys (key_hash, label, created_at) VALUES (?, ?, ?)",
+                           arguments: [hash, label, ISO8601UTC.string(now)])
+            return db.lastInsertedRowID
+        }
+        return (key, id)
+    }
+
+    /// The id of a live (not revoked) API key, looked up by its hash.
+    public func apiKeyID(forKey key: String) async throws -> Int64? {
+        let hash = Self.hash(key)
+        return try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", arguments: [hash])
+        }
+    }
+
+    public func listAPIKeys() async throws -> [APIKeyInfo] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, label, created_at, revoked_at FROM api_keys ORDER BY id").map {
+                APIKeyInfo(id: $0[0], label: $0[1], createdAt: $0[2], revokedAt: $0[3])
+            }
+        }
+    }
+
+    @discardableResult
+    public func revokeAPIKey(id: Int64, now: Date = Date()) async throws -> Bool {
+        try await database.batcher.write { db in
+            try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [ISO8601UTC.string(now), id])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: Devices
+
+    public func addDevice(_ d: VoIPDevice, now: Date = Date()) async throws {
+        let key = Data(d.encryptionKey).base64EncodedString()
+        try await database.batcher.write { db in
+            try db.execute(sql: """
+                INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [d.id, d.apiKeyID, d.platform.rawValue, d.appID, d.pushToken, d.voipToken, d.label, d.webhookID, key, ISO8601UTC.string(now)])
+        }
+    }
+
+    /// The device, if it exists and belongs to `apiKeyID`.
+    public func device(id: String, apiKeyID: Int64) async throws -> VoIPDevice? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
+                FROM voip_devices WHERE id = ? AND api_key_id = ?
+                """, arguments: [id, apiKeyID]).map { row in
+                VoIPDevice(id: row[0], apiKeyID: row[1], platform: HAPlatform(rawValue: row[2]) ?? .android, appID: row[3], pushToken: row[4],
+                           voipToken: row[5], label: row[6], webhookID: row[9], encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
+                           deadReason: row[8])
+            }
+        }
+    }
+
+    @discardableResult
+    public func deleteDevice(id: String, apiKeyID: Int64) async throws -> Bool {
+        try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM voip_devices WHERE id = ? AND api_key_id = ?", arguments: [id, apiKeyID])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Replaces the device's key. Returns false for an unknown device.
+    @discardableResult
+    public func rotateKey(id: String, apiKeyID: Int64, key: [UInt8], now: Date = Date()) async throws -> Bool {
+        let encoded = Data(key).base64EncodedString()
+        return try await database.batcher.write { db in
+            try db.execute(sql: "UPDATE voip_devices SET encryption_key = ?, key_rotated_at = ? WHERE id = ? AND api_key_id = ?",
+                           arguments: [encoded, ISO8601UTC.string(now), id, apiKeyID])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The key of the newest live device registered with this push token (any API key), for `encrypt_payloads`.
+    public func encryptionKey(forPushToken token: String) async throws -> [UInt8]? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT encryption_key FROM voip_devices WHERE push_token = ? AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1
+                """, arguments: [token]).flatMap { Data(base64Encoded: $0) }.map(Array.init)
+        }
+    }
+
+    /// Remembers that a provider reported the device's token invalid; calls to it answer 410 until it registers again.
+    public func markDead(id: String, reason: String, now: Date = Date()) async throws {
+        try await database.batcher.write { db in
+            try db.execute(sql: "UPDATE voip_devices SET dead_at = ?, dead_reason = ? WHERE id = ?", arguments: [ISO8601UTC.string(now), reason, id])
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PushRelayCore
+import PushRelayServer
+import PushRelayTestSupport
+
+/// Runs a PushRelay whose relay and VoIP API use providers `apns` and `fcm` pointed at freshly started fakes.
+func withRelayFakes(
+    configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
+    _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
+) async throws {
+    let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
+    let env = try await FakeProviderEnvironment.start(directory: dir)
+    // The provider JWT is stamped with the server's clock and checked by the fake against the real one.
+    let clock = TestClock(ISO8601DateFormatter().string(from: Date()))
+    do {
+        try await TestServer.with(clock: clock, configure: { c in
+            c.providers = [
+                "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
+                "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
+            ]
+            c.apps = [.init(match: "*", provider: "fcm")]
+            c.relay.apnsProvider = "apns"
+            c.relay.fcmProvider = "fcm"
+            c.voip.apnsProvider = "apns"
+            c.voip.fcmProvider = "fcm"
+            c.delivery.retryBaseMs = 5
+            configure(&c)
+        }) { (s: TestServer) async throws in
+            try await body(s, env)
+        }
+    } catch {
+        await env.shutdown()
+        throw error
+    }
+    await env.shutdown()
+}
+
+extension TestServer {
+    /// A raw (non-JSON) POST, as a WebPush sender makes it.
+    func rawPost(_ path: String, body: [UInt8], headers: [(String, String)]) async throws -> HTTPReply {
+        var req = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        req.method = .POST
+        for (k, v) in headers { req.headers.add(name: k, value: v) }
+        req.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await HTTPClient.shared.execute(req, timeout: .seconds(30))
+        let buffer = try await response.body.collect(upTo: 1024 * 1024)
+        let text = String(buffer: buffer)
+        var h: [String: String] = [:]
+        for header in response.headers { h[header.name.lowercased()] = header.value }
+        return HTTPReply(status: Int(response.status.code), headers: h, json: (try? JSONParser.parse(Array(text.utf8))) ?? .null, rawBody: text)
+    }
+
+    func bearerPost(_ path: String, _ body: JSONValue, key: String?) async throws -> HTTPReply {
+        try await request(.POST, path, body: body.jsonString(), headers: key.map { [("Authorization", "Bearer \($0)")] } ?? [])
+    }
+}
