@@ -94,32 +94,35 @@ struct CLI {
 
     @Test func serveShutsDownGracefullyOnSIGTERM() async throws {
         let db = TestServer.tempPath()
+        let logFile = db + ".log"
+        FileManager.default.createFile(atPath: logFile, contents: nil)
         let p = Process()
         p.executableURL = CLI.binary
         p.arguments = ["serve"]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
-        let port = Int.random(in: 20000...40000)
         environment["PUSHRELAY_STORAGE_SQLITE_PATH"] = db
-        environment["PUSHRELAY_HTTP_PORT"] = String(port)
+        environment["PUSHRELAY_HTTP_PORT"] = "0"  // the kernel picks a free port; the log says which
         p.environment = environment
-        let err = Pipe()
-        p.standardError = err
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
         p.standardOutput = FileHandle.nullDevice
         try p.run()
-        var up = false
-        for _ in 0..<100 where !up {
+        func log() -> String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+        var port: Int?
+        for _ in 0..<600 where port == nil {  // up to 30 s on a loaded machine
             try await Task.sleep(for: .milliseconds(50))
-            up = (try? await probe(port: port)) == true
+            if let range = log().range(of: "listening on 127.0.0.1:") {
+                port = Int(log()[range.upperBound...].prefix { $0.isNumber })
+            }
         }
-        #expect(up, "server did not start")
+        let boundPort = try #require(port, "server did not start: \(log())")
+        #expect(try await probe(port: boundPort))
         // A connected websocket channel does not hold the server open.
-        let ws = try await WSTestClient.subscribed(port: port, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
+        let ws = try await WSTestClient.subscribed(port: boundPort, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
         p.terminate()  // SIGTERM
         p.waitUntilExit()
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(p.terminationStatus == 0, "\(log)")
-        #expect(log.contains("database closed"), "\(log)")
-        #expect(log.contains("nothing leaves this machine"), "the sandbox warning is logged")
+        #expect(p.terminationStatus == 0, "\(log())")
+        #expect(log().contains("database closed"), "\(log())")
+        #expect(log().contains("nothing leaves this machine"), "the sandbox warning is logged")
         #expect(await ws.waitUntilClosed())
     }
 
