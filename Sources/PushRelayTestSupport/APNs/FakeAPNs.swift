@@ -25,8 +25,7 @@ public final class FakeAPNs: Sendable {
     private let clock: any WallClock
     private let sandbox: Bool
     private let state = Mutex(State())
-    private let server: Mutex<FakeTLSServer?> = Mutex(nil)
-    private let boundPort = Atomic<Int>(0)
+    private let slot = FakeServerSlot()
 
     struct State {
         var records: [FakeAPNsRecord] = []
@@ -63,25 +62,18 @@ public final class FakeAPNs: Sendable {
         let server = try FakeTLSServer(identity: try authority.issueServerCertificate(), clientCA: clientCA, allowHTTP1: false) { [self] request in
             self.handle(request)
         }
-        let bound = try await server.start(host: "127.0.0.1", port: port)
-        self.server.withLock { $0 = server }
-        boundPort.store(bound, ordering: .relaxed)
+        try await slot.start(server, port: port)
     }
 
     /// The bound port (after `start`).
-    public var port: Int { boundPort.load(ordering: .relaxed) }
+    public var port: Int { slot.port }
     /// `https://127.0.0.1:<port>`: the provider's `endpoint`.
     public var endpoint: String { "https://127.0.0.1:\(port)" }
     /// How many TCP connections clients opened.
-    public var acceptedConnections: Int { server.withLock { $0?.acceptedConnections ?? 0 } }
+    public var acceptedConnections: Int { slot.acceptedConnections }
 
     public func shutdown() async {
-        let s = server.withLock { s -> FakeTLSServer? in
-            let current = s
-            s = nil
-            return current
-        }
-        await s?.shutdown()
+        await slot.shutdown()
     }
 
     /// Answers the next requests for `deviceToken` with `outcomes`, in order; afterwards requests succeed again.

@@ -18,8 +18,7 @@ public final class FakeFCM: Sendable {
     public let account: TestServiceAccount
     private let clock: any WallClock
     private let state: Mutex<State>
-    private let server: Mutex<FakeTLSServer?> = Mutex(nil)
-    private let boundPort = Atomic<Int>(0)
+    private let slot = FakeServerSlot()
 
     struct State {
         var accessTokenLifetime: Int
@@ -43,27 +42,20 @@ public final class FakeFCM: Sendable {
         let server = try FakeTLSServer(identity: try authority.issueServerCertificate(), clientCA: nil, allowHTTP1: true) { [self] request in
             self.handle(request)
         }
-        let bound = try await server.start(host: "127.0.0.1", port: port)
-        self.server.withLock { $0 = server }
-        boundPort.store(bound, ordering: .relaxed)
+        try await slot.start(server, port: port)
     }
 
-    public var port: Int { boundPort.load(ordering: .relaxed) }
+    public var port: Int { slot.port }
     /// `https://127.0.0.1:<port>`: the provider's `endpoint`.
     public var endpoint: String { "https://127.0.0.1:\(port)" }
     /// The service account's `token_uri`.
     public var tokenURI: String { endpoint + "/token" }
     /// The service-account JSON pointing at this fake.
     public var serviceAccountJSON: String { account.json(tokenURI: tokenURI) }
-    public var acceptedConnections: Int { server.withLock { $0?.acceptedConnections ?? 0 } }
+    public var acceptedConnections: Int { slot.acceptedConnections }
 
     public func shutdown() async {
-        let s = server.withLock { s -> FakeTLSServer? in
-            let current = s
-            s = nil
-            return current
-        }
-        await s?.shutdown()
+        await slot.shutdown()
     }
 
     // MARK: - Scripting and inspection

@@ -58,8 +58,7 @@ public final class FakeWebPush: Sendable {
     private let expectedKey: Mutex<P256.Signing.PublicKey?>
     private let clock: any WallClock
     private let state = Mutex(State())
-    private let server: Mutex<FakeTLSServer?> = Mutex(nil)
-    private let boundPort = Atomic<Int>(0)
+    private let slot = FakeServerSlot()
 
     struct State {
         var subscriptions: [String: FakeWebPushSubscription] = [:]
@@ -80,22 +79,15 @@ public final class FakeWebPush: Sendable {
         let server = try FakeTLSServer(identity: try authority.issueServerCertificate(), clientCA: nil, allowHTTP1: true) { [self] request in
             self.handle(request)
         }
-        let bound = try await server.start(host: "127.0.0.1", port: port)
-        self.server.withLock { $0 = server }
-        boundPort.store(bound, ordering: .relaxed)
+        try await slot.start(server, port: port)
     }
 
-    public var port: Int { boundPort.load(ordering: .relaxed) }
+    public var port: Int { slot.port }
     /// `https://127.0.0.1:<port>`.
     public var origin: String { "https://127.0.0.1:\(port)" }
 
     public func shutdown() async {
-        let s = server.withLock { s -> FakeTLSServer? in
-            let current = s
-            s = nil
-            return current
-        }
-        await s?.shutdown()
+        await slot.shutdown()
     }
 
     /// Requires VAPID JWTs signed by this key from now on.
