@@ -127,7 +127,10 @@ struct DatabaseService: Service {
         try? await gracefulShutdown()
         do {
             try await database.flushAndClose()
-            logger.info("database closed", metadata: ["path": .string(database.path)])
+            let stats = database.commitStats
+            logger.info("database closed", metadata: [
+                "path": .string(database.path), "transactions": .stringConvertible(stats.transactions), "writes": .stringConvertible(stats.writes),
+            ])
         } catch {
             logger.error("closing the database failed: \(error)")
         }
