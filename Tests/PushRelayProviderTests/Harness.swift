@@ -46,22 +46,11 @@ func withFCM(
         "request_timeout_ms": 15000,
     ]
     for (k, v) in extraOptions { options[k] = v }
-    let provider: FCMProvider
-    do {
-        provider = try FCMProvider(name: "fcm-test", options: options, baseDirectory: nil, clock: clock, logger: quietLogger)
-    } catch {
-        await fake.shutdown()
-        throw error
-    }
-    do {
+    try await withProvider(shutdownFake: fake.shutdown) {
+        try FCMProvider(name: "fcm-test", options: options, baseDirectory: nil, clock: clock, logger: quietLogger)
+    } body: { provider in
         try await body(fake, provider, clock)
-    } catch {
-        await provider.shutdown()
-        await fake.shutdown()
-        throw error
     }
-    await provider.shutdown()
-    await fake.shutdown()
 }
 
 /// A fake APNs and an APNs provider pointed at it. `fakeClock` defaults to the provider's clock.
@@ -83,22 +72,36 @@ func withAPNs(
         "request_timeout_ms": 15000,
     ]
     for (k, v) in extraOptions { options[k] = v }
-    let provider: APNsProvider
+    try await withProvider(shutdownFake: fake.shutdown) {
+        try APNsProvider(name: "apns-test", options: options, baseDirectory: nil, clock: clock, logger: quietLogger)
+    } body: { provider in
+        try await body(fake, provider, clock)
+    }
+}
+
+/// Builds a provider against a started fake, runs `body`, and shuts both down on every path (a provider's HTTP
+/// client must be shut down before it is released).
+private func withProvider<Provider: PushProvider>(
+    shutdownFake: () async -> Void,
+    make: () throws -> Provider,
+    body: (Provider) async throws -> Void
+) async throws {
+    let provider: Provider
     do {
-        provider = try APNsProvider(name: "apns-test", options: options, baseDirectory: nil, clock: clock, logger: quietLogger)
+        provider = try make()
     } catch {
-        await fake.shutdown()
+        await shutdownFake()
         throw error
     }
     do {
-        try await body(fake, provider, clock)
+        try await body(provider)
     } catch {
         await provider.shutdown()
-        await fake.shutdown()
+        await shutdownFake()
         throw error
     }
     await provider.shutdown()
-    await fake.shutdown()
+    await shutdownFake()
 }
 
 /// An Android delivery as the core translation builds it.
