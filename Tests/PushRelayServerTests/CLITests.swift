@@ -27,7 +27,7 @@ struct CLI {
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
-        try p.run()
+        try ProcessSpawn.run(p)
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
@@ -105,7 +105,7 @@ struct CLI {
         p.environment = environment
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
         p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        try ProcessSpawn.run(p)
         func log() -> String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
         var port: Int?
         for _ in 0..<600 where port == nil {  // up to 30 s on a loaded machine

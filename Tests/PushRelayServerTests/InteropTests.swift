@@ -86,7 +86,7 @@ elif mode == "invite":
         process.standardError = err
         let status: Int32 = try await withCheckedThrowingContinuation { cont in
             process.terminationHandler = { cont.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { cont.resume(throwing: error) }
+            do { try ProcessSpawn.run(process) } catch { cont.resume(throwing: error) }
         }
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -110,7 +110,7 @@ elif mode == "invite":
         process.standardError = Pipe()
         let status: Int32 = try await withCheckedThrowingContinuation { cont in
             process.terminationHandler = { cont.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { cont.resume(throwing: error) }
+            do { try ProcessSpawn.run(process) } catch { cont.resume(throwing: error) }
         }
         try #require(status == 0, "The interop tests need Python 3 with pywebpush, http_ece and cryptography: run `python3 -m pip install pywebpush http_ece cryptography` (.ci/run does).")
     }

@@ -389,7 +389,7 @@ func runPython(_ script: String, stdin: String) throws -> (Int32, String, String
     p.standardInput = input
     p.standardOutput = output
     p.standardError = errors
-    try p.run()
+    try ProcessSpawn.run(p)
     input.fileHandleForWriting.write(Data(stdin.utf8))
     try input.fileHandleForWriting.close()
     let out = output.fileHandleForReading.readDataToEndOfFile()
