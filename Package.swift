@@ -119,6 +119,8 @@ let package = Package(
                 "PushRelayTestSupport",
                 "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

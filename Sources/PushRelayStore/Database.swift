@@ -20,6 +20,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case cannotOpen(path: String, underlying: String)
     case schemaTooNew(found: Int, known: Int)
     case migrationFailed(name: String, underlying: String)
+    case closed
 
     public var description: String {
         switch self {
@@ -27,6 +28,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
         case .schemaTooNew(let found, let known):
             return "the database schema is at version \(found) but this PushRelay only knows up to \(known); upgrade PushRelay"
         case .migrationFailed(let name, let e): return "migration \(name) failed: \(e)"
+        case .closed: return "the database is closed"
         }
     }
 }
@@ -120,6 +122,7 @@ public final class PushRelayDatabase: Sendable {
 
     /// Checkpoints the WAL and closes the pool. Call once, after the last request finished.
     public func close() throws {
+        batcher.stop()
         try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         try pool.close()
     }

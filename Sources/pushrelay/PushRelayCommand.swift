@@ -20,7 +20,6 @@ struct ConfigOption: ParsableArguments {
     }
 }
 
-@main
 struct PushRelay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushrelay",
@@ -29,6 +28,11 @@ struct PushRelay: AsyncParsableCommand {
         subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self, Dev.self],
         defaultSubcommand: nil
     )
+
+    /// The entry point `main.swift` calls once the global executor is in place.
+    static func start() async {
+        await main()
+    }
 }
 
 func makeLogger(_ level: Logger.Level) -> Logger {
