@@ -114,9 +114,7 @@ public final class ChannelStore: Sendable {
     /// The webhook id a push token was last seen with in a Home Assistant POST, if any.
     public func lastWebhookID(forPushToken token: String) async throws -> String? {
         try await pool.read { db in
-            try String.fetchOne(db, sql: """
-                SELECT webhook_id FROM daily_usage WHERE push_token = ? AND webhook_id IS NOT NULL ORDER BY day DESC LIMIT 1
-                """, arguments: [token])
+            try String.fetchOne(db.cachedStatement(sql: TokenDays.latest("webhook_id")), arguments: [token])
         }
     }
 

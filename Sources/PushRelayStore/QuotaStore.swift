@@ -232,9 +232,7 @@ public final class QuotaStore: Sendable {
         return try await pool.read { db in
             let (counters, _, override) = try Self.current(db, token: pushToken, day: dayKey)
             // checkRateLimits carries no app id: use the one the token last posted with, for app limits.
-            let app = try appID ?? String.fetchOne(db, sql: """
-                SELECT app_id FROM daily_usage WHERE push_token = ? AND app_id IS NOT NULL ORDER BY day DESC LIMIT 1
-                """, arguments: [pushToken])
+            let app = try appID ?? String.fetchOne(db.cachedStatement(sql: TokenDays.latest("app_id")), arguments: [pushToken])
             return RateLimits(counters: counters, maximum: policy.maximum(appID: app, override: override), day: day)
         }
     }
@@ -278,9 +276,11 @@ public final class QuotaStore: Sendable {
     public func history(pushToken: String, days: Int = 30) async throws -> (rows: [UsageRow], limitOverride: Int?) {
         try await pool.read { db in
             let rows = try Row.fetchAll(db, sql: """
+                \(TokenDays.cte)
                 SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
-                FROM daily_usage u LEFT JOIN token_limits l ON l.push_token = u.push_token
-                WHERE u.push_token = ? ORDER BY u.day DESC LIMIT ?
+                FROM days CROSS JOIN daily_usage u ON u.day = days.day AND u.push_token = ?1
+                LEFT JOIN token_limits l ON l.push_token = u.push_token
+                ORDER BY u.day DESC LIMIT ?2
                 """, arguments: [pushToken, days]).map(Self.usageRow)
             let override = try Int.fetchOne(db, sql: "SELECT daily_limit FROM token_limits WHERE push_token = ?", arguments: [pushToken])
             return (rows, override)

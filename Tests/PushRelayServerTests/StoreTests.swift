@@ -84,6 +84,42 @@ import Testing
         #expect(try await store.history(pushToken: "t").rows.map(\.day) == ["2026-11-21", "2026-10-23", "2026-10-22"])
     }
 
+    @Test func aTokensDaysAreFoundWithoutAnIndexOnTheToken() async throws {
+        // Migration 006 dropped the push_token index; cross-day reads walk the days through the primary key.
+        let store = try openStore()
+        let today = UTCDay(string: "2026-11-21")!
+        let policy = QuotaPolicy(dailyLimit: 500, appLimits: [("io.small", 7)])
+        for back in [0, 1, 3, 6] {
+            let day = today.adding(days: -Int64(back))
+            for token in ["a", "b", "c"] where !(token == "b" && back == 0) {
+                // Token "b" posted with its app id only on older days: the newest one wins.
+                let app = token == "b" ? (back == 1 ? "io.small" : "io.big") : nil
+                _ = try await store.reserve(pushToken: token, appID: app, day: day, policy: policy, now: day.start)
+            }
+        }
+        #expect(try await store.history(pushToken: "b").rows.map(\.day) == ["2026-11-20", "2026-11-18", "2026-11-15"])
+        #expect(try await store.history(pushToken: "a", days: 2).rows.map(\.day) == ["2026-11-21", "2026-11-20"])
+        #expect(try await store.history(pushToken: "nobody").rows.isEmpty)
+        // checkRateLimits carries no app id: the limit comes from the app the token last posted with.
+        let limits = try await store.rateLimits(pushToken: "b", appID: nil, day: today, policy: policy)
+        #expect(limits.maximum == 7)
+        #expect(try await store.rateLimits(pushToken: "a", appID: nil, day: today, policy: policy).maximum == 500)
+    }
+
+    @Test func writesAfterCloseFailInsteadOfHanging() async throws {
+        let path = TestServer.tempPath()
+        let store = try openStore(path)
+        let day = UTCDay(string: "2026-11-21")!
+        _ = try await store.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
+        try await store.database.flushAndClose()
+        await #expect(throws: StoreError.self) {
+            _ = try await store.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
+        }
+        // What was written before the close is on disk.
+        let reopened = try openStore(path)
+        #expect(try await reopened.history(pushToken: "t").rows.map(\.successful) == [1])
+    }
+
     @Test func tablesAreReadableWithPlainSQL() async throws {
         let path = TestServer.tempPath()
         let store = try openStore(path)
