@@ -16,6 +16,6 @@ public struct SandboxProvider: PushProvider {
     public var isLocal: Bool { true }
 
     public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
-        DeliveryReceipt(messageID: "sandbox:\(UUID().uuidString.lowercased())", sentPayload: delivery.notification.fcmMessage)
+        DeliveryReceipt(messageID: "sandbox:\(RandomID.uuid())", sentPayload: delivery.notification.fcmMessage)
     }
 }

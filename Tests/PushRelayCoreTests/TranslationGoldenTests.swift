@@ -137,6 +137,27 @@ struct TranslationGoldenTests {
         #expect(Glob("**x").matches("yyx"))
         #expect(Glob("*.dev").matches("io.robbie.HomeAssistant.dev"))
         #expect(Glob("ü?").matches("üß"))
+        // The fast shapes: a trailing-star prefix, and a literal, agree with the general matcher.
+        #expect(Glob("io.homeassistant.*").matches("io.homeassistant.companion.android"))
+        #expect(Glob("io.homeassistant.*").matches("io.homeassistant."))
+        #expect(!Glob("io.homeassistant.*").matches("io.homeassistant"))
+        #expect(!Glob("io.homeassistant.*").matches("xio.homeassistant.a"))
+        #expect(Glob("io.x*").matches("io.x"))
+    }
+
+    @Test func randomIDsAreVersion4UUIDs() {
+        var seen = Set<String>()
+        for _ in 0..<1000 {
+            let id = RandomID.uuid()
+            let parts = id.split(separator: "-").map(\.count)
+            #expect(parts == [8, 4, 4, 4, 12])
+            #expect(id.allSatisfy { "0123456789abcdef-".contains($0) })
+            #expect(id[id.index(id.startIndex, offsetBy: 14)] == "4")
+            #expect("89ab".contains(id[id.index(id.startIndex, offsetBy: 19)]))
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+        #expect(RandomID.hex128().count == 32)
     }
 
     @Test func companionOptions() {

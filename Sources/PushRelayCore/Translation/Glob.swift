@@ -1,16 +1,45 @@
 /// A minimal shell-style glob: `*` matches any run of characters (including none), `?` exactly one character,
 /// everything else itself. Case-sensitive; no character classes or escapes.
+/// Matching is per Unicode scalar (app ids are ASCII in practice). The common shapes (`*`, a literal, `prefix.*`) are
+/// matched without building arrays: this runs for every notification.
 public struct Glob: Sendable, Hashable {
     public let pattern: String
-    private let chars: [Character]
+    private let chars: [Unicode.Scalar]
+    private let shape: Shape
+
+    private enum Shape: Sendable, Hashable {
+        case anything
+        case literal
+        case prefix(String)
+        case general
+    }
 
     public init(_ pattern: String) {
         self.pattern = pattern
-        self.chars = Array(pattern)
+        self.chars = Array(pattern.unicodeScalars)
+        let wild = chars.filter { $0 == "*" || $0 == "?" }
+        if pattern == "*" {
+            shape = .anything
+        } else if wild.isEmpty {
+            shape = .literal
+        } else if wild.count == 1, chars.last == "*" {
+            shape = .prefix(String(pattern.unicodeScalars.dropLast()))
+        } else {
+            shape = .general
+        }
     }
 
     public func matches(_ s: String) -> Bool {
-        let text = Array(s)
+        switch shape {
+        case .anything: return true
+        case .literal: return s.unicodeScalars.elementsEqual(pattern.unicodeScalars)
+        case .prefix(let prefix): return s.unicodeScalars.starts(with: prefix.unicodeScalars)
+        case .general: return matchesGeneral(s)
+        }
+    }
+
+    private func matchesGeneral(_ s: String) -> Bool {
+        let text = Array(s.unicodeScalars)
         var p = 0, t = 0
         // Position of the last `*` seen and the text position it was tried against, for backtracking.
         var star: Int? = nil

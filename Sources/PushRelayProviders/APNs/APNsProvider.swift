@@ -50,7 +50,7 @@ public final class APNsProvider: PushProvider {
     public var providerTokensGenerated: Int { tokens?.generatedCount ?? 0 }
 
     public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
-        let apnsID = UUID().uuidString.lowercased()
+        let apnsID = RandomID.uuid()
         let request = try APNsRequestBuilder.prepare(delivery, bundleID: configuration.topic, apnsID: apnsID, providerName: name)
 
         var jwt = try providerToken()

@@ -118,7 +118,7 @@ enum WebPushOutcome {
         switch status {
         case 200, 201, 202:
             // The Location header names the message; keep only its last path segment (the URL carries secrets).
-            let id = location.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "webpush:\(UUID().uuidString.lowercased())"
+            let id = location.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "webpush:\(RandomID.uuid())"
             return .success(DeliveryReceipt(messageID: id, sentPayload: sent))
         case 404, 410:
             return .failure(.invalidToken(reason: status == 410 ? "Gone" : "NotFound",

@@ -80,7 +80,7 @@ final class ChannelHub: Sendable {
     func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
         guard let sub = subscription(for: n) else { return nil }
         let now = clock.now()
-        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let id = RandomID.hex128()
         if sub.supportConfirm {
             let reserved = state.withLock { s -> Bool in
                 let key = ObjectIdentifier(sub)
@@ -115,7 +115,7 @@ final class ChannelHub: Sendable {
     /// Queues a notification for a local-only app whose device has no live channel.
     func queue(_ n: HANotification, platform: HAPlatform) async throws -> String {
         let now = clock.now()
-        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let id = RandomID.hex128()
         let message = ChannelMessage(
             id: id, webhookID: n.registrationInfo.webhookID ?? "", pushToken: n.pushToken, platform: platform,
             notification: n.requestBody, state: .queued, fallback: false, createdAt: now,

@@ -48,7 +48,7 @@ final class VoIPService: Sendable {
 
     func register(apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
                   webhookID: String?) async throws(APIError) -> Registered {
-        let device = VoIPDevice(id: UUID().uuidString.lowercased(), apiKeyID: apiKeyID, platform: platform, appID: appID, pushToken: pushToken,
+        let device = VoIPDevice(id: RandomID.uuid(), apiKeyID: apiKeyID, platform: platform, appID: appID, pushToken: pushToken,
                                 voipToken: voipToken, label: label, webhookID: webhookID, encryptionKey: CallInviteSealer.newKey())
         do {
             try await store.addDevice(device, now: clock.now())
@@ -111,7 +111,7 @@ final class VoIPService: Sendable {
         } catch {
             throw APIError(.internalServerError, "InternalError", "Could not encrypt the invite for this device.")
         }
-        let invite = CallInvite(notificationUUID: UUID().uuidString.lowercased(), callerName: c.callerName, callerID: c.callerID,
+        let invite = CallInvite(notificationUUID: RandomID.uuid(), callerName: c.callerName, callerID: c.callerID,
                                 title: c.title ?? c.callerName, withVideo: c.withVideo, inviteCiphertext: sealed.ciphertext, iv: sealed.iv, tag: sealed.tag)
         if await ringOverChannel(invite, device: device) {
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: "websocket")
@@ -167,7 +167,7 @@ final class VoIPService: Sendable {
     /// confirm in `voip.channel_confirm_timeout_ms` the push is sent after all.
     private func ringOverChannel(_ invite: CallInvite, device: VoIPDevice) async -> Bool {
         guard let hub, let sub = hub.subscription(pushToken: device.pushToken, webhookID: device.webhookID), sub.supportConfirm else { return false }
-        let confirmID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let confirmID = RandomID.hex128()
         guard case .object(var event) = invite.payload else { return false }
         event["hass_confirm_id"] = .string(confirmID)
         let text = ChannelWire.event(subscription: sub.id, .object(event))
