@@ -117,7 +117,13 @@ public final class PushRelayDatabase: Sendable {
     /// Commits queued writes, then checkpoints and closes. Call once, after the last request finished.
     public func flushAndClose() async throws {
         try? await batcher.flush()
-        try close()
+        // Closing blocks until every reader is returned to the pool, and returning one can need a Swift task to
+        // run. The server runs tasks on NIO's event loops, so block a Dispatch thread instead of one of those.
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                c.resume(with: Result { try self.close() })
+            }
+        }
     }
 
     /// Checkpoints the WAL and closes the pool. Call once, after the last request finished.

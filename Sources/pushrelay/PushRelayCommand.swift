@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import PushRelayCore
 import PushRelayServer
 import PushRelayStore
@@ -66,7 +67,15 @@ struct Serve: AsyncParsableCommand {
         let db = try openDatabase(config)
         let app = try await PushRelayApplication.build(config: config, database: db, logger: logger)
         logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), database \(config.storage.sqlitePath)")
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            logger.critical("""
+                cannot listen on \(config.http.host):\(config.http.port): the address is already in use \
+                (another PushRelay or program is running there; choose another http.port or PUSHRELAY_HTTP_PORT)
+                """)
+            throw ExitCode.failure
+        }
     }
 }
 

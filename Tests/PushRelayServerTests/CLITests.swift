@@ -126,6 +126,14 @@ struct CLI {
         #expect(await ws.waitUntilClosed())
     }
 
+    @Test func serveExplainsAPortInUseAndExits() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let r = try CLI.run(["serve"], env: ["PUSHRELAY_HTTP_PORT": "\(s.port)", "PUSHRELAY_STORAGE_SQLITE_PATH": TestServer.tempPath()])
+            #expect(r.status == 1)
+            #expect(r.err.contains("cannot listen on 127.0.0.1:\(s.port): the address is already in use"), "\(r.err)")
+        }
+    }
+
     private func probe(port: Int) async throws -> Bool {
         let r = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/health"), timeout: .seconds(1))
         return r.status.code == 200

@@ -322,6 +322,8 @@ final class ChannelHub: Sendable {
             for m in try await store.all() where m.state == .unconfirmed {
                 await release(m)
             }
+        } catch where error.isShutdownNoise {
+            logger.debug("channel recovery stopped by shutdown")
         } catch {
             logger.error("could not recover channel messages", metadata: ["error": .string("\(error)")])
         }

@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import PushRelayCore
+import PushRelayStore
 
 /// Every error PushRelay answers: a JSON object with `errorType` and a non-empty `message`.
 ///
@@ -76,5 +77,15 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let e = APIError(.internalServerError, "InternalError", "PushRelay could not process this request because of an internal error; see the server log.")
             return JSONResponse.make(status: e.status, body: e.body)
         }
+    }
+}
+
+extension Error {
+    /// Whether this error only means the server is stopping: cancelled work, or the database already closed.
+    /// Background services log these at debug level instead of as failures.
+    var isShutdownNoise: Bool {
+        if self is CancellationError { return true }
+        if let e = self as? StoreError, case .closed = e { return true }
+        return false
     }
 }

@@ -25,8 +25,9 @@ struct MatrixRetryService: Service {
                 lastPrune = now
                 do {
                     try await gateway.store.pruneDedup(before: now.addingTimeInterval(-Double(gateway.settings.dedupWindowMs) / 1000))
-                } catch {
+                } catch where !error.isShutdownNoise {
                     gateway.logger.error("pruning the matrix de-duplication window failed: \(error)")
+                } catch {
                 }
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(gateway.settings.retry.pollIntervalMs)) }
@@ -40,7 +41,7 @@ struct MatrixRetryService: Service {
         do {
             items = try await gateway.store.due(now: gateway.clock.now(), limit: Self.batchSize)
         } catch {
-            gateway.logger.error("reading the matrix retry queue failed: \(error)")
+            if !error.isShutdownNoise { gateway.logger.error("reading the matrix retry queue failed: \(error)") }
             return 0
         }
         await withTaskGroup(of: Void.self) { group in
