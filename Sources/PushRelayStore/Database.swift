@@ -57,6 +57,9 @@ public final class PushRelayDatabase: Sendable {
         config.prepareDatabase { db in
             // FULL: every commit is synced to disk. Group commit (WriteBatcher) makes one sync serve many requests.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Checkpoints run on their own connection and thread (WALCheckpointer), not inside a commit where they
+            // stalled every request of the batch. The automatic one stays as a backstop at ~40 MB of WAL.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
         }
         do {
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -66,7 +69,7 @@ public final class PushRelayDatabase: Sendable {
             throw StoreError.cannotOpen(path: path, underlying: "\(error)")
         }
         self.path = path
-        self.batcher = WriteBatcher(pool: pool)
+        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path))
     }
 
     /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
