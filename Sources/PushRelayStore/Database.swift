@@ -55,8 +55,6 @@ public final class PushRelayDatabase: Sendable {
         config.busyMode = .timeout(10)
         config.label = "pushrelay"
         config.prepareDatabase { db in
-            // FULL: every commit is synced to disk. Group commit (WriteBatcher) makes one sync serve many requests.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             // Checkpoints run on their own connection and thread (WALCheckpointer), not inside a commit where they
             // stalled every request of the batch. The automatic one stays as a backstop at ~40 MB of WAL.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
@@ -65,6 +63,10 @@ public final class PushRelayDatabase: Sendable {
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
             if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
             pool = try DatabasePool(path: path, configuration: config)
+            // FULL: every commit is synced to disk before anyone is answered; group commit (WriteBatcher) makes one
+            // sync serve many requests. Set here, not in `prepareDatabase`: GRDB switches the writer to WAL after that
+            // runs and sets `synchronous = NORMAL` on the way, which syncs only at checkpoints.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
             throw StoreError.cannotOpen(path: path, underlying: "\(error)")
         }

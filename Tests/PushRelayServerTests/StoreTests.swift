@@ -24,6 +24,18 @@ import Testing
         }
     }
 
+    @Test func writesAreSyncedOnEveryCommitInWALMode() throws {
+        let db = try PushRelayDatabase(path: TestServer.tempPath())
+        defer { try? db.close() }
+        // The writer connection is the one whose commits answer requests: WAL, and synchronous = FULL (2), not the
+        // NORMAL (1) GRDB sets when it enables WAL, which syncs only at checkpoints.
+        let (mode, sync) = try db.pool.writeWithoutTransaction { db in
+            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
+        }
+        #expect(mode == "wal")
+        #expect(sync == 2)
+    }
+
     @Test func migrateIsIdempotentAndRecorded() throws {
         let path = TestServer.tempPath()
         let db = try PushRelayDatabase(path: path)
