@@ -4,7 +4,7 @@ and verifies the VAPID JWT with `py_vapid` and `cryptography`.
 
 Input (stdin, JSON): {"body": <base64url of the request body>, "authorization": <Authorization header>,
                       "endpoint": <the subscription endpoint>, "receiver_private_key": <base64url raw P-256 scalar>,
-                      "auth": <base64url auth secret>}
+                      "auth": <base64url auth secret>, "now": <the sender's clock, Unix seconds; optional>}
 Output (stdout, JSON): {"plaintext": <decrypted text>, "claims": {...}, "k": <public key from the header>}.
 Exit status 2 with a message on stderr when a required package is missing; 1 when a check fails.
 """
@@ -61,7 +61,9 @@ if header.get("alg") != "ES256":
 parts = urlsplit(req["endpoint"])
 if claims.get("aud") != f"{parts.scheme}://{parts.netloc}":
     fail(f"aud {claims.get('aud')} is not the endpoint origin")
-if not isinstance(claims.get("exp"), int) or not (time.time() < claims["exp"] <= time.time() + 86400 + 60):
+# Checked against the sender's clock when given (the tests run PushRelay on a fixed clock), else the real one.
+now = req.get("now", time.time())
+if not isinstance(claims.get("exp"), int) or not (now < claims["exp"] <= now + 86400 + 60):
     fail(f"exp must be whole seconds within 24 h: {claims.get('exp')}")
 if not str(claims.get("sub", "")).startswith("mailto:"):
     fail(f"sub must be a mailto: contact: {claims.get('sub')}")

@@ -365,6 +365,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             let input: JSONValue = [
                 "body": .string(Base64URL.encode(rec.rawBody)), "authorization": .string(rec.headers["authorization"] ?? ""),
                 "endpoint": .string(sub.endpoint), "receiver_private_key": .string(sub.privateKeyRaw), "auth": .string(sub.auth),
+                "now": .int(Int64(s.clock.now().timeIntervalSince1970)),
             ]
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Interop/webpush_interop.py").path
