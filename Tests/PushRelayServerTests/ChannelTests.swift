@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GRDB
 import PushRelayCore
 @testable import PushRelayServer
@@ -344,15 +345,62 @@ import Testing
         }
     }
 
-    @Test func aSlowReaderOverflowsAndItsFramesFail() {
-        let connection = ChannelConnection(peer: "test", bufferLimit: 2)
+    @Test func aSlowReaderOverflowsAndItsFramesFail() async throws {
+        // A socket that takes the first frame and then blocks until released: a reader that stopped reading.
+        let (started, startedSignal) = AsyncStream.makeStream(of: String.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let written = Mutex<[String]>([])
+        let closes = Mutex<[String]>([])
+        let sink = ChannelConnection.Sink(
+            write: { text in
+                startedSignal.yield(text)
+                if text == "first" { for await _ in release { break } }
+                written.withLock { $0.append(text) }
+            },
+            close: { code, reason in closes.withLock { $0.append("\(code): \(reason)") } })
+        let connection = ChannelConnection(peer: "test", bufferLimit: 2, sink: sink, logger: Logger(label: "test"))
         let failures = Mutex(0)
-        for _ in 0..<2 { #expect(connection.send("x") { failures.withLock { $0 += 1 } }) }
-        // Nobody drains the buffer: the third frame overflows, fails, and the connection is closed.
-        #expect(!connection.send("x") { failures.withLock { $0 += 1 } })
+        #expect(connection.send("first") { failures.withLock { $0 += 1 } })
+        var it = started.makeAsyncIterator()
+        #expect(await it.next() == "first")
+        // The writer is stuck on "first": two more fit in the buffer, the next one overflows and fails.
+        for text in ["a", "b"] { #expect(connection.send(text) { failures.withLock { $0 += 1 } }) }
+        #expect(!connection.send("c") { failures.withLock { $0 += 1 } })
         #expect(connection.isClosed && connection.closeReason == .overflow)
         #expect(failures.withLock { $0 } == 1)
-        #expect(!connection.send("y") { failures.withLock { $0 += 1 } })
+        #expect(!connection.send("d") { failures.withLock { $0 += 1 } })
+        #expect(failures.withLock { $0 } == 2)
+        // Once the socket moves again, what was queued goes out, then the close frame with its reason.
+        releaseSignal.yield()
+        await connection.finished()
+        #expect(written.withLock { $0 } == ["first", "a", "b"])
+        #expect(closes.withLock { $0 }.count == 1)
+        #expect(closes.withLock { $0 }.first?.contains("outbound buffer full") == true)
+    }
+
+    @Test func aWriterStartsPerBurstAndAFailedWriteFailsTheRest() async throws {
+        let attempts = Mutex(0)
+        let sink = ChannelConnection.Sink(
+            write: { _ in
+                let n = attempts.withLock { a -> Int in
+                    a += 1
+                    return a
+                }
+                if n >= 2 { throw CancellationError() }
+            },
+            close: { _, _ in })
+        let connection = ChannelConnection(peer: "test", bufferLimit: 8, sink: sink, logger: Logger(label: "test"))
+        let failures = Mutex(0)
+        // The first frame is written and its writer ends; a later frame starts a new writer, whose write fails.
+        #expect(connection.send("one") { failures.withLock { $0 += 1 } })
+        for _ in 0..<400 where attempts.withLock({ $0 }) < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(attempts.withLock { $0 } == 1)
+        #expect(connection.send("two") { failures.withLock { $0 += 1 } })
+        await connection.finished()
+        #expect(connection.closeReason == .writeFailed)
+        #expect(attempts.withLock { $0 } == 2)
+        #expect(failures.withLock { $0 } == 1)
+        #expect(!connection.send("three") { failures.withLock { $0 += 1 } })
         #expect(failures.withLock { $0 } == 2)
     }
 }

@@ -54,8 +54,7 @@ struct ChannelEndpoint: Sendable {
     }
 
     private func handle(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, peer: String) async {
-        let connection = ChannelConnection(peer: peer, bufferLimit: settings.outboundBuffer)
-        let writer = Task { await connection.runWriter(outbound, logger: logger) }
+        let connection = ChannelConnection(peer: peer, bufferLimit: settings.outboundBuffer, sink: .init(outbound), logger: logger)
         connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
         connection.startAuthTimer(.milliseconds(settings.authTimeoutMs)) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
@@ -85,7 +84,7 @@ struct ChannelEndpoint: Sendable {
         connection.markClosed(.clientGone)
         await hub.disconnected(connection)
         // Let the writer flush what is queued (an auth_invalid, a close reason) before the socket goes.
-        await writer.value
+        await connection.finished()
     }
 
     struct Session {
