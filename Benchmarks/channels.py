@@ -2,9 +2,13 @@
 """Websocket channel benchmark: hold N subscribed channels against a running PushRelay, then measure local delivery
 latency (Home Assistant POST sent -> event received on the device's channel) and the server's RSS.
 
-Usage: channels.py --port PORT --pid SERVER_PID [--channels 10000] [--messages 2000] [--concurrency 16]
+Usage: channels.py --port PORT --pid SERVER_PID [--channels 10000] [--messages 2000] [--concurrency 1,4,16]
+
+The devices' sockets live in this process; the Home Assistant posters run in a second process (`--poster`), so a
+busy event loop on one side does not delay the other's timestamps. Both sides stamp with time.perf_counter()
+(CLOCK_MONOTONIC, shared by all processes on Linux) and the latencies are joined by message text at the end.
 """
-import argparse, asyncio, json, os, random, statistics, time
+import argparse, asyncio, json, os, random, statistics, sys, time
 
 import websockets
 
@@ -17,11 +21,20 @@ def rss_mb(pid):
     return float("nan")
 
 
+def device_token(index):
+    return f"bench-channel-device-{index:06d}-" + "x" * 24
+
+
+def device_webhook(index):
+    return f"bench-hook-{index:06d}"
+
+
 class Device:
+    received = {}  # message text -> perf_counter() when its event arrived
+
     def __init__(self, index):
-        self.token = f"bench-channel-device-{index:06d}-" + "x" * 24
-        self.webhook = f"bench-hook-{index:06d}"
-        self.waiters = {}
+        self.token = device_token(index)
+        self.webhook = device_webhook(index)
         self.ws = None
 
     async def connect(self, url):
@@ -41,9 +54,7 @@ class Device:
             if msg.get("type") != "event":
                 continue
             event = msg["event"]
-            waiter = self.waiters.pop(event["message"], None)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(time.perf_counter())
+            Device.received[event["message"]] = time.perf_counter()
             self.next_id += 1
             await self.ws.send(json.dumps({"id": self.next_id, "type": "mobile_app/push_notification_confirm",
                                            "webhook_id": self.webhook, "confirm_id": event["hass_confirm_id"]}))
@@ -64,14 +75,80 @@ async def post(reader, writer, body):
     return status, payload
 
 
+async def run_poster(args):
+    """The Home Assistant side: POSTs notifications to random devices; prints {text: send time} as JSON."""
+    sent, failures = {}, 0
+    queue = asyncio.Queue()
+    for n in range(args.messages):
+        queue.put_nowait(n)
+
+    async def worker():
+        nonlocal failures
+        reader, writer = await asyncio.open_connection("127.0.0.1", args.port)
+        while not queue.empty():
+            n = queue.get_nowait()
+            i = random.randrange(args.channels)
+            text = f"bench message {n}"
+            body = {"message": text, "push_token": device_token(i),
+                    "registration_info": {"app_id": "io.homeassistant.companion.android", "webhook_id": device_webhook(i)}}
+            t0 = time.perf_counter()
+            status, payload = await post(reader, writer, body)
+            if status != 201 or not json.loads(payload)["messageId"].startswith("local:"):
+                failures += 1
+                continue
+            sent[text] = t0
+        writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(int(args.concurrency))))
+    print(json.dumps({"sent": sent, "failures": failures, "elapsed": time.perf_counter() - started}))
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure_latency(args, concurrency):
+    """Runs the poster process with `concurrency` connections and prints the latency of the events it caused."""
+    Device.received.clear()
+    cpu0 = cpu_seconds(args.pid)
+    poster = await asyncio.create_subprocess_exec(
+        sys.executable, os.path.abspath(__file__), "--poster", "--port", str(args.port), "--channels", str(args.channels),
+        "--messages", str(args.messages), "--concurrency", str(concurrency), stdout=asyncio.subprocess.PIPE)
+    out, _ = await poster.communicate()
+    result = json.loads(out)
+    await asyncio.sleep(0.5)  # events still in flight
+    server_cpu = cpu_seconds(args.pid) - cpu0
+    sent, failures, elapsed = result["sent"], result["failures"], result["elapsed"]
+    latencies = []
+    for text, t0 in sent.items():
+        t1 = Device.received.get(text)
+        if t1 is None:
+            failures += 1
+        else:
+            latencies.append((t1 - t0) * 1000)
+    latencies.sort()
+    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")
+    rate = len(latencies) / elapsed
+    print(f"{concurrency:3d} posters: {len(latencies)} delivered ({failures} failed), {rate:.0f}/s, "
+          f"server CPU {1e6 * server_cpu / max(1, len(latencies)):.0f} us/delivery; "
+          f"HA POST -> event p50 {p(0.50):.2f} ms, p99 {p(0.99):.2f} ms, max {latencies[-1] if latencies else float('nan'):.2f} ms"
+          f"   (target p99 <= 5 ms)")
+
+
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--pid", type=int, default=0)
     ap.add_argument("--channels", type=int, default=10000)
     ap.add_argument("--messages", type=int, default=2000)
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--concurrency", default="1,4,16", help="poster connections; a comma-separated list measures each")
+    ap.add_argument("--poster", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.poster:
+        return await run_poster(args)
     url = f"ws://127.0.0.1:{args.port}/api/websocket"
 
     rss_before = rss_mb(args.pid)
@@ -83,46 +160,11 @@ async def main():
     await asyncio.sleep(1)
     rss_held = rss_mb(args.pid)
 
-    latencies, failures = [], 0
-    queue = asyncio.Queue()
-    for n in range(args.messages):
-        queue.put_nowait(n)
-
-    async def worker():
-        nonlocal failures
-        reader, writer = await asyncio.open_connection("127.0.0.1", args.port)
-        while not queue.empty():
-            n = queue.get_nowait()
-            d = random.choice(devices)
-            text = f"bench message {n}"
-            fut = asyncio.get_running_loop().create_future()
-            d.waiters[text] = fut
-            body = {"message": text, "push_token": d.token,
-                    "registration_info": {"app_id": "io.homeassistant.companion.android", "webhook_id": d.webhook}}
-            t0 = time.perf_counter()
-            status, payload = await post(reader, writer, body)
-            if status != 201 or not json.loads(payload)["messageId"].startswith("local:"):
-                failures += 1
-                continue
-            try:
-                t1 = await asyncio.wait_for(fut, 10)
-                latencies.append((t1 - t0) * 1000)
-            except asyncio.TimeoutError:
-                failures += 1
-        writer.close()
-
-    t_start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(args.concurrency)))
-    elapsed = time.perf_counter() - t_start
-    rss_after = rss_mb(args.pid)
-    latencies.sort()
-    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")
     print(f"channels held: {args.channels} (connected in {connect_s:.1f} s)")
-    print(f"server RSS: {rss_before:.0f} MB idle -> {rss_held:.0f} MB with channels -> {rss_after:.0f} MB after deliveries"
-          f"   (target <= 300 MB)")
-    print(f"local deliveries: {len(latencies)} ok, {failures} failed, {len(latencies) / elapsed:.0f}/s with {args.concurrency} posters")
-    print(f"latency HA POST -> event received: p50 {p(0.50):.2f} ms, p99 {p(0.99):.2f} ms, max {latencies[-1] if latencies else float('nan'):.2f} ms"
-          f"   (target p99 <= 5 ms)")
+    print(f"server RSS: {rss_before:.0f} MB idle -> {rss_held:.0f} MB with channels   (target <= 300 MB)")
+    for level in [int(c) for c in str(args.concurrency).split(",")]:
+        await measure_latency(args, level)
+    print(f"server RSS after deliveries: {rss_mb(args.pid):.0f} MB")
     for d in devices:
         await d.ws.close()
 

@@ -20,4 +20,4 @@ PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUS
   ${BENCH_SERVER_ENV:-} "$BIN" serve 2>"$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-python3 Benchmarks/channels.py --port "$PORT" --pid "$SERVER" --channels "$CHANNELS" --messages "$MESSAGES"
+python3 Benchmarks/channels.py --port "$PORT" --pid "$SERVER" --channels "$CHANNELS" --messages "$MESSAGES" --concurrency "${BENCH_POSTERS:-1,4,16}"
