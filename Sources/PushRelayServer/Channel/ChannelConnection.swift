@@ -48,6 +48,16 @@ final class ChannelConnection: Sendable {
         var head = 0
         var queued: Int { queue.count - head }
 
+        /// A writer task is running (it alone writes to the socket).
+        var writing = false
+        var closed = false
+        var reason: CloseReason?
+        /// A write failed: later frames fail without touching the socket.
+        var writeFailed = false
+        /// Closed, drained and the close frame (if any) written.
+        var finished = false
+        var finishWaiters: [CheckedContinuation<Void, Never>] = []
+
         mutating func take() -> Frame? {
             guard head < queue.count else { return nil }
             let frame = queue[head]
@@ -62,15 +72,13 @@ final class ChannelConnection: Sendable {
             }
             return frame
         }
-        /// A writer task is running (it alone writes to the socket).
-        var writing = false
-        var closed = false
-        var reason: CloseReason?
-        /// A write failed: later frames fail without touching the socket.
-        var writeFailed = false
-        /// Closed, drained and the close frame (if any) written.
-        var finished = false
-        var finishWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Makes the caller the one to start the writer, unless one is running already.
+        mutating func claimWriter() -> Bool {
+            if writing { return false }
+            writing = true
+            return true
+        }
     }
 
     let id: Int
@@ -136,9 +144,7 @@ final class ChannelConnection: Sendable {
                 s.reason = .overflow
                 action = .overflow
             }
-            if s.writing { return (action, false) }
-            s.writing = true
-            return (action, true)
+            return (action, s.claimWriter())
         }
         if startWriter { startWriterTask() }
         guard case .queued = action else {
@@ -153,9 +159,7 @@ final class ChannelConnection: Sendable {
             guard !s.closed else { return false }
             s.closed = true
             s.reason = reason
-            if s.writing { return false }
-            s.writing = true
-            return true
+            return s.claimWriter()
         }
         if startWriter { startWriterTask() }
     }
