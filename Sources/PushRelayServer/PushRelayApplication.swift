@@ -1,5 +1,5 @@
 import Hummingbird
-import HummingbirdWebSocket
+import HummingbirdCore
 import Logging
 import NIOCore
 import PushRelayCore
@@ -44,9 +44,10 @@ public enum PushRelayApplication {
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, clock: clock, logger: logger)
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
-        ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
-                        limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
-            .register(router)
+        let channelEndpoint = ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
+                                              limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
+        channelEndpoint.register(routes)
+        let sockets = ChannelSockets(endpoint: channelEndpoint)
         let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let token = config.adminToken {
@@ -56,18 +57,14 @@ public enum PushRelayApplication {
 
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(ws: .init(
-                    maxFrameSize: config.channel.maxFrameBytes,
-                    autoPing: .enabled(timePeriod: .milliseconds(config.channel.pingIntervalMs))))),
+            server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets) },
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: "PushRelay"),
             services: [
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values)),
                 relay.service,
-                ChannelService(hub: hub, store: channelStore, clock: clock, logger: logger),
+                ChannelService(hub: hub, store: channelStore, sockets: sockets, clock: clock, logger: logger),
                 MatrixRetryService(gateway: matrix),
             ],
             onServerRunning: onServerRunning,

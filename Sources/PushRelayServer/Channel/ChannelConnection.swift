@@ -1,7 +1,6 @@
 import Logging
 import NIOWebSocket
 import Synchronization
-import WSCore
 
 /// One websocket connection's outbound side: a bounded queue drained by at most one writer task at a time, so a slow
 /// reader never blocks whoever delivers to it. When the queue is full, or the socket fails, each frame's failure
@@ -11,7 +10,7 @@ import WSCore
 /// the queue is empty. An idle channel (almost all of them, almost always) holds no task and no task stack; a writer
 /// task per connection cost about 5 KB each, 50 MB at 10,000 channels.
 final class ChannelConnection: Sendable {
-    /// Where frames go: the websocket's outbound writer (tests substitute their own).
+    /// Where frames go: the websocket's NIO channel (tests substitute their own).
     struct Sink: Sendable {
         let write: @Sendable (String) async throws -> Void
         /// Sends a close frame with a code and reason.
@@ -20,11 +19,6 @@ final class ChannelConnection: Sendable {
         init(write: @escaping @Sendable (String) async throws -> Void, close: @escaping @Sendable (WebSocketErrorCode, String) async -> Void) {
             self.write = write
             self.close = close
-        }
-
-        init(_ outbound: WebSocketOutboundWriter) {
-            write = { try await outbound.write(.text($0)) }
-            close = { code, reason in try? await outbound.close(code, reason: reason) }
         }
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import PushRelayCore
 import PushRelayStore
@@ -47,14 +46,17 @@ struct ChannelEndpoint: Sendable {
     /// Push tokens shorter than this are not accepted as credentials (real FCM and APNs tokens are far longer).
     static let minimumPushTokenLength = 32
 
-    func register(_ router: Router<PushRelayRequestContext>) {
-        router.ws("/api/websocket") { inbound, outbound, context in
-            await handle(inbound: inbound, outbound: outbound, peer: context.requestContext.peerAddress)
-        }
+    /// A plain GET (no websocket upgrade) gets a JSON error; upgrades are taken by `PushRelayHTTPChannel`.
+    func register(_ routes: RouteTable<PushRelayRequestContext>) {
+        routes.on(RouterPath(PushRelayHTTPChannel.path), [.get: { _, _ -> Response in
+            throw APIError(.init(code: 426, reasonPhrase: "Upgrade Required"), "UpgradeRequired",
+                           "This is the websocket push channel: connect with a websocket client (Upgrade: websocket).",
+                           headers: [.upgrade: "websocket"])
+        }])
     }
 
-    private func handle(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, peer: String) async {
-        let connection = ChannelConnection(peer: peer, bufferLimit: settings.outboundBuffer, sink: .init(outbound), logger: logger)
+    /// A websocket was just upgraded: ask for authentication, and close it if none comes in time.
+    func opened(_ connection: ChannelConnection) {
         connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
         connection.startAuthTimer(.milliseconds(settings.authTimeoutMs)) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
@@ -62,29 +64,13 @@ struct ChannelEndpoint: Sendable {
                 connection.markClosed(.authFailed)
             }
         }
-        // On shutdown, say goodbye (the client reconnects elsewhere or later) instead of holding the server open.
-        await withGracefulShutdownHandler {
-            var session = Session(connection: connection)
-            do {
-                for try await message in inbound.messages(maxSize: settings.maxFrameBytes) {
-                    guard case .text(let text) = message else {
-                        connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
-                        continue
-                    }
-                    await handle(text, session: &session)
-                    if connection.isClosed { break }
-                }
-            } catch {
-                logger.debug("websocket ended: \(error)", metadata: ["peer": .string(peer)])
-            }
-        } onGracefulShutdown: {
-            connection.markClosed(.serverShutdown)
-        }
+    }
+
+    /// The socket is gone: its channels' unconfirmed messages fall back (or stay queued).
+    func closed(_ connection: ChannelConnection) async {
         connection.cancelAuthTimer()
         connection.markClosed(.clientGone)
         await hub.disconnected(connection)
-        // Let the writer flush what is queued (an auth_invalid, a close reason) before the socket goes.
-        await connection.finished()
     }
 
     struct Session {
@@ -93,7 +79,8 @@ struct ChannelEndpoint: Sendable {
         var lastID: Int64 = 0
     }
 
-    private func handle(_ text: String, session: inout Session) async {
+    /// Handles one text message of a connection (messages of one connection are handled one at a time, in order).
+    func handle(_ text: String, session: inout Session) async {
         let c = session.connection
         let message: ChannelWire.ClientMessage
         do {
@@ -210,6 +197,7 @@ extension ChannelWire.ClientMessage {
 struct ChannelService: Service {
     let hub: ChannelHub
     let store: ChannelStore
+    let sockets: ChannelSockets
     let clock: any WallClock
     let logger: Logger
 
@@ -219,5 +207,7 @@ struct ChannelService: Service {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
             _ = try? await store.dropExpired(now: clock.now())
         }
+        // The websockets hold no task the server would wait for: say goodbye to each of them.
+        sockets.closeAll()
     }
 }

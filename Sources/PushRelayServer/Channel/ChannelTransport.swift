@@ -1,0 +1,371 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+import PushRelayCore
+import Synchronization
+
+/// The server's connections: HTTP/1.1 for every route, and the websocket push channel at `/api/websocket` served by
+/// event-driven NIO handlers.
+///
+/// Why not HummingbirdWebSocket's handler: it keeps one Swift task (and child tasks) alive per websocket for the
+/// connection's whole life. Their task-allocator slabs, held while idle, cost about 25 KB per connection (heaptrack:
+/// 20 KB of slabs, plus task objects and a task group), 250 MB at 10,000 channels. Here the connection task ends once
+/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `ChannelConnection`, and a message
+/// starts a short task only while it is being handled.
+struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
+    enum Upgrade: Sendable {
+        case websocket
+        case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        case failedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let upgrade: EventLoopFuture<Upgrade>
+        let channel: any Channel
+    }
+
+    static let path = "/api/websocket"
+
+    let responder: HTTPChannelHandler.Responder
+    let sockets: ChannelSockets
+
+    init(responder: @escaping HTTPChannelHandler.Responder, sockets: ChannelSockets) {
+        self.responder = Self.redirectingLateUpgrades(responder)
+        self.sockets = sockets
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let attempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+            let sockets = self.sockets
+            let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(
+                maxFrameSize: sockets.settings.maxFrameBytes,
+                shouldUpgrade: { channel, head in
+                    attempted.value = true
+                    let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+                    return channel.eventLoop.makeSucceededFuture(path == Self.path ? HTTPHeaders() : nil)
+                },
+                upgradePipelineHandler: { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        try sockets.attach(to: channel)
+                        return Upgrade.websocket
+                    }
+                })
+            let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration<Upgrade>(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                        return attempted.value ? Upgrade.failedUpgrade(http) : Upgrade.notUpgraded(http)
+                    }
+                })
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Upgrade>(upgradeConfiguration: upgradeConfiguration)
+            configuration.enablePipelining = false  // NIOAsyncChannel serialises requests
+            configuration.enableErrorHandling = false  // Hummingbird answers errors
+            configuration.enableResponseHeaderValidation = false  // swift-http-types validates already
+            let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            return Value(upgrade: upgrade, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgrade.get() {
+            case .websocket:
+                // The NIO handlers own the connection from here on; this task ends.
+                return
+            case .notUpgraded(let http):
+                await handleHTTP(asyncChannel: http, logger: logger)
+            case .failedUpgrade(let http):
+                await refuseUpgrade(http)
+            }
+        } catch let error as ChannelError where error == .inputClosed {
+            logger.trace("connection closed before a request")
+        } catch {
+            logger.debug("connection setup failed", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    /// A websocket upgrade anywhere but `/api/websocket`: a JSON 404, and the connection closes.
+    private func refuseUpgrade(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) async {
+        let error = APIError.notFound("Websocket connections are served at \(Self.path) only.")
+        let body = ByteBuffer(bytes: JSONWriter.bytes(error.body))
+        let head = HTTPResponse(status: .notFound, headerFields: [
+            .connection: "close", .contentType: "application/json", .contentLength: "\(body.readableBytes)",
+        ])
+        try? await http.executeThenClose { _, outbound in
+            try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
+        }
+    }
+
+    /// NIO negotiates an upgrade only on a connection's first request. A websocket upgrade arriving later on a
+    /// keep-alive connection gets a redirect to the same path and a closed connection, so the client retries fresh.
+    private static func redirectingLateUpgrades(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+        struct LateUpgrade: Error {}
+        return { request, writer, channel in
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                return try await responder(request, writer, channel)
+            }
+            var location = request.uri.path
+            if let query = request.uri.query { location += "?\(query)" }
+            try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: location]))
+            throw LateUpgrade()
+        }
+    }
+}
+
+/// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
+final class ChannelSockets: Sendable {
+    let endpoint: ChannelEndpoint
+    var settings: ChannelSettings { endpoint.settings }
+    private let live = Mutex<[Int: ChannelConnection]>([:])
+
+    init(endpoint: ChannelEndpoint) {
+        self.endpoint = endpoint
+    }
+
+    var count: Int { live.withLock { $0.count } }
+
+    /// Runs on the channel's event loop, right after the upgrade response.
+    func attach(to channel: any Channel) throws {
+        let shared = SocketClosing()
+        let connection = ChannelConnection(
+            peer: channel.remoteAddress?.ipAddress ?? "unknown", bufferLimit: settings.outboundBuffer,
+            sink: .init(channel: channel, closing: shared), logger: endpoint.logger)
+        let session = ChannelSessionRunner(endpoint: endpoint, connection: connection) { [self] in
+            live.withLock { $0[connection.id] = nil }
+            channel.close(promise: nil)
+        }
+        live.withLock { $0[connection.id] = connection }
+        try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
+            minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: settings.maxFrameBytes))
+        try channel.pipeline.syncOperations.addHandler(ChannelSocketHandler(
+            session: session, closing: shared, pingInterval: .milliseconds(Int64(settings.pingIntervalMs))))
+        endpoint.opened(connection)
+    }
+
+    /// Says goodbye to every connection (server shutdown): each gets a close frame after what is queued for it.
+    func closeAll() {
+        for connection in live.withLock({ Array($0.values) }) {
+            connection.markClosed(.serverShutdown)
+        }
+    }
+}
+
+/// Whether this side already sent its close frame; shared by the socket handler and the connection's sink.
+final class SocketClosing: Sendable {
+    private let sent = Atomic<Bool>(false)
+    /// True for the first caller only.
+    func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
+    var isSent: Bool { sent.load(ordering: .relaxed) }
+    /// How long to wait for the peer's close frame before closing the socket anyway.
+    static let timeout = TimeAmount.seconds(2)
+}
+
+extension ChannelConnection.Sink {
+    /// Frames go to the NIO channel (from any thread); a close sends a close frame, then the socket closes when the
+    /// peer answers with its own, or after `SocketClosing.timeout`.
+    init(channel: any Channel, closing: SocketClosing) {
+        self.init(
+            write: { text in
+                try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))).get()
+            },
+            close: { code, reason in
+                guard closing.claim() else { return }
+                var data = ByteBuffer()
+                data.write(webSocketErrorCode: code)
+                data.writeString(reason)
+                try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).get()
+                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+            })
+    }
+}
+
+/// Handles one connection's messages in order, in a task that exists only while messages wait; then, once the socket
+/// is gone, the disconnect (its unconfirmed messages fall back).
+final class ChannelSessionRunner: Sendable {
+    enum Input: Sendable {
+        case text(String)
+        case binary
+    }
+
+    private enum Step {
+        case message(Input, ChannelEndpoint.Session)
+        case disconnect
+        case idle
+    }
+
+    private struct State {
+        var inbox: [Input] = []
+        var session: ChannelEndpoint.Session
+        var running = false
+        var socketGone = false
+        var disconnected = false
+    }
+
+    let endpoint: ChannelEndpoint
+    let connection: ChannelConnection
+    private let onDisconnected: @Sendable () -> Void
+    private let state: Mutex<State>
+
+    init(endpoint: ChannelEndpoint, connection: ChannelConnection, onDisconnected: @escaping @Sendable () -> Void) {
+        self.endpoint = endpoint
+        self.connection = connection
+        self.onDisconnected = onDisconnected
+        state = Mutex(State(session: .init(connection: connection)))
+    }
+
+    func received(_ input: Input) {
+        let start = state.withLock { s -> Bool in
+            guard !s.socketGone else { return false }
+            s.inbox.append(input)
+            return claim(&s)
+        }
+        if start { Task { await run() } }
+    }
+
+    func socketClosed() {
+        let start = state.withLock { s -> Bool in
+            s.socketGone = true
+            return claim(&s)
+        }
+        if start { Task { await run() } }
+    }
+
+    private func claim(_ s: inout State) -> Bool {
+        if s.running { return false }
+        s.running = true
+        return true
+    }
+
+    private func run() async {
+        while true {
+            let step = state.withLock { s -> Step in
+                if !s.inbox.isEmpty && !connection.isClosed { return .message(s.inbox.removeFirst(), s.session) }
+                s.inbox.removeAll()
+                if s.socketGone && !s.disconnected {
+                    s.disconnected = true
+                    return .disconnect
+                }
+                s.running = false
+                return .idle
+            }
+            switch step {
+            case .message(let input, var session):
+                switch input {
+                case .text(let text): await endpoint.handle(text, session: &session)
+                case .binary: connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
+                }
+                state.withLock { $0.session = session }
+            case .disconnect:
+                await endpoint.closed(connection)
+                onDisconnected()
+            case .idle:
+                return
+            }
+        }
+    }
+}
+
+/// The websocket frames of one connection, on its event loop: text to the session, ping/pong/close handled here, and
+/// a keepalive ping every `pingInterval` that closes a peer which did not answer the previous one.
+final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let session: ChannelSessionRunner
+    private let closing: SocketClosing
+    private let pingInterval: TimeAmount
+    private var keepalive: RepeatedTask?
+    private var awaitingPong = false
+    private var gone = false
+
+    init(session: ChannelSessionRunner, closing: SocketClosing, pingInterval: TimeAmount) {
+        self.session = session
+        self.closing = closing
+        self.pingInterval = pingInterval
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        keepalive = loop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
+            let (handler, context) = bound.value
+            handler.ping(context: context)
+        }
+    }
+
+    private func ping(context: ChannelHandlerContext) {
+        guard !gone else { return }
+        if awaitingPong {
+            session.endpoint.logger.debug("websocket peer did not answer a ping; closing", metadata: ["peer": .string(session.connection.peer)])
+            context.close(promise: nil)
+            return
+        }
+        awaitingPong = true
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "pushrelay"))), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        awaitingPong = false
+        switch frame.opcode {
+        case .text:
+            session.received(.text(String(buffer: frame.unmaskedData)))
+        case .binary:
+            session.received(.binary)
+        case .ping:
+            guard frame.fin else {
+                context.close(promise: nil)
+                return
+            }
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .connectionClose:
+            if closing.claim() {
+                // The peer says goodbye first: answer with its code, then close.
+                var data = frame.unmaskedData
+                let code = data.readWebSocketErrorCode() ?? .normalClosure
+                var reply = context.channel.allocator.buffer(capacity: 2)
+                reply.write(webSocketErrorCode: code)
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: reply)))
+                    .whenComplete { _ in context.close(promise: nil) }
+            } else {
+                // The answer to our close frame.
+                context.close(promise: nil)
+            }
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        session.endpoint.logger.debug("websocket error: \(error)", metadata: ["peer": .string(session.connection.peer)])
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        end()
+    }
+
+    private func end() {
+        guard !gone else { return }
+        gone = true
+        keepalive?.cancel()
+        keepalive = nil
+        session.socketClosed()
+    }
+}
