@@ -410,3 +410,59 @@ import Testing
         #expect(failures.withLock { $0 } == 2)
     }
 }
+
+/// The websocket transport itself: keepalive, upgrades, shutdown.
+@Suite struct ChannelTransportTests {
+    @Test func aPeerThatStopsAnsweringPingsIsClosed() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud(10_000) {
+            $0.channel.pingIntervalMs = 1_000
+            $0.channel.authTimeoutMs = 60_000
+        }) { (s: TestServer) async throws in
+            let capture = await RawWebSocket.watch(port: s.port, limit: 15)
+            #expect(capture.handshake.hasPrefix("HTTP/1.1 101"), "\(capture.handshake)")
+            // auth_required (text), then a ping that goes unanswered; the next keepalive round closes the socket.
+            #expect(capture.opcodes.first == 0x1)
+            #expect(capture.opcodes.contains(0x9))
+            let closedAfter = try #require(capture.closedAfter, "the server kept a silent peer open")
+            #expect(closedAfter >= 1.5 && closedAfter < 10, "closed after \(closedAfter) s")
+        }
+    }
+
+    @Test func answeredPingsKeepTheChannelOpen() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud(10_000) { $0.channel.pingIntervalMs = 1_000 }) { (s: TestServer) async throws in
+            // The test client answers pings (as phones do): after several intervals the channel still delivers.
+            let ws = try await WSTestClient.subscribed(port: s.port, token: ChannelTests.token)
+            try await Task.sleep(for: .milliseconds(3_500))
+            #expect(!ws.isClosed)
+            let r = try await s.android(ChannelTests.body("still here"))
+            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
+            #expect(try await ws.receive()["event"]?["message"] == "still here")
+        }
+    }
+
+    @Test func aPlainGETOfTheChannelPathIsAJSONError() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            let r = try await s.request(.GET, "/api/websocket")
+            #expect(r.status == 426)
+            #expect(r["errorType"] == "UpgradeRequired")
+            #expect(r["message"]?.stringValue?.isEmpty == false)
+            #expect(r.headers["content-type"] == "application/json")
+        }
+    }
+
+    @Test func aWebsocketUpgradeElsewhereIsRefusedWithJSON() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            let capture = await RawWebSocket.watch(port: s.port, path: "/api/elsewhere", limit: 10)
+            #expect(capture.handshake.hasPrefix("HTTP/1.1 404"), "\(capture.handshake)")
+            #expect(String(decoding: capture.bytes, as: UTF8.self).contains(#""errorType":"NotFound""#))
+            #expect(capture.closedAfter != nil)
+        }
+    }
+
+    @Test func shutdownClosesEveryChannel() async throws {
+        let ws = try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            try await WSTestClient.subscribed(port: s.port, token: ChannelTests.token)
+        }
+        #expect(await ws.waitUntilClosed(timeout: .seconds(10)))
+    }
+}

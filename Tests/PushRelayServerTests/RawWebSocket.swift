@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bare TCP client that performs the websocket handshake and then only reads: it never answers a ping, like a
+/// phone that vanished without closing its socket. Runs on a thread of its own (blocking reads).
+enum RawWebSocket {
+    struct Capture {
+        /// Everything the server sent: the HTTP response, then raw frames.
+        var bytes: [UInt8]
+        /// Seconds from the end of the handshake until the server closed the connection (nil: still open at the limit).
+        var closedAfter: Double?
+
+        var handshake: String {
+            guard let end = headerEnd else { return String(decoding: bytes, as: UTF8.self) }
+            return String(decoding: bytes[..<end], as: UTF8.self)
+        }
+
+        var headerEnd: Int? {
+            let marker: [UInt8] = Array("\r\n\r\n".utf8)
+            guard bytes.count >= 4 else { return nil }
+            for i in 0...(bytes.count - 4) where Array(bytes[i..<i + 4]) == marker { return i + 4 }
+            return nil
+        }
+
+        /// Opcodes of the (unmasked, server-sent) frames after the handshake.
+        var opcodes: [UInt8] {
+            guard var i = headerEnd else { return [] }
+            var out: [UInt8] = []
+            while i + 2 <= bytes.count {
+                let opcode = bytes[i] & 0x0F
+                var length = Int(bytes[i + 1] & 0x7F)
+                var header = 2
+                if length == 126, i + 4 <= bytes.count {
+                    length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+                    header = 4
+                } else if length == 127 {
+                    return out
+                }
+                out.append(opcode)
+                i += header + length
+            }
+            return out
+        }
+    }
+
+    /// Connects to `/api/websocket` (or `path`), sends the upgrade request and reads until the server closes or
+    /// `limit` seconds pass.
+    static func watch(port: Int, path: String = "/api/websocket", limit: Double) async -> Capture {
+        await withCheckedContinuation { (c: CheckedContinuation<Capture, Never>) in
+            let thread = Thread { c.resume(returning: run(port: port, path: path, limit: limit)) }
+            thread.start()
+        }
+    }
+
+    private static func run(port: Int, path: String, limit: Double) -> Capture {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return Capture(bytes: [], closedAfter: nil) }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return Capture(bytes: [], closedAfter: nil) }
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        let start = Date()
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date().timeIntervalSince(start) < limit {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 {
+                bytes.append(contentsOf: buffer[0..<n])
+            } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return Capture(bytes: bytes, closedAfter: Date().timeIntervalSince(start))
+            }
+        }
+        return Capture(bytes: bytes, closedAfter: nil)
+    }
+}
