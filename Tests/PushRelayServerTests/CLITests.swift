@@ -18,20 +18,8 @@ struct CLI {
     }
 
     static func run(_ args: [String], env: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = args
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
-        for (k, v) in env { environment[k] = v }
-        p.environment = environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try ProcessSpawn.run(p)
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try ProcessSpawn.runBlocking([binary.path] + args, environment: ProcessSpawn.environment(env))
+        return (r.status, r.stdout, r.stderr)
     }
 }
 
@@ -96,16 +84,10 @@ struct CLI {
         let db = TestServer.tempPath()
         let logFile = db + ".log"
         FileManager.default.createFile(atPath: logFile, contents: nil)
-        let p = Process()
-        p.executableURL = CLI.binary
-        p.arguments = ["serve"]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
-        environment["PUSHRELAY_STORAGE_SQLITE_PATH"] = db
-        environment["PUSHRELAY_HTTP_PORT"] = "0"  // the kernel picks a free port; the log says which
-        p.environment = environment
-        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
-        p.standardOutput = FileHandle.nullDevice
-        try ProcessSpawn.run(p)
+        // Port 0: the kernel picks a free port; the log says which.
+        let pid = try ProcessSpawn.start([CLI.binary.path, "serve"], environment: ProcessSpawn.environment([
+            "PUSHRELAY_STORAGE_SQLITE_PATH": db, "PUSHRELAY_HTTP_PORT": "0",
+        ]), stderrPath: logFile)
         func log() -> String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
         var port: Int?
         for _ in 0..<600 where port == nil {  // up to 30 s on a loaded machine
@@ -118,9 +100,9 @@ struct CLI {
         #expect(try await probe(port: boundPort))
         // A connected websocket channel does not hold the server open.
         let ws = try await WSTestClient.subscribed(port: boundPort, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
-        p.terminate()  // SIGTERM
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "\(log())")
+        kill(pid, SIGTERM)
+        let status = await ProcessSpawn.waitForExit(pid)
+        #expect(status == 0, "\(log())")
         #expect(log().contains("database closed"), "\(log())")
         #expect(log().contains("nothing leaves this machine"), "the sandbox warning is logged")
         #expect(await ws.waitUntilClosed())

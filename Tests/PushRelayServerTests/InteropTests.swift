@@ -77,21 +77,9 @@ elif mode == "invite":
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-interop-\(UUID().uuidString).py")
         try script.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", file.path] + args
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let status: Int32 = try await withCheckedThrowingContinuation { cont in
-            process.terminationHandler = { cont.resume(returning: $0.terminationStatus) }
-            do { try ProcessSpawn.run(process) } catch { cont.resume(throwing: error) }
-        }
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard status == 0 else { throw PythonFailed(message: "python3 \(args.first ?? "") exited \(status): \(stderr.suffix(2000))") }
-        return stdout
+        let r = try await ProcessSpawn.run(["python3", file.path] + args)
+        guard r.status == 0 else { throw PythonFailed(message: "python3 \(args.first ?? "") exited \(r.status): \(r.stderr.suffix(2000))") }
+        return r.stdout
     }
 
     struct PythonFailed: Error, CustomStringConvertible {
@@ -104,14 +92,7 @@ elif mode == "invite":
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-probe-\(UUID().uuidString).py")
         try "import pywebpush, http_ece, cryptography\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", file.path]
-        process.standardError = Pipe()
-        let status: Int32 = try await withCheckedThrowingContinuation { cont in
-            process.terminationHandler = { cont.resume(returning: $0.terminationStatus) }
-            do { try ProcessSpawn.run(process) } catch { cont.resume(throwing: error) }
-        }
+        let status = try await ProcessSpawn.run(["python3", file.path]).status
         try #require(status == 0, "The interop tests need Python 3 with pywebpush, http_ece and cryptography: run `python3 -m pip install pywebpush http_ece cryptography` (.ci/run does).")
     }
 

@@ -383,18 +383,6 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
 
 /// Runs `python3 script` with `stdin`; returns (exit status, stdout, stderr).
 func runPython(_ script: String, stdin: String) throws -> (Int32, String, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = ["python3", script]
-    let input = Pipe(), output = Pipe(), errors = Pipe()
-    p.standardInput = input
-    p.standardOutput = output
-    p.standardError = errors
-    try ProcessSpawn.run(p)
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    let r = try ProcessSpawn.runBlocking(["python3", script], stdin: stdin)
+    return (r.status, r.stdout, r.stderr)
 }

@@ -1,12 +1,159 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Foundation's `Process.run()` is not safe to call from several threads at once on Linux: with tests spawning the
-/// CLI and Python in parallel it crashed inside its own memcpy. Every test spawn goes through this lock.
+/// Child processes for the tests (the CLI, Python), started with `posix_spawn` and read with `poll`.
+///
+/// Foundation's `Process` is not used: with tests spawning in parallel it crashed inside `Process.run()` (a memcpy),
+/// even behind a lock, and its `readDataToEndOfFile` aborts on EINTR.
 enum ProcessSpawn {
-    private static let lock = Mutex(())
+    struct Output: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
 
-    static func run(_ process: Process) throws {
-        try lock.withLock { _ in try process.run() }
+    struct SpawnFailed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs `arguments` (the first is a path, or a name looked up in PATH) to its end, feeding it `stdin`, and returns
+    /// its exit status and output. Blocks the calling thread.
+    static func runBlocking(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> Output {
+        var input = try makePipe(), output = try makePipe(), errors = try makePipe()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+        let pid: pid_t
+        do {
+            pid = try spawn(arguments, environment: environment, actions: &actions)
+        } catch {
+            for fd in [input.read, input.write, output.read, output.write, errors.read, errors.write] { close(fd) }
+            throw error
+        }
+        close(input.read)
+        close(output.write)
+        close(errors.write)
+        if let stdin {
+            // Small inputs (JSON, scripts' arguments): they fit the pipe, so this cannot block on the child's output.
+            let bytes = Array(stdin.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { write(input.write, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                offset += n
+            }
+        }
+        close(input.write)
+        input.write = -1
+        let (out, err) = readBoth(output.read, errors.read)
+        close(output.read)
+        close(errors.read)
+        output.read = -1
+        errors.read = -1
+        return Output(status: wait(pid), stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// `runBlocking` on a thread of its own, so that no cooperative thread waits for the child.
+    static func run(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) async throws -> Output {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Output, any Error>) in
+            Thread { c.resume(with: Result { try runBlocking(arguments, environment: environment, stdin: stdin) }) }.start()
+        }
+    }
+
+    /// Starts a long-running child: stdin and stdout on /dev/null, stderr appended to `stderrPath`. Returns its pid.
+    static func start(_ arguments: [String], environment: [String: String]? = nil, stderrPath: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        return try spawn(arguments, environment: environment, actions: &actions)
+    }
+
+    /// Waits for the child to end (on a thread of its own) and returns its exit status (128 + n for signal n).
+    static func waitForExit(_ pid: pid_t) async -> Int32 {
+        await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+            Thread { c.resume(returning: wait(pid)) }.start()
+        }
+    }
+
+    /// The environment tests start children with: this process's, without any PUSHRELAY_ setting, plus `extra`.
+    static func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
+        for (k, v) in extra { env[k] = v }
+        return env
+    }
+
+    private static func spawn(_ arguments: [String], environment: [String: String]?, actions: inout posix_spawn_file_actions_t) throws -> pid_t {
+        guard let program = arguments.first else { throw SpawnFailed(description: "no program to run") }
+        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = spawnLock.withLock { _ in posix_spawnp(&pid, program, &actions, nil, &argv, &envp) }
+        guard rc == 0 else { throw SpawnFailed(description: "cannot start \(program): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// A pipe whose ends close on exec. Made under `spawnLock`, so that no child is spawned between `pipe` and
+    /// `FD_CLOEXEC` and inherits an end (it would hold another child's output open).
+    private static func makePipe() throws -> (read: Int32, write: Int32) {
+        try spawnLock.withLock { _ in
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else { throw SpawnFailed(description: "pipe: \(String(cString: strerror(errno)))") }
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            return (fds[0], fds[1])
+        }
+    }
+
+    private static let spawnLock = Mutex(())
+
+    /// Reads both pipes until both are at end of file.
+    private static func readBoth(_ a: Int32, _ b: Int32) -> ([UInt8], [UInt8]) {
+        var out: [[UInt8]] = [[], []]
+        var fds = [pollfd(fd: a, events: Int16(POLLIN), revents: 0), pollfd(fd: b, events: Int16(POLLIN), revents: 0)]
+        var open = 2
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while open > 0 {
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for i in fds.indices where fds[i].fd >= 0 && fds[i].revents != 0 {
+                let n = read(fds[i].fd, &buffer, buffer.count)
+                if n > 0 {
+                    out[i].append(contentsOf: buffer[0..<n])
+                } else if n == 0 || (errno != EINTR && errno != EAGAIN) {
+                    fds[i].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        return (out[0], out[1])
+    }
+
+    private static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return -1 }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 }
