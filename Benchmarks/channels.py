@@ -8,7 +8,7 @@ The devices' sockets live in this process; the Home Assistant posters run in a s
 busy event loop on one side does not delay the other's timestamps. Both sides stamp with time.perf_counter()
 (CLOCK_MONOTONIC, shared by all processes on Linux) and the latencies are joined by message text at the end.
 """
-import argparse, asyncio, json, os, random, statistics, sys, time
+import argparse, asyncio, gc, json, os, random, statistics, sys, time
 
 import websockets
 
@@ -147,6 +147,9 @@ async def main():
     ap.add_argument("--concurrency", default="1,4,16", help="poster connections; a comma-separated list measures each")
     ap.add_argument("--poster", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    # A full garbage collection walks every object of 10,000 websockets and stalls this loop for hundreds of
+    # milliseconds, which would be measured as delivery latency: the load generator runs without the cyclic GC.
+    gc.disable()
     if args.poster:
         return await run_poster(args)
     url = f"ws://127.0.0.1:{args.port}/api/websocket"
@@ -157,6 +160,8 @@ async def main():
     for i in range(0, len(devices), 200):
         await asyncio.gather(*(d.connect(url) for d in devices[i:i + 200]))
     connect_s = time.perf_counter() - started
+    gc.collect()
+    gc.freeze()
     await asyncio.sleep(1)
     rss_held = rss_mb(args.pid)
 
