@@ -440,6 +440,22 @@ import Testing
         }
     }
 
+    @Test func aFragmentedMessageOverTheLimitClosesWithAReason() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud(10_000) { $0.channel.maxFrameBytes = 1024 }) { (s: TestServer) async throws in
+            let part = [UInt8](repeating: UInt8(ascii: "x"), count: 800)
+            let capture = await RawWebSocket.watch(port: s.port, send: [
+                RawWebSocket.frame(opcode: 0x1, fin: false, part),
+                RawWebSocket.frame(opcode: 0x0, fin: false, part),
+            ], limit: 10)
+            #expect(capture.opcodes.last == 0x8, "a close frame: \(capture.opcodes)")
+            // 1009 (0x03F1), then the reason.
+            let tail = String(decoding: capture.bytes.suffix(40), as: UTF8.self)
+            #expect(tail.contains("message too big"), "\(tail)")
+            #expect(capture.bytes.suffix(17).prefix(2) == [0x03, 0xF1])
+            #expect(capture.closedAfter != nil)
+        }
+    }
+
     @Test func aPlainGETOfTheChannelPathIsAJSONError() async throws {
         try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
             let r = try await s.request(.GET, "/api/websocket")

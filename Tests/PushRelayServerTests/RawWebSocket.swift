@@ -10,7 +10,7 @@ enum RawWebSocket {
         /// Everything the server sent: the HTTP response, then raw frames.
         var bytes: [UInt8]
         /// Seconds from the end of the handshake until the server closed the connection (nil: still open at the limit).
-        var closedAfter: Double?
+        var closedAfter: Double? = nil
 
         var handshake: String {
             guard let end = headerEnd else { return String(decoding: bytes, as: UTF8.self) }
@@ -47,14 +47,25 @@ enum RawWebSocket {
 
     /// Connects to `/api/websocket` (or `path`), sends the upgrade request and reads until the server closes or
     /// `limit` seconds pass.
-    static func watch(port: Int, path: String = "/api/websocket", limit: Double) async -> Capture {
+    static func watch(port: Int, path: String = "/api/websocket", send frames: [[UInt8]] = [], limit: Double) async -> Capture {
         await withCheckedContinuation { (c: CheckedContinuation<Capture, Never>) in
-            let thread = Thread { c.resume(returning: run(port: port, path: path, limit: limit)) }
+            let thread = Thread { c.resume(returning: run(port: port, path: path, frames: frames, limit: limit)) }
             thread.start()
         }
     }
 
-    private static func run(port: Int, path: String, limit: Double) -> Capture {
+    /// A client frame (masked, with a zero key, so the payload reads as sent).
+    static func frame(opcode: UInt8, fin: Bool, _ payload: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        if payload.count < 126 {
+            out.append(0x80 | UInt8(payload.count))
+        } else {
+            out += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        }
+        return out + [0, 0, 0, 0] + payload
+    }
+
+    private static func run(port: Int, path: String, frames: [[UInt8]], limit: Double) -> Capture {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return Capture(bytes: [], closedAfter: nil) }
         defer { close(fd) }
@@ -74,10 +85,15 @@ enum RawWebSocket {
         let start = Date()
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
+        var pending = frames
         while Date().timeIntervalSince(start) < limit {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 {
                 bytes.append(contentsOf: buffer[0..<n])
+                if !pending.isEmpty, Capture(bytes: bytes).headerEnd != nil {
+                    for f in pending { _ = f.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } }
+                    pending = []
+                }
             } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 return Capture(bytes: bytes, closedAfter: Date().timeIntervalSince(start))
             }

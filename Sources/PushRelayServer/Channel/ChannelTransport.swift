@@ -145,11 +145,11 @@ final class ChannelSockets: Sendable {
             live.withLock { $0[connection.id] = nil }
             channel.close(promise: nil)
         }
-        live.withLock { $0[connection.id] = connection }
         try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
             minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: settings.maxFrameBytes))
         try channel.pipeline.syncOperations.addHandler(ChannelSocketHandler(
             session: session, closing: shared, pingInterval: .milliseconds(Int64(settings.pingIntervalMs))))
+        live.withLock { $0[connection.id] = connection }
         endpoint.opened(connection)
     }
 
@@ -347,9 +347,24 @@ final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
+    /// A protocol error after the frame decoder (a fragmented message over `channel.max_frame_bytes`, too many
+    /// fragments): a close frame that says why, then the socket closes. (A single oversized frame is refused by NIO's
+    /// decoder, which closes with 1009 itself.)
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         session.endpoint.logger.debug("websocket error: \(error)", metadata: ["peer": .string(session.connection.peer)])
-        context.close(promise: nil)
+        guard closing.claim() else {
+            context.close(promise: nil)
+            return
+        }
+        let (code, reason): (WebSocketErrorCode, String) = switch error as? NIOWebSocketFrameAggregator.Error {
+        case .accumulatedFrameSizeIsTooLarge?, .tooManyFragments?: (.messageTooLarge, "message too big")
+        default: (.protocolError, "websocket protocol error")
+        }
+        var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+            .whenComplete { _ in context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
