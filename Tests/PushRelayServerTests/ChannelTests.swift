@@ -475,6 +475,14 @@ import Testing
         }
     }
 
+    @Test func anIncompleteHandshakeIsA400() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            let r = try await s.request(.GET, "/api/websocket", headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")])
+            #expect(r.status == 400)
+            #expect(r["message"]?.stringValue?.contains("Sec-WebSocket-Key") == true, "\(r.rawBody)")
+        }
+    }
+
     @Test func shutdownClosesEveryChannel() async throws {
         let ws = try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
             try await WSTestClient.subscribed(port: s.port, token: ChannelTests.token)

@@ -22,7 +22,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     enum Upgrade: Sendable {
         case websocket
         case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
-        case failedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        /// A websocket upgrade that is refused: answered with this error, then the connection closes.
+        case refused(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, APIError)
     }
 
     struct Value: ServerChildChannelValue {
@@ -42,21 +43,17 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            let attempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+            let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
             let sockets = self.sockets
-            let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(
+            let upgrader = CheckedWebSocketUpgrader(refusal: refusal, inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
                 maxFrameSize: sockets.settings.maxFrameBytes,
-                shouldUpgrade: { channel, head in
-                    attempted.value = true
-                    let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-                    return channel.eventLoop.makeSucceededFuture(path == Self.path ? HTTPHeaders() : nil)
-                },
+                shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         try sockets.attach(to: channel)
                         return Upgrade.websocket
                     }
-                })
+                }))
             let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration<Upgrade>(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
@@ -65,7 +62,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                        return attempted.value ? Upgrade.failedUpgrade(http) : Upgrade.notUpgraded(http)
+                        return refusal.value.map { Upgrade.refused(http, $0) } ?? Upgrade.notUpgraded(http)
                     }
                 })
             var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Upgrade>(upgradeConfiguration: upgradeConfiguration)
@@ -85,8 +82,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 return
             case .notUpgraded(let http):
                 await handleHTTP(asyncChannel: http, logger: logger)
-            case .failedUpgrade(let http):
-                await refuseUpgrade(http)
+            case .refused(let http, let error):
+                await refuse(http, error)
             }
         } catch let error as ChannelError where error == .inputClosed {
             logger.trace("connection closed before a request")
@@ -95,11 +92,21 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// A websocket upgrade anywhere but `/api/websocket`: a JSON 404, and the connection closes.
-    private func refuseUpgrade(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) async {
-        let error = APIError.notFound("Websocket connections are served at \(Self.path) only.")
+    /// Why a websocket upgrade request is refused, if it is: another path (404), or an incomplete handshake (400).
+    static func refusal(_ head: HTTPRequestHead) -> APIError? {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        guard path == Self.path else { return .notFound("Websocket connections are served at \(Self.path) only.") }
+        guard head.headers.first(name: "Sec-WebSocket-Key")?.isEmpty == false,
+              head.headers.first(name: "Sec-WebSocket-Version") == "13" else {
+            return .badRequest("A websocket upgrade needs the Sec-WebSocket-Key header and Sec-WebSocket-Version: 13.")
+        }
+        return nil
+    }
+
+    /// Answers a refused upgrade with its JSON error; then the connection closes.
+    private func refuse(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, _ error: APIError) async {
         let body = ByteBuffer(bytes: JSONWriter.bytes(error.body))
-        let head = HTTPResponse(status: .notFound, headerFields: [
+        let head = HTTPResponse(status: error.status, headerFields: [
             .connection: "close", .contentType: "application/json", .contentLength: "\(body.readableBytes)",
         ])
         try? await http.executeThenClose { _, outbound in
@@ -120,6 +127,28 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: location]))
             throw LateUpgrade()
         }
+    }
+}
+
+/// NIO's websocket upgrader behind PushRelay's own check of the request. A refused upgrade is remembered, so that
+/// it gets a JSON answer: NIO has consumed the request head by then, and plain HTTP handling would only see its end.
+struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
+    let refusal: NIOLoopBoundBox<APIError?>
+    let inner: NIOTypedWebSocketServerUpgrader<PushRelayHTTPChannel.Upgrade>
+
+    var supportedProtocol: String { inner.supportedProtocol }
+    var requiredUpgradeHeaders: [String] { inner.requiredUpgradeHeaders }
+
+    func buildUpgradeResponse(channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
+        if let error = PushRelayHTTPChannel.refusal(upgradeRequest) {
+            refusal.value = error
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return inner.buildUpgradeResponse(channel: channel, upgradeRequest: upgradeRequest, initialResponseHeaders: initialResponseHeaders)
+    }
+
+    func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<PushRelayHTTPChannel.Upgrade> {
+        inner.upgrade(channel: channel, upgradeRequest: upgradeRequest)
     }
 }
 
