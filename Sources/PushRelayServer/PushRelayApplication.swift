@@ -37,17 +37,22 @@ public enum PushRelayApplication {
             }
         }
 
+        let channelEndpoint = ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
+                                              limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
+        let sockets = ChannelSockets(endpoint: channelEndpoint)
+
         let router = Router(context: PushRelayRequestContext.self)
+        let metrics = config.metricsEnabled ? makeMetrics(database: database, hub: hub, sockets: sockets) : nil
+        // Outermost, so that it sees the final status, JSON errors included.
+        if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
         let routes = RouteTable(router: router)
+        if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminToken: config.adminToken).register(routes) }
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, clock: clock, logger: logger)
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
-        let channelEndpoint = ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
-                                              limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
         channelEndpoint.register(routes)
-        let sockets = ChannelSockets(endpoint: channelEndpoint)
         let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let token = config.adminToken {
@@ -70,6 +75,16 @@ public enum PushRelayApplication {
             onServerRunning: onServerRunning,
             logger: logger
         )
+    }
+
+    private static func makeMetrics(database: PushRelayDatabase, hub: ChannelHub, sockets: ChannelSockets) -> PushRelayMetrics {
+        PushRelayMetrics(probes: [
+            .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(sockets.count) },
+            .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(hub.channelCount) },
+            .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(hub.pendingCount) },
+            .init(name: "pushrelay_sqlite_transactions", help: "Group-committed SQLite transactions since start.") { Double(database.commitStats.transactions) },
+            .init(name: "pushrelay_sqlite_writes", help: "Writes those transactions carried since start.") { Double(database.commitStats.writes) },
+        ])
     }
 
     /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).

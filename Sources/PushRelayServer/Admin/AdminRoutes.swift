@@ -4,6 +4,24 @@ import Hummingbird
 import PushRelayCore
 import PushRelayStore
 
+/// The admin token check: `Authorization: Bearer <admin.token>`, compared in constant time.
+enum AdminAuth {
+    static func authorize(_ request: Request, token: String) throws {
+        let header = request.headers[.authorization] ?? ""
+        let prefix = "Bearer "
+        guard header.hasPrefix(prefix) else {
+            throw APIError(.unauthorized, "Unauthorized", "Send the admin token as 'Authorization: Bearer <admin.token>'.",
+                           headers: [.wwwAuthenticate: "Bearer"])
+        }
+        let given = SHA256.hash(data: Data(header.dropFirst(prefix.count).utf8))
+        let expected = SHA256.hash(data: Data(token.utf8))
+        // Comparing fixed-length digests keeps the comparison's timing independent of the token.
+        guard given == expected else {
+            throw APIError(.unauthorized, "Unauthorized", "The admin token is wrong.", headers: [.wwwAuthenticate: "Bearer"])
+        }
+    }
+}
+
 /// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`.
 /// Not registered at all (so 404) when no admin token is configured.
 struct AdminRoutes<Context: RequestContext> {
@@ -23,18 +41,7 @@ struct AdminRoutes<Context: RequestContext> {
     }
 
     private func authorize(_ request: Request) throws {
-        let header = request.headers[.authorization] ?? ""
-        let prefix = "Bearer "
-        guard header.hasPrefix(prefix) else {
-            throw APIError(.unauthorized, "Unauthorized", "Send the admin token as 'Authorization: Bearer <admin.token>'.",
-                           headers: [.wwwAuthenticate: "Bearer"])
-        }
-        let given = SHA256.hash(data: Data(header.dropFirst(prefix.count).utf8))
-        let expected = SHA256.hash(data: Data(token.utf8))
-        // Comparing fixed-length digests keeps the comparison's timing independent of the token.
-        guard given == expected else {
-            throw APIError(.unauthorized, "Unauthorized", "The admin token is wrong.", headers: [.wwwAuthenticate: "Bearer"])
-        }
+        try AdminAuth.authorize(request, token: token)
     }
 
     private func tokenParameter(_ context: Context) throws -> String {

@@ -68,6 +68,8 @@ public struct PushRelayConfig: Sendable {
     public var matrix = Matrix()
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
     public var adminToken: String?
+    /// Serve Prometheus metrics at `GET /metrics` (behind the admin token when one is set).
+    public var metricsEnabled = false
     public var logLevel: Logger.Level = .info
     /// App-id globs that get the Home Assistant companion app's iOS translation (commands, `push` merge…).
     public var iosCompanionAppIDs = ["*io.robbie.HomeAssistant*"]
@@ -95,13 +97,14 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "log", "ios", "matrix", "relay", "voip"],
+        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "metrics", "log", "ios", "matrix", "relay", "voip"],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
         "storage": ["sqlite_path"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
         "admin": ["token"],
+        "metrics": ["enabled"],
         "log": ["level"],
         "ios": ["companion_app_ids"],
         "relay": relayKeys,
@@ -115,7 +118,7 @@ extension PushRelayConfig {
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
         "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
         "channel.max_failed_auths_per_minute",
-        "apps", "providers", "admin.token", "log.level", "ios.companion_app_ids",
+        "apps", "providers", "admin.token", "metrics.enabled", "log.level", "ios.companion_app_ids",
     ]
 
     public static func environmentVariable(for key: String) -> String {
@@ -201,6 +204,7 @@ extension PushRelayConfig {
                 adminToken = v
             }
         }
+        if let v = try r.bool("metrics.enabled") { metricsEnabled = v }
         if let v = try r.string("log.level") {
             guard let level = Logger.Level(rawValue: v.lowercased()) else {
                 throw ConfigError(key: "log.level", problem: "must be one of trace, debug, info, notice, warning, error, critical; got '\(v)'")

@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import Prometheus
+
+/// Prometheus metrics for `GET /metrics` (with `metrics.enabled`): requests counted by route, method and status, their
+/// durations by route, and gauges read at each scrape (websocket channels, unconfirmed messages, group commits).
+///
+/// The registry is the application's own (swift-prometheus), not the process-wide `MetricsSystem`, so several servers
+/// in one process (the tests) keep separate figures.
+final class PushRelayMetrics: Sendable {
+    /// A value read when Prometheus scrapes.
+    struct Probe: Sendable {
+        let name: String
+        let help: String
+        let read: @Sendable () -> Double
+    }
+
+    private let registry = PrometheusCollectorRegistry()
+    private let probes: [Probe]
+    static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map { .milliseconds(Int64($0 * 1000)) }
+
+    init(probes: [Probe]) {
+        self.probes = probes
+    }
+
+    /// Routes are the router's patterns (`/admin/v1/quotas/{token}`), never raw paths: tokens stay out of label values,
+    /// and unknown paths all count as `unmatched`.
+    func record(route: String?, method: String, status: Int, duration: Duration) {
+        // Hummingbird names an unmatched request's endpoint "NotFound"; patterns always start with "/".
+        let route = route.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "unmatched"
+        registry.makeCounter(name: "pushrelay_http_requests_total", labels: [("route", route), ("method", method), ("status", String(status))],
+                             help: "HTTP requests answered, by route pattern, method and status.").increment()
+        registry.makeDurationHistogram(name: "pushrelay_http_request_duration_seconds", labels: [("route", route)], buckets: Self.durationBuckets,
+                                       help: "Time from request to response, by route pattern.").record(duration)
+    }
+
+    /// The Prometheus text exposition of everything.
+    func render() -> [UInt8] {
+        for p in probes {
+            registry.makeGauge(name: p.name, labels: [], help: p.help).set(p.read())
+        }
+        return registry.emitToBuffer()
+    }
+}
+
+/// Counts every request once its response (including a JSON error) is known.
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: PushRelayMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        metrics.record(route: context.endpointPath, method: request.method.rawValue, status: response.status.code,
+                       duration: ContinuousClock.now - start)
+        return response
+    }
+}
+
+/// `GET /metrics`: behind the admin token when one is configured.
+struct MetricsRoute<Context: RequestContext> {
+    let metrics: PushRelayMetrics
+    let adminToken: String?
+
+    func register(_ routes: RouteTable<Context>) {
+        routes.on("/metrics", [.get: { request, _ in
+            if let adminToken { try AdminAuth.authorize(request, token: adminToken) }
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))
+        }])
+    }
+}
