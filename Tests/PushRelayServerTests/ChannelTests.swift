@@ -456,6 +456,19 @@ import Testing
         }
     }
 
+    @Test func aBurstOfCommandsIsAnsweredInOrderWithNoneLost() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            // Far more than the backlog at which the server stops reading the socket for a while.
+            let ws = try await WSTestClient.subscribed(port: s.port, token: ChannelTests.token)
+            for id in 2...801 { ws.send(["id": .int(Int64(id)), "type": "ping"]) }
+            for id in 2...801 {
+                let pong = try await ws.receive()
+                #expect(pong == ["id": .int(Int64(id)), "type": "pong"])
+                if pong["id"] != .int(Int64(id)) { break }
+            }
+        }
+    }
+
     @Test func aPlainGETOfTheChannelPathIsAJSONError() async throws {
         try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
             let r = try await s.request(.GET, "/api/websocket")

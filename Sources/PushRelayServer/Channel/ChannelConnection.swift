@@ -51,6 +51,15 @@ final class ChannelConnection: Sendable {
         /// Closed, drained and the close frame (if any) written.
         var finished = false
         var finishWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Command handling waiting for the queue to go below half its bound (see `waitForRoom`).
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// The room waiters to wake now: all once closed, else all once the queue is below half of `limit`.
+        mutating func wakeRoomWaiters(limit: Int) -> [CheckedContinuation<Void, Never>] {
+            guard !roomWaiters.isEmpty, closed || queued < limit / 2 else { return [] }
+            defer { roomWaiters = [] }
+            return roomWaiters
+        }
 
         mutating func take() -> Frame? {
             guard head < queue.count else { return nil }
@@ -126,8 +135,8 @@ final class ChannelConnection: Sendable {
     @discardableResult
     func send(_ text: String, onFailure: (@Sendable () -> Void)? = nil) -> Bool {
         enum Action { case queued, closed, overflow }
-        let (action, startWriter) = state.withLock { s -> (Action, Bool) in
-            if s.closed { return (.closed, false) }
+        let (action, startWriter, waiters) = state.withLock { s -> (Action, Bool, [CheckedContinuation<Void, Never>]) in
+            if s.closed { return (.closed, false, []) }
             let action: Action
             if s.queued < bufferLimit {
                 s.queue.append(Frame(text: text, onFailure: onFailure))
@@ -138,8 +147,9 @@ final class ChannelConnection: Sendable {
                 s.reason = .overflow
                 action = .overflow
             }
-            return (action, s.claimWriter())
+            return (action, s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit))
         }
+        for w in waiters { w.resume() }
         if startWriter { startWriterTask() }
         guard case .queued = action else {
             onFailure?()
@@ -149,13 +159,28 @@ final class ChannelConnection: Sendable {
     }
 
     func markClosed(_ reason: CloseReason) {
-        let startWriter = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
+        let (startWriter, waiters) = state.withLock { s -> (Bool, [CheckedContinuation<Void, Never>]) in
+            guard !s.closed else { return (false, []) }
             s.closed = true
             s.reason = reason
-            return s.claimWriter()
+            return (s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit))
         }
+        for w in waiters { w.resume() }
         if startWriter { startWriterTask() }
+    }
+
+    /// Returns once the outbound queue is below half its bound, or the connection is closed. Command handling waits
+    /// here before each command, so a client that sends commands faster than it reads the replies slows itself down
+    /// (its socket stops being read) instead of overflowing the queue; only events can overflow it.
+    func waitForRoom() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { s -> Bool in
+                if s.closed || s.queued < bufferLimit / 2 { return true }
+                s.roomWaiters.append(c)
+                return false
+            }
+            if ready { c.resume() }
+        }
     }
 
     /// Returns once the connection is closed, every queued frame was written (or failed) and the close frame sent.
@@ -179,11 +204,12 @@ final class ChannelConnection: Sendable {
     private func drain() async {
         while true {
             // One frame at a time, so the queue's bound counts every frame not yet written.
-            let (next, failed, closing) = state.withLock { s -> (Frame?, Bool, CloseReason?) in
-                if let frame = s.take() { return (frame, s.writeFailed, nil) }
+            let (next, failed, closing, waiters) = state.withLock { s -> (Frame?, Bool, CloseReason?, [CheckedContinuation<Void, Never>]) in
+                if let frame = s.take() { return (frame, s.writeFailed, nil, s.wakeRoomWaiters(limit: bufferLimit)) }
                 if !s.closed { s.writing = false }
-                return (nil, s.writeFailed, s.closed ? s.reason : nil)
+                return (nil, s.writeFailed, s.closed ? s.reason : nil, s.wakeRoomWaiters(limit: bufferLimit))
             }
+            for w in waiters { w.resume() }
             guard let frame = next else {
                 if let closing { await close(closing) }
                 return

@@ -170,7 +170,11 @@ final class ChannelSockets: Sendable {
         let connection = ChannelConnection(
             peer: channel.remoteAddress?.ipAddress ?? "unknown", bufferLimit: settings.outboundBuffer,
             sink: .init(channel: channel, closing: shared), logger: endpoint.logger)
-        let session = ChannelSessionRunner(endpoint: endpoint, connection: connection) { [self] in
+        let session = ChannelSessionRunner(endpoint: endpoint, connection: connection, setReading: { on in
+            channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in
+                if on { channel.read() }
+            }
+        }) { [self] in
             live.withLock { $0[connection.id] = nil }
             channel.close(promise: nil)
         }
@@ -221,7 +225,14 @@ extension ChannelConnection.Sink {
 
 /// Handles one connection's messages in order, in a task that exists only while messages wait; then, once the socket
 /// is gone, the disconnect (its unconfirmed messages fall back).
+///
+/// Backpressure: past `pauseAt` waiting messages the socket stops being read (NIO `autoRead` off), and reading resumes
+/// once the backlog is down to `resumeAt`, so a client that sends faster than its messages are handled costs bounded
+/// memory.
 final class ChannelSessionRunner: Sendable {
+    static let pauseAt = 32
+    static let resumeAt = 8
+
     enum Input: Sendable {
         case text(String)
         case binary
@@ -239,26 +250,34 @@ final class ChannelSessionRunner: Sendable {
         var running = false
         var socketGone = false
         var disconnected = false
+        var readingPaused = false
     }
 
     let endpoint: ChannelEndpoint
     let connection: ChannelConnection
     private let onDisconnected: @Sendable () -> Void
+    /// Turns reading from the socket off (false) or on (true).
+    private let setReading: @Sendable (Bool) -> Void
     private let state: Mutex<State>
 
-    init(endpoint: ChannelEndpoint, connection: ChannelConnection, onDisconnected: @escaping @Sendable () -> Void) {
+    init(endpoint: ChannelEndpoint, connection: ChannelConnection, setReading: @escaping @Sendable (Bool) -> Void,
+         onDisconnected: @escaping @Sendable () -> Void) {
         self.endpoint = endpoint
         self.connection = connection
+        self.setReading = setReading
         self.onDisconnected = onDisconnected
         state = Mutex(State(session: .init(connection: connection)))
     }
 
     func received(_ input: Input) {
-        let start = state.withLock { s -> Bool in
-            guard !s.socketGone else { return false }
+        let (start, pause) = state.withLock { s -> (Bool, Bool) in
+            guard !s.socketGone else { return (false, false) }
             s.inbox.append(input)
-            return claim(&s)
+            let pause = !s.readingPaused && s.inbox.count >= Self.pauseAt
+            if pause { s.readingPaused = true }
+            return (claim(&s), pause)
         }
+        if pause { setReading(false) }
         if start { Task { await run() } }
     }
 
@@ -278,18 +297,25 @@ final class ChannelSessionRunner: Sendable {
 
     private func run() async {
         while true {
-            let step = state.withLock { s -> Step in
-                if !s.inbox.isEmpty && !connection.isClosed { return .message(s.inbox.removeFirst(), s.session) }
+            let (step, resume) = state.withLock { s -> (Step, Bool) in
+                var resume = false
+                if s.readingPaused && (s.inbox.count <= Self.resumeAt || connection.isClosed) {
+                    s.readingPaused = false
+                    resume = true
+                }
+                if !s.inbox.isEmpty && !connection.isClosed { return (.message(s.inbox.removeFirst(), s.session), resume) }
                 s.inbox.removeAll()
                 if s.socketGone && !s.disconnected {
                     s.disconnected = true
-                    return .disconnect
+                    return (.disconnect, resume)
                 }
                 s.running = false
-                return .idle
+                return (.idle, resume)
             }
+            if resume { setReading(true) }
             switch step {
             case .message(let input, var session):
+                await connection.waitForRoom()
                 switch input {
                 case .text(let text): await endpoint.handle(text, session: &session)
                 case .binary: connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
