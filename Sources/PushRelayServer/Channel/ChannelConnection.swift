@@ -173,6 +173,8 @@ final class ChannelConnection: Sendable {
     /// here before each command, so a client that sends commands faster than it reads the replies slows itself down
     /// (its socket stops being read) instead of overflowing the queue; only events can overflow it.
     func waitForRoom() async {
+        // The usual case, without suspending (a suspension is a task switch per command).
+        if state.withLock({ $0.closed || $0.queued < bufferLimit / 2 }) { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { s -> Bool in
                 if s.closed || s.queued < bufferLimit / 2 { return true }
