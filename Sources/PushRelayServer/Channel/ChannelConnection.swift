@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 import NIOWebSocket
 import Synchronization
 
@@ -93,7 +95,7 @@ final class ChannelConnection: Sendable {
     private static let counter = Atomic<Int>(0)
     private let authenticated = Atomic<Bool>(false)
 
-    private let authTimer = Mutex<Task<Void, Never>?>(nil)
+    private let authTimer = Mutex<Scheduled<Void>?>(nil)
 
     /// Set once the client authenticated (the auth timeout checks it).
     var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }
@@ -104,15 +106,12 @@ final class ChannelConnection: Sendable {
     }
 
     /// Closes the connection unless it authenticates within `timeout`.
-    func startAuthTimer(_ timeout: Duration, onTimeout: @escaping @Sendable () -> Void) {
-        let task = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }
-            onTimeout()
-        }
-        authTimer.withLock { $0 = task }
+    func startAuthTimer(milliseconds: Int, onTimeout: @escaping @Sendable () -> Void) {
+        let timer = ChannelTimer.after(milliseconds: milliseconds, onTimeout)
+        authTimer.withLock { $0 = timer }
     }
 
-    /// Frees the timer as soon as it is not needed (10,000 sleeping timers would otherwise hold memory for 10 s).
+    /// Drops the timer as soon as it is not needed.
     func cancelAuthTimer() {
         authTimer.withLock { t in
             t?.cancel()
@@ -249,5 +248,14 @@ final class ChannelConnection: Sendable {
             return s.finishWaiters
         }
         for w in waiters { w.resume() }
+    }
+}
+
+/// One-shot timers for the channel (auth and confirm timeouts) on NIO's event loops: a scheduled task is an entry in a
+/// loop's timer queue, where a sleeping Swift task costs a task and a Dispatch timer (measured: ~5% of the server's
+/// CPU per local delivery at 16 posters).
+enum ChannelTimer {
+    static func after(milliseconds: Int, _ body: @escaping @Sendable () -> Void) -> Scheduled<Void> {
+        MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .milliseconds(Int64(milliseconds)), body)
     }
 }

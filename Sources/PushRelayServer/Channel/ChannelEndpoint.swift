@@ -58,7 +58,7 @@ struct ChannelEndpoint: Sendable {
     /// A websocket was just upgraded: ask for authentication, and close it if none comes in time.
     func opened(_ connection: ChannelConnection) {
         connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
-        connection.startAuthTimer(.milliseconds(settings.authTimeoutMs)) { [settings] in
+        connection.startAuthTimer(milliseconds: settings.authTimeoutMs) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
                 connection.send(ChannelWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
                 connection.markClosed(.authFailed)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PushRelayCore
 import PushRelayStore
 import Synchronization
@@ -37,7 +38,7 @@ final class ChannelHub: Sendable {
     private struct Pending: Sendable {
         let message: ChannelMessage
         let subscription: ChannelSubscription
-        let timer: Task<Void, Never>
+        let timer: Scheduled<Void>
     }
 
     private struct State {
@@ -95,7 +96,7 @@ final class ChannelHub: Sendable {
             // Queue the durable copy first (a confirm's delete is then ordered after it), send the event without
             // waiting for the disk, and answer Home Assistant once the copy is committed.
             let saved = store.enqueueSave(message, count: .delivered)
-            sendConfirmable(message, on: sub, counted: true)
+            sendConfirmable(message, n, on: sub, counted: true)
             do {
                 try await saved.value
             } catch {
@@ -142,17 +143,15 @@ final class ChannelHub: Sendable {
     }
 
     /// Sends a stored message on a confirming channel and starts its confirm timer.
-    private func sendConfirmable(_ message: ChannelMessage, on sub: ChannelSubscription, counted: Bool) {
-        let timeout = Duration.milliseconds(settings.confirmTimeoutMs)
-        let timer = Task { [self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
-            await self.confirmTimedOut(message.id)
+    private func sendConfirmable(_ message: ChannelMessage, _ notification: HANotification?, on sub: ChannelSubscription, counted: Bool) {
+        let timer = ChannelTimer.after(milliseconds: settings.confirmTimeoutMs) { [self] in
+            Task { await self.confirmTimedOut(message.id) }
         }
         state.withLock { s in
             if !counted { s.pendingCount[ObjectIdentifier(sub), default: 0] += 1 }
             s.pending[message.id] = Pending(message: message, subscription: sub, timer: timer)
         }
-        let n = (try? HANotification(body: message.notification))
+        let n = notification ?? (try? HANotification(body: message.notification))
         let event = ChannelWire.event(subscription: sub.id, n.map { ChannelWire.notificationEvent($0, confirmID: message.id) } ?? .null)
         // A write that fails is handled like a timeout, at once.
         sub.connection.send(event) { [self] in
@@ -265,7 +264,7 @@ final class ChannelHub: Sendable {
                 message.state = .unconfirmed
                 message.fallback = message.fallback && sub.fallback
                 try? await store.save(message)
-                sendConfirmable(message, on: sub, counted: false)
+                sendConfirmable(message, n, on: sub, counted: false)
             } else {
                 let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: nil))
                 if sub.connection.send(event) {
