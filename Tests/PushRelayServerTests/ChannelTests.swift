@@ -469,6 +469,17 @@ import Testing
         }
     }
 
+    @Test func textThatIsNotUTF8ClosesWith1007() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            let capture = await RawWebSocket.watch(port: s.port, send: [RawWebSocket.frame(opcode: 0x1, fin: true, [0x7B, 0xFF, 0xFE, 0x7D])], limit: 10)
+            #expect(capture.opcodes.last == 0x8, "a close frame: \(capture.opcodes)")
+            let tail = String(decoding: capture.bytes.suffix(40), as: UTF8.self)
+            #expect(tail.contains("not valid UTF-8"), "\(tail)")
+            let reason = Array("text frame is not valid UTF-8".utf8)
+            #expect(Array(capture.bytes.suffix(reason.count + 2).prefix(2)) == [0x03, 0xEF])  // 1007
+        }
+    }
+
     @Test func aPlainGETOfTheChannelPathIsAJSONError() async throws {
         try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
             let r = try await s.request(.GET, "/api/websocket")

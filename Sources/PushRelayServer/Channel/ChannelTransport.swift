@@ -375,7 +375,12 @@ final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler
         awaitingPong = false
         switch frame.opcode {
         case .text:
-            session.received(.text(String(buffer: frame.unmaskedData)))
+            guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
+                // RFC 6455 §8.1: a text message that is not UTF-8 fails the connection with 1007.
+                close(context: context, code: .dataInconsistentWithMessage, reason: "text frame is not valid UTF-8")
+                return
+            }
+            session.received(.text(text))
         case .binary:
             session.received(.binary)
         case .ping:
@@ -407,13 +412,17 @@ final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler
     /// decoder, which closes with 1009 itself.)
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         session.endpoint.logger.debug("websocket error: \(error)", metadata: ["peer": .string(session.connection.peer)])
+        switch error as? NIOWebSocketFrameAggregator.Error {
+        case .accumulatedFrameSizeIsTooLarge?, .tooManyFragments?: close(context: context, code: .messageTooLarge, reason: "message too big")
+        default: close(context: context, code: .protocolError, reason: "websocket protocol error")
+        }
+    }
+
+    /// Fails the connection from this side: a close frame with the code and reason, then the socket closes.
+    private func close(context: ChannelHandlerContext, code: WebSocketErrorCode, reason: String) {
         guard closing.claim() else {
             context.close(promise: nil)
             return
-        }
-        let (code, reason): (WebSocketErrorCode, String) = switch error as? NIOWebSocketFrameAggregator.Error {
-        case .accumulatedFrameSizeIsTooLarge?, .tooManyFragments?: (.messageTooLarge, "message too big")
-        default: (.protocolError, "websocket protocol error")
         }
         var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         data.write(webSocketErrorCode: code)
