@@ -228,13 +228,21 @@ public final class QuotaStore: Sendable {
 
     /// The token's `rateLimits` for a day, read-only.
     public func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
-        let dayKey = day.description
-        return try await pool.read { db in
-            let (counters, _, override) = try Self.current(db, token: pushToken, day: dayKey)
-            // checkRateLimits carries no app id: use the one the token last posted with, for app limits.
-            let app = try appID ?? String.fetchOne(db.cachedStatement(sql: TokenDays.latest("app_id")), arguments: [pushToken])
-            return RateLimits(counters: counters, maximum: policy.maximum(appID: app, override: override), day: day)
-        }
+        try await pool.read { db in try Self.rateLimits(db, pushToken: pushToken, appID: appID, day: day, policy: policy) }
+    }
+
+    /// The same, read by the writer in the next group commit instead of by a reader connection: for an answer that
+    /// follows a write of the same request (a local delivery's stored message), it costs no hop to the reader pool
+    /// (measured ~9% of the server's CPU per local delivery at 16 posters) and adds no fsync (nothing is written).
+    public func rateLimitsAfterWrites(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
+        try await database.batcher.write { db in try Self.rateLimits(db, pushToken: pushToken, appID: appID, day: day, policy: policy) }
+    }
+
+    private static func rateLimits(_ db: Database, pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) throws -> RateLimits {
+        let (counters, _, override) = try current(db, token: pushToken, day: day.description)
+        // checkRateLimits carries no app id: use the one the token last posted with, for app limits.
+        let app = try appID ?? String.fetchOne(db.cachedStatement(sql: TokenDays.latest("app_id")), arguments: [pushToken])
+        return RateLimits(counters: counters, maximum: policy.maximum(appID: app, override: override), day: day)
     }
 
     private static func current(_ db: Database, token: String, day: String) throws -> (UsageCounters, Bool, Int?) {

@@ -134,7 +134,13 @@ public final class NotificationService: Sendable {
 
     /// 201 for a notification delivered (or queued) locally: the event as `sentPayload`, the untouched cloud quota.
     private func localReply(_ n: HANotification, messageID: String) async throws(APIError) -> Reply {
-        let limits = try await rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID, day: UTCDay(clock.now()))
+        let limits: RateLimits
+        do {
+            limits = try await store.rateLimitsAfterWrites(pushToken: n.pushToken, appID: n.registrationInfo.appID,
+                                                           day: UTCDay(clock.now()), policy: policy)
+        } catch {
+            throw storageFailure(error)
+        }
         let body: JSONValue = [
             "messageId": .string(messageID), "sentPayload": ChannelWire.notificationEvent(n, confirmID: nil),
             "target": .string(n.pushToken), "rateLimits": limits.json,
