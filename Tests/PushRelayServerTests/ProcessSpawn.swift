@@ -22,7 +22,7 @@ enum ProcessSpawn {
     /// Runs `arguments` (the first is a path, or a name looked up in PATH) to its end, feeding it `stdin`, and returns
     /// its exit status and output. Blocks the calling thread.
     static func runBlocking(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> Output {
-        var input = try makePipe(), output = try makePipe(), errors = try makePipe()
+        let input = try makePipe(), output = try makePipe(), errors = try makePipe()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -53,12 +53,9 @@ enum ProcessSpawn {
             }
         }
         close(input.write)
-        input.write = -1
         let (out, err) = readBoth(output.read, errors.read)
         close(output.read)
         close(errors.read)
-        output.read = -1
-        errors.read = -1
         return Output(status: wait(pid), stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }
 

@@ -56,9 +56,12 @@ final class ChannelConnection: Sendable {
         /// Command handling waiting for the queue to go below half its bound (see `waitForRoom`).
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
 
-        /// The room waiters to wake now: all once closed, else all once the queue is below half of `limit`.
+        /// Whether a command may go ahead (see `waitForRoom`): closed, or the queue below half of `limit`.
+        func hasRoom(limit: Int) -> Bool { closed || queued < limit / 2 }
+
+        /// The room waiters to wake now, if there is room.
         mutating func wakeRoomWaiters(limit: Int) -> [CheckedContinuation<Void, Never>] {
-            guard !roomWaiters.isEmpty, closed || queued < limit / 2 else { return [] }
+            guard !roomWaiters.isEmpty, hasRoom(limit: limit) else { return [] }
             defer { roomWaiters = [] }
             return roomWaiters
         }
@@ -173,10 +176,10 @@ final class ChannelConnection: Sendable {
     /// (its socket stops being read) instead of overflowing the queue; only events can overflow it.
     func waitForRoom() async {
         // The usual case, without suspending (a suspension is a task switch per command).
-        if state.withLock({ $0.closed || $0.queued < bufferLimit / 2 }) { return }
+        if state.withLock({ $0.hasRoom(limit: bufferLimit) }) { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { s -> Bool in
-                if s.closed || s.queued < bufferLimit / 2 { return true }
+                if s.hasRoom(limit: bufferLimit) { return true }
                 s.roomWaiters.append(c)
                 return false
             }

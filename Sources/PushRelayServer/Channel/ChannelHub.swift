@@ -143,7 +143,7 @@ final class ChannelHub: Sendable {
     }
 
     /// Sends a stored message on a confirming channel and starts its confirm timer.
-    private func sendConfirmable(_ message: ChannelMessage, _ notification: HANotification?, on sub: ChannelSubscription, counted: Bool) {
+    private func sendConfirmable(_ message: ChannelMessage, _ n: HANotification, on sub: ChannelSubscription, counted: Bool) {
         let timer = ChannelTimer.after(milliseconds: settings.confirmTimeoutMs) { [self] in
             Task { await self.confirmTimedOut(message.id) }
         }
@@ -151,8 +151,7 @@ final class ChannelHub: Sendable {
             if !counted { s.pendingCount[ObjectIdentifier(sub), default: 0] += 1 }
             s.pending[message.id] = Pending(message: message, subscription: sub, timer: timer)
         }
-        let n = notification ?? (try? HANotification(body: message.notification))
-        let event = ChannelWire.event(subscription: sub.id, n.map { ChannelWire.notificationEvent($0, confirmID: message.id) } ?? .null)
+        let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: message.id))
         // A write that fails is handled like a timeout, at once.
         sub.connection.send(event) { [self] in
             Task { await self.confirmTimedOut(message.id) }

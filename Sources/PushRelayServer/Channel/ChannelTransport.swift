@@ -199,9 +199,19 @@ final class SocketClosing: Sendable {
     private let sent = Atomic<Bool>(false)
     /// True for the first caller only.
     func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
-    var isSent: Bool { sent.load(ordering: .relaxed) }
     /// How long to wait for the peer's close frame before closing the socket anyway.
     static let timeout = TimeAmount.seconds(2)
+}
+
+extension WebSocketFrame {
+    /// A close frame: the status code, then the reason (may be empty).
+    static func close(_ code: WebSocketErrorCode, reason: String) -> WebSocketFrame {
+        var data = ByteBuffer()
+        data.reserveCapacity(2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
+    }
 }
 
 extension ChannelConnection.Sink {
@@ -214,10 +224,7 @@ extension ChannelConnection.Sink {
             },
             close: { code, reason in
                 guard closing.claim() else { return }
-                var data = ByteBuffer()
-                data.write(webSocketErrorCode: code)
-                data.writeString(reason)
-                try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).get()
+                try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
                 channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
             })
     }
@@ -390,18 +397,10 @@ final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler
             }
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
         case .connectionClose:
-            if closing.claim() {
-                // The peer says goodbye first: answer with its code, then close.
-                var data = frame.unmaskedData
-                let code = data.readWebSocketErrorCode() ?? .normalClosure
-                var reply = context.channel.allocator.buffer(capacity: 2)
-                reply.write(webSocketErrorCode: code)
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: reply)))
-                    .whenComplete { _ in context.close(promise: nil) }
-            } else {
-                // The answer to our close frame.
-                context.close(promise: nil)
-            }
+            // The peer says goodbye first (answered with its code, then the socket closes), or this answers our own
+            // close frame (the socket just closes).
+            var data = frame.unmaskedData
+            close(context: context, code: data.readWebSocketErrorCode() ?? .normalClosure, reason: "")
         default:
             break
         }
@@ -418,17 +417,14 @@ final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
-    /// Fails the connection from this side: a close frame with the code and reason, then the socket closes.
+    /// Closes from this side: a close frame with the code and reason, then the socket. If a close frame was sent
+    /// already, only the socket.
     private func close(context: ChannelHandlerContext, code: WebSocketErrorCode, reason: String) {
         guard closing.claim() else {
             context.close(promise: nil)
             return
         }
-        var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
-        data.write(webSocketErrorCode: code)
-        data.writeString(reason)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
-            .whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.close(code, reason: reason))).whenComplete { _ in context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
