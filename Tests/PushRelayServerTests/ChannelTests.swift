@@ -507,6 +507,18 @@ import Testing
         }
     }
 
+    @Test func anUpgradeAfterAPlainRequestIsRedirectedToANewConnection() async throws {
+        try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
+            // NIO negotiates upgrades on a connection's first request only.
+            let capture = await RawWebSocket.watch(port: s.port, before: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", limit: 10)
+            let text = String(decoding: capture.bytes, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200"), "\(text)")
+            #expect(text.contains("HTTP/1.1 307"), "\(text)")
+            #expect(text.lowercased().contains("location: /api/websocket"), "\(text)")
+            #expect(capture.closedAfter != nil)
+        }
+    }
+
     @Test func shutdownClosesEveryChannel() async throws {
         let ws = try await TestServer.with(configure: ChannelTests.cloud()) { (s: TestServer) async throws in
             try await WSTestClient.subscribed(port: s.port, token: ChannelTests.token)

@@ -47,9 +47,10 @@ enum RawWebSocket {
 
     /// Connects to `/api/websocket` (or `path`), sends the upgrade request and reads until the server closes or
     /// `limit` seconds pass.
-    static func watch(port: Int, path: String = "/api/websocket", send frames: [[UInt8]] = [], limit: Double) async -> Capture {
+    /// `before` is sent first on the same connection (a plain HTTP request, say).
+    static func watch(port: Int, path: String = "/api/websocket", before: String = "", send frames: [[UInt8]] = [], limit: Double) async -> Capture {
         await withCheckedContinuation { (c: CheckedContinuation<Capture, Never>) in
-            let thread = Thread { c.resume(returning: run(port: port, path: path, frames: frames, limit: limit)) }
+            let thread = Thread { c.resume(returning: run(port: port, path: path, before: before, frames: frames, limit: limit)) }
             thread.start()
         }
     }
@@ -65,7 +66,7 @@ enum RawWebSocket {
         return out + [0, 0, 0, 0] + payload
     }
 
-    private static func run(port: Int, path: String, frames: [[UInt8]], limit: Double) -> Capture {
+    private static func run(port: Int, path: String, before: String, frames: [[UInt8]], limit: Double) -> Capture {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return Capture(bytes: [], closedAfter: nil) }
         defer { close(fd) }
@@ -79,7 +80,7 @@ enum RawWebSocket {
         guard connected == 0 else { return Capture(bytes: [], closedAfter: nil) }
         var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request = before + "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
         let start = Date()
