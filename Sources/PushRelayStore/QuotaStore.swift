@@ -127,8 +127,11 @@ public final class QuotaStore: Sendable {
     }
 
     /// Like `reserve`, but first answers `.dead` (touching no counter) for a token remembered as dead.
+    ///
+    /// `delivered` is for a provider that answers without I/O (the sandbox), whose delivery is its log row: that row
+    /// is written in the same transaction when a slot is reserved, so one commit covers the whole request.
     public func reserveUnlessDead(pushToken: String, appID: String?, webhookID: String? = nil, day: UTCDay, policy: QuotaPolicy, now: Date,
-                                  checkDead: Bool = true) async throws -> ReserveResult {
+                                  checkDead: Bool = true, delivered: DeliveryRecord? = nil) async throws -> ReserveResult {
         let dayKey = day.description
         let stamp = ISO8601UTC.string(now)
         return try await database.batcher.write { db in
@@ -150,6 +153,9 @@ public final class QuotaStore: Sendable {
                     dayKey, pushToken, appID, webhookID, decision.counters.attempts, decision.counters.successful,
                     decision.counters.errors, decision.noticeSent ? 1 : 0, stamp,
                 ])
+            if decision.allowed, let delivered {
+                try Self.insertLog(db, delivered, day: day)
+            }
             return .reserved(QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: decision))
         }
     }

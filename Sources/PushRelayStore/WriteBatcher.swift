@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import NIOCore
+import NIOPosix
 import Synchronization
 
 /// Group commit: writes submitted concurrently run in one SQLite transaction, and each caller resumes only after
@@ -31,6 +33,9 @@ final class WriteBatcher: Sendable {
         let run: @Sendable (Database) -> Outcome
         /// Called instead when the batch transaction itself failed.
         let fail: @Sendable (any Error) -> Void
+        /// The event loop the submitter runs on (nil for fire-and-forget writes and callers off the loops): its
+        /// completion runs there, with the batch's other completions for that loop.
+        var loop: (any EventLoop)? = nil
     }
 
     private let writer: WriterThread
@@ -88,7 +93,8 @@ final class WriteBatcher: Sendable {
                     return .failure(error) { ticket.complete(.failure(error)) }
                 }
             },
-            fail: { error in ticket.complete(.failure(error)) }
+            fail: { error in ticket.complete(.failure(error)) },
+            loop: MultiThreadedEventLoopGroup.currentEventLoop
         ))
         return ticket
     }
@@ -113,6 +119,10 @@ private final class WriterThread: @unchecked Sendable {
     /// The longest a batch waits to fill up (seconds).
     static let coalesceWindow: TimeInterval = 0.002
     private let jobs = Atomic<Int>(0)
+    /// How many queued jobs make the waiting writer want a signal (guarded by `condition`): 1 while it waits for
+    /// work, the batch target while it waits for a batch to fill, never while it runs a batch. Submitters signal only
+    /// then, so a filling batch costs no wakeup (and no context switch of the writer) per job.
+    private var wakeAt = Int.max
 
     init(pool: DatabasePool, checkpointer: WALCheckpointer?, maxBatch: Int) {
         self.pool = pool
@@ -130,6 +140,10 @@ private final class WriterThread: @unchecked Sendable {
             return
         }
         queue.append(job)
+        if queue.count >= wakeAt {
+            wakeAt = .max
+            condition.signal()
+        }
         if !started {
             started = true
             let thread = Thread { [self] in loop() }
@@ -137,7 +151,6 @@ private final class WriterThread: @unchecked Sendable {
             self.thread = thread
             thread.start()
         }
-        condition.signal()
         condition.unlock()
     }
 
@@ -155,16 +168,21 @@ private final class WriterThread: @unchecked Sendable {
     private func loop() {
         while true {
             condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
+            while queue.isEmpty && !stopping {
+                wakeAt = 1
+                condition.wait()
+            }
             // Under load (the last transaction carried several writes), let the batch fill up to the last one's size
             // for at most `coalesceWindow`: every commit is an fsync, and fewer, larger commits cost less CPU per
             // request. A lone write (an idle server) commits at once.
             if lastBatch >= Self.loadedBatch && !stopping {
                 let until = Date(timeIntervalSinceNow: Self.coalesceWindow)
                 while queue.count < lastBatch && !stopping {
+                    wakeAt = lastBatch
                     if !condition.wait(until: until) { break }
                 }
             }
+            wakeAt = .max
             if queue.isEmpty {
                 checkpointer?.stop()
                 finished = true
@@ -186,6 +204,27 @@ private final class WriterThread: @unchecked Sendable {
         }
     }
 
+    /// Runs each job's completion on the event loop it was submitted from: one `execute` per loop for the whole
+    /// batch. Resuming every waiting request from this thread cost a cross-thread wakeup per request, and left the
+    /// request to continue on whichever loop came next (then hop again to write its response).
+    private func complete(_ batch: [WriteBatcher.Job], _ outcomes: [WriteBatcher.Outcome]) {
+        var byLoop: [(loop: any EventLoop, completions: [@Sendable () -> Void])] = []
+        for (job, outcome) in zip(batch, outcomes) {
+            guard let loop = job.loop else {
+                outcome.completion()
+                continue
+            }
+            if let i = byLoop.firstIndex(where: { $0.loop === loop }) {
+                byLoop[i].completions.append(outcome.completion)
+            } else {
+                byLoop.append((loop, [outcome.completion]))
+            }
+        }
+        for (loop, completions) in byLoop {
+            loop.execute { for c in completions { c() } }
+        }
+    }
+
     private func run(_ batch: [WriteBatcher.Job]) {
         do {
             let outcomes = try pool.write { db in
@@ -200,7 +239,7 @@ private final class WriterThread: @unchecked Sendable {
             }
             batches.add(1, ordering: .relaxed)
             jobs.add(batch.count, ordering: .relaxed)
-            for o in outcomes { o.completion() }
+            complete(batch, outcomes)
             checkpointer?.noteCommit()
         } catch is WriteBatcher.BatchFailed {
             // Rare: isolate the failing job by running each in its own transaction.

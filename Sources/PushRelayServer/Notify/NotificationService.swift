@@ -104,9 +104,17 @@ public final class NotificationService: Sendable {
             return try reply(result, token: token, rateLimits: try await rateLimits(pushToken: token, appID: appID, day: day))
         }
 
+        // A provider without I/O (the sandbox) answers before the quota is checked: its delivery is the log row, which
+        // then commits with the reservation (one transaction per request) and only if a slot was reserved.
+        var local: DeliveryResult?
+        if provider.isLocal {
+            let outcome = await run(delivery, via: provider)
+            if case .success = outcome { local = outcomeRecord(delivery, via: provider, outcome: outcome, counted: true) }
+        }
         let reservation: QuotaReservation
         do {
-            switch try await store.reserveUnlessDead(pushToken: token, appID: appID, webhookID: n.registrationInfo.webhookID, day: day, policy: policy, now: now) {
+            switch try await store.reserveUnlessDead(pushToken: token, appID: appID, webhookID: n.registrationInfo.webhookID, day: day, policy: policy,
+                                                     now: now, delivered: local?.record) {
             case .reserved(let r): reservation = r
             case .dead(let dead, let limits): throw APIError.deadToken(dead, token: token, rateLimits: limits)
             }
@@ -123,6 +131,10 @@ public final class NotificationService: Sendable {
             throw APIError(.tooManyRequests, "RateLimited",
                            "The given target has reached the maximum number of notifications allowed per day (\(reservation.maximum)). Notifications resume after midnight UTC (\(reservation.rateLimits.resetsAt)).",
                            fields: ["target": .string(token), "rateLimits": reservation.rateLimits.json])
+        }
+        if var local {
+            local.counters = reservation.decision.counters
+            return try reply(local, token: token, rateLimits: reservation.rateLimits)
         }
         let result = await deliver(delivery, via: provider, reservation: reservation, counted: true)
         var limits = reservation.rateLimits
@@ -165,23 +177,22 @@ public final class NotificationService: Sendable {
         var outcome: Result<DeliveryReceipt, DeliveryFailure>
         /// The receipt's `sentPayload`, encoded once for both the response and the delivery log.
         var payloadJSON: [UInt8]
+        /// The delivery log row.
+        var record: DeliveryRecord
         /// Counters after recording a failure of a counted delivery.
         var counters: UsageCounters?
     }
 
-    private func deliver(_ delivery: Delivery, via provider: any PushProvider, reservation: QuotaReservation?, counted: Bool) async -> DeliveryResult {
-        let outcome: Result<DeliveryReceipt, DeliveryFailure>
-        if let runner = runners[provider.name] {
-            outcome = await runner.run(delivery)
-        } else {
-            outcome = .failure(.configuration(message: "provider '\(provider.name)' has no delivery runner"))
+    private func run(_ delivery: Delivery, via provider: any PushProvider) async -> Result<DeliveryReceipt, DeliveryFailure> {
+        guard let runner = runners[provider.name] else {
+            return .failure(.configuration(message: "provider '\(provider.name)' has no delivery runner"))
         }
-        var dead: DeadMark?
-        if case .failure(.invalidToken(let reason, let message)) = outcome {
-            let now = clock.now()
-            dead = DeadMark(provider: provider.name, reason: reason, message: message,
-                            until: now.addingTimeInterval(TimeInterval(settings.deadTokenTTLms) / 1000))
-        }
+        return await runner.run(delivery)
+    }
+
+    /// The outcome with its encoded payload and its delivery log row.
+    private func outcomeRecord(_ delivery: Delivery, via provider: any PushProvider, outcome: Result<DeliveryReceipt, DeliveryFailure>,
+                               counted: Bool) -> DeliveryResult {
         let payloadJSON = (try? outcome.get()).map { JSONWriter.bytes($0.sentPayload) } ?? []
         let record = DeliveryRecord(
             at: clock.now(), pushToken: delivery.pushToken, appID: delivery.appID, platform: delivery.platform.rawValue,
@@ -189,6 +200,19 @@ public final class NotificationService: Sendable {
             outcome: outcome.outcomeName, messageID: try? outcome.get().messageID,
             errorMessage: outcome.failureMessage,
             payload: provider.recordsPayload && !payloadJSON.isEmpty ? String(decoding: payloadJSON, as: UTF8.self) : nil)
+        return DeliveryResult(outcome: outcome, payloadJSON: payloadJSON, record: record)
+    }
+
+    private func deliver(_ delivery: Delivery, via provider: any PushProvider, reservation: QuotaReservation?, counted: Bool) async -> DeliveryResult {
+        let outcome = await run(delivery, via: provider)
+        var dead: DeadMark?
+        if case .failure(.invalidToken(let reason, let message)) = outcome {
+            let now = clock.now()
+            dead = DeadMark(provider: provider.name, reason: reason, message: message,
+                            until: now.addingTimeInterval(TimeInterval(settings.deadTokenTTLms) / 1000))
+        }
+        var result = outcomeRecord(delivery, via: provider, outcome: outcome, counted: counted)
+        let record = result.record
         var counters: UsageCounters?
         if case .success = outcome {
             // The reservation already counted this delivery; only the log row remains, committed with the next batch.
@@ -211,7 +235,8 @@ public final class NotificationService: Sendable {
                 "outcome": .string(outcome.outcomeName), "reason": .string(f.message),
             ])
         }
-        return DeliveryResult(outcome: outcome, payloadJSON: payloadJSON, counters: counters)
+        result.counters = counters
+        return result
     }
 
     private func sendRateLimitNotice(platform: HAPlatform, token: String, appID: String?, provider: any PushProvider, reservation: QuotaReservation) async {
