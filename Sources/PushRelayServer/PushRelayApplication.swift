@@ -9,6 +9,8 @@ import ServiceLifecycle
 
 /// Builds the PushRelay HTTP application from a validated config and an open database.
 public enum PushRelayApplication {
+    static let serverName = "PushRelay"
+
     public static func build(
         config: PushRelayConfig,
         database: PushRelayDatabase,
@@ -60,10 +62,11 @@ public enum PushRelayApplication {
                                              maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 
+        let notify = HomeAssistantFastPath.Endpoint(service: service, maxBodyBytes: config.http.maxBodyBytes, metrics: metrics, serverName: serverName)
         return Application(
             router: router,
-            server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets) },
-            configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: "PushRelay"),
+            server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify) },
+            configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
             services: [
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),

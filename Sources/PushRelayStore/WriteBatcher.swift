@@ -112,16 +112,10 @@ private final class WriterThread: @unchecked Sendable {
     private var finished = false
     private var thread: Thread?
     private let batches = Atomic<Int>(0)
-    /// Writes in the last transaction (guarded by `condition`).
-    private var lastBatch = 0
-    /// A batch at least this large means requests are arriving concurrently.
-    static let loadedBatch = 8
-    /// The longest a batch waits to fill up (seconds).
-    static let coalesceWindow: TimeInterval = 0.002
     private let jobs = Atomic<Int>(0)
     /// How many queued jobs make the waiting writer want a signal (guarded by `condition`): 1 while it waits for
-    /// work, the batch target while it waits for a batch to fill, never while it runs a batch. Submitters signal only
-    /// then, so a filling batch costs no wakeup (and no context switch of the writer) per job.
+    /// work, never while it runs a batch. Submitters signal only then, so the jobs queued during a commit cost no
+    /// wakeup each.
     private var wakeAt = Int.max
 
     init(pool: DatabasePool, checkpointer: WALCheckpointer?, maxBatch: Int) {
@@ -172,16 +166,6 @@ private final class WriterThread: @unchecked Sendable {
                 wakeAt = 1
                 condition.wait()
             }
-            // Under load (the last transaction carried several writes), let the batch fill up to the last one's size
-            // for at most `coalesceWindow`: every commit is an fsync, and fewer, larger commits cost less CPU per
-            // request. A lone write (an idle server) commits at once.
-            if lastBatch >= Self.loadedBatch && !stopping {
-                let until = Date(timeIntervalSinceNow: Self.coalesceWindow)
-                while queue.count < lastBatch && !stopping {
-                    wakeAt = lastBatch
-                    if !condition.wait(until: until) { break }
-                }
-            }
             wakeAt = .max
             if queue.isEmpty {
                 checkpointer?.stop()
@@ -198,7 +182,6 @@ private final class WriterThread: @unchecked Sendable {
                 batch = Array(queue.prefix(maxBatch))
                 queue.removeFirst(maxBatch)
             }
-            lastBatch = batch.count
             condition.unlock()
             run(batch)
         }

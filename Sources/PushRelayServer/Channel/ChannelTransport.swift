@@ -35,16 +35,20 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let sockets: ChannelSockets
+    /// Home Assistant's notify POSTs, answered in the pipeline (`HomeAssistantFastPath`).
+    let notify: HomeAssistantFastPath.Endpoint?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, sockets: ChannelSockets) {
+    init(responder: @escaping HTTPChannelHandler.Responder, sockets: ChannelSockets, notify: HomeAssistantFastPath.Endpoint? = nil) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.sockets = sockets
+        self.notify = notify
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
             let sockets = self.sockets
+            let notify = self.notify
             let upgrader = CheckedWebSocketUpgrader(refusal: refusal, inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
                 maxFrameSize: sockets.settings.maxFrameBytes,
                 shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
@@ -60,6 +64,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        if let notify { try channel.pipeline.syncOperations.addHandler(HomeAssistantFastPath(endpoint: notify)) }
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                         return refusal.value.map { Upgrade.refused(http, $0) } ?? Upgrade.notUpgraded(http)

@@ -26,13 +26,7 @@ struct RouteTable<Context: RequestContext> {
 extension Request {
     /// Reads the whole body (413 past `limit`) and parses it as JSON (400 otherwise).
     mutating func jsonBody(limit: Int) async throws -> JSONValue {
-        let buffer = try await collectBody(upTo: limit)
-        guard buffer.readableBytes > 0 else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
-        do {
-            return try JSONParser.parse(buffer.readableBytesView)
-        } catch {
-            throw APIError.badRequest("The request body is not valid JSON (\(error)).")
-        }
+        try HomeAssistantRequest.parse(try await collectBody(upTo: limit).readableBytesView)
     }
 }
 
@@ -50,22 +44,7 @@ struct HomeAssistantRoutes<Context: RequestContext> {
 
     private func notification(_ request: Request) async throws -> HANotification {
         var request = request
-        let body = try await request.jsonBody(limit: maxBodyBytes)
-        do {
-            return try HANotification(body: body)
-        } catch {
-            switch error {
-            case .missingPushToken:
-                try reject403()
-            case .malformedBody, .wrongType:
-                throw APIError(.badRequest, "InvalidRequest", error.description, fields: ["errorMessage": .string(error.description)])
-            }
-        }
-    }
-
-    private func reject403() throws -> Never {
-        let message = HARequestError.missingPushToken.description
-        throw APIError(.forbidden, "MissingToken", message, fields: ["errorMessage": .string("You did not send a token!")])
+        return try HomeAssistantRequest.notification(try await request.jsonBody(limit: maxBodyBytes))
     }
 
     private func send(_ request: Request, platform: HAPlatform) async throws -> Response {
@@ -81,10 +60,42 @@ struct HomeAssistantRoutes<Context: RequestContext> {
         let token: String
         switch o["push_token"] {
         case .string(let s)? where !s.isEmpty: token = s
-        case nil, .null?, .string?: try reject403()
+        case nil, .null?, .string?: try HomeAssistantRequest.reject403()
         default: throw APIError.badRequest("Field 'push_token' must be a string.")
         }
         let limits = try await service.rateLimits(pushToken: token)
         return JSONResponse.make(status: .ok, body: ["target": .string(token), "rateLimits": limits.json])
+    }
+}
+
+/// How Home Assistant's endpoints read a request body (shared by the router and the NIO fast path).
+enum HomeAssistantRequest {
+    /// The notification in a parsed body: 403 without a push token, 400 for a malformed one.
+    static func notification(_ body: JSONValue) throws(APIError) -> HANotification {
+        do {
+            return try HANotification(body: body)
+        } catch {
+            switch error {
+            case .missingPushToken:
+                try reject403()
+            case .malformedBody, .wrongType:
+                throw APIError(.badRequest, "InvalidRequest", error.description, fields: ["errorMessage": .string(error.description)])
+            }
+        }
+    }
+
+    /// A body as Home Assistant's endpoints take it: 400 unless it is JSON.
+    static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
+        guard !bytes.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw APIError.badRequest("The request body is not valid JSON (\(error)).")
+        }
+    }
+
+    static func reject403() throws(APIError) -> Never {
+        let message = HARequestError.missingPushToken.description
+        throw APIError(.forbidden, "MissingToken", message, fields: ["errorMessage": .string("You did not send a token!")])
     }
 }

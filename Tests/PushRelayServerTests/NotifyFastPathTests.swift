@@ -1,0 +1,199 @@
+import Foundation
+import PushRelayCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Home Assistant's notify POSTs are answered in the connection's NIO pipeline (`HomeAssistantFastPath`), everything
+/// else by Hummingbird's router. These tests speak raw HTTP/1.1 over one socket, to check what an HTTP client library
+/// would hide: answers in request order on a keep-alive connection (pipelined too), `Connection: close`, the 413,
+/// and graceful shutdown waiting for a notification in flight.
+@Suite struct NotifyFastPathTests {
+    static func post(_ path: String, _ body: String, close: Bool = false) -> String {
+        "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+            + (close ? "Connection: close\r\n" : "") + "\r\n" + body
+    }
+
+    static func get(_ path: String, close: Bool = false) -> String {
+        "GET \(path) HTTP/1.1\r\nHost: x\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n"
+    }
+
+    static func notification(_ token: String) -> String {
+        String(decoding: JSONWriter.bytes(TestServer.haBody(token: token)), as: UTF8.self)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderAcrossBothPaths() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let a = "fast-path-a-" + String(repeating: "a", count: 30)
+            let b = "fast-path-b-" + String(repeating: "b", count: 30)
+            // One write: notify, router, notify, router (the last closes the connection).
+            let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPush/android/v1", Self.notification(a))
+                + Self.get("/health")
+                + Self.post("/api/sendPush/android/v1", Self.notification(b))
+                + Self.post("/api/checkRateLimits", #"{"push_token":"\#(a)"}"#, close: true))
+            let replies = exchange.responses
+            #expect(replies.map(\.status) == [201, 200, 201, 200], "\(exchange.text)")
+            guard replies.count == 4 else { return }
+            #expect(replies[0].json["target"] == .string(a))
+            #expect(replies[1].json["status"] == "ok")
+            #expect(replies[2].json["target"] == .string(b))
+            #expect(replies[3].json["target"] == .string(a))
+            #expect(replies[3].json["rateLimits"]?["successful"] == .int(1))
+            #expect(exchange.closed, "Connection: close ends the connection")
+
+            // The router first, then a notification behind it.
+            let second = await RawHTTP.exchange(port: s.port, Self.get("/health") + Self.post("/api/sendPush/android/v1", Self.notification(b), close: true))
+            #expect(second.responses.map(\.status) == [200, 201], "\(second.text)")
+            #expect(second.responses.last?.json["rateLimits"]?["successful"] == .int(2))
+        }
+    }
+
+    @Test func aNotificationWithConnectionCloseIsAnsweredThenTheConnectionCloses() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPushNotification", Self.notification("close-token-0123456789"), close: true))
+            let reply = try #require(exchange.responses.first, "\(exchange.text)")
+            #expect(reply.status == 201)
+            #expect(reply.headers["connection"] == "close")
+            #expect(reply.headers["content-type"] == "application/json")
+            #expect(reply.headers["server"] == "PushRelay")
+            #expect(reply.headers["date"]?.hasSuffix(" GMT") == true, "\(reply.headers)")
+            #expect(exchange.closed)
+        }
+    }
+
+    @Test func keepAliveServesManyNotificationsOnOneConnection() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let requests = (0..<20).map { Self.post("/api/sendPush/android/v1", Self.notification("keepalive-\($0)-0123456789")) }.joined()
+                + Self.get("/health", close: true)
+            let exchange = await RawHTTP.exchange(port: s.port, requests)
+            #expect(exchange.responses.map(\.status) == Array(repeating: 201, count: 20) + [200], "\(exchange.text)")
+            #expect(exchange.responses.prefix(20).map { $0.json["target"]?.stringValue ?? "" }
+                == (0..<20).map { "keepalive-\($0)-0123456789" })
+        }
+    }
+
+    @Test func anOversizedNotificationIs413AndClosesTheConnection() async throws {
+        try await TestServer.with(configure: { $0.http.maxBodyBytes = 512 }) { (s: TestServer) async throws in
+            let big = String(decoding: JSONWriter.bytes(TestServer.haBody(token: "big-token-0123456789", message: String(repeating: "x", count: 2000))),
+                             as: UTF8.self)
+            let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPush/android/v1", big) + Self.get("/health"))
+            let reply = try #require(exchange.responses.first, "\(exchange.text)")
+            #expect(reply.status == 413)
+            #expect(reply.json["errorType"] == "PayloadTooLarge")
+            #expect(reply.json["message"]?.stringValue?.isEmpty == false)
+            #expect(exchange.responses.count == 1 && exchange.closed, "the rest of the connection is not read")
+            let limits = try await s.post("/api/checkRateLimits", ["push_token": "big-token-0123456789"])
+            #expect(limits.int("rateLimits", "attempts") == 0, "a refused body counts nothing")
+        }
+    }
+
+    @Test func otherMethodsOnTheNotifyPathsStillGetTheRoutersJSON405() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, Self.get("/api/sendPush/android/v1", close: true))
+            let reply = try #require(exchange.responses.first, "\(exchange.text)")
+            #expect(reply.status == 405)
+            #expect(reply.headers["allow"] == "POST")
+            #expect(reply.json["message"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test func gracefulShutdownWaitsForANotificationInFlight() async throws {
+        let slow = ScriptedProvider(name: "slow", [.delay(milliseconds: 600, then: nil)])
+        let reply = try await TestServer.with(providers: ["slow": slow], configure: { $0.apps = [.init(match: "*", provider: "slow")] }) {
+            (s: TestServer) async throws -> Task<RawHTTP.Exchange, Never> in
+            let port = s.port
+            let request = Task {
+                await RawHTTP.exchange(port: port, Self.post("/api/sendPush/android/v1", Self.notification("inflight-token-0123456789")), limit: 10)
+            }
+            // Shut down while the provider call is under way.
+            while slow.callCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            return request
+        }
+        let exchange = await reply.value
+        #expect(exchange.responses.map(\.status) == [201], "\(exchange.text)")
+        #expect(exchange.closed, "the connection closes after the answer, as the server stops")
+        #expect(slow.finishedCount == 1)
+    }
+}
+
+/// A blocking HTTP/1.1 client on a raw socket: writes the requests at once, reads until the server closes or
+/// `limit` seconds pass, and splits what came back into responses (by `Content-Length`).
+enum RawHTTP {
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+        var json: JSONValue { (try? JSONParser.parse(body)) ?? .null }
+    }
+
+    struct Exchange: Sendable {
+        var bytes: [UInt8]
+        var closed: Bool
+        var text: String { String(decoding: bytes, as: UTF8.self) }
+
+        var responses: [Response] {
+            var out: [Response] = []
+            var rest = bytes[...]
+            let marker: [UInt8] = Array("\r\n\r\n".utf8)
+            while let end = rest.indices.first(where: { rest[$0...].starts(with: marker) }) {
+                let head = String(decoding: rest[rest.startIndex..<end], as: UTF8.self).components(separatedBy: "\r\n")
+                var headers: [String: String] = [:]
+                for line in head.dropFirst() {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                let status = head.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+                let length = Int(headers["content-length"] ?? "0") ?? 0
+                let bodyStart = end + marker.count
+                guard rest.endIndex - bodyStart >= length else { break }
+                out.append(Response(status: status, headers: headers, body: String(decoding: rest[bodyStart..<bodyStart + length], as: UTF8.self)))
+                rest = rest[(bodyStart + length)...]
+            }
+            return out
+        }
+    }
+
+    /// Runs on a thread of its own: the blocking reads must not hold a thread of the test's concurrency pool, which
+    /// the server in this process needs.
+    static func exchange(port: Int, _ requests: String, limit: Double = 5) async -> Exchange {
+        await withCheckedContinuation { (c: CheckedContinuation<Exchange, Never>) in
+            Thread { c.resume(returning: run(port: port, requests, limit: limit)) }.start()
+        }
+    }
+
+    private static func run(port: Int, _ requests: String, limit: Double) -> Exchange {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return Exchange(bytes: [], closed: false) }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return Exchange(bytes: [], closed: false) }
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let payload = Array(requests.utf8)
+        var sent = 0
+        while sent < payload.count {
+            let n = payload[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }
+            sent += n
+        }
+        let start = Date()
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while Date().timeIntervalSince(start) < limit {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 {
+                bytes.append(contentsOf: buffer[0..<n])
+            } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return Exchange(bytes: bytes, closed: true)
+            }
+        }
+        return Exchange(bytes: bytes, closed: false)
+    }
+}
