@@ -135,24 +135,30 @@ public final class QuotaStore: Sendable {
         let dayKey = day.description
         let stamp = ISO8601UTC.string(now)
         return try await database.batcher.write { db in
-            let (counters, noticeSent, override) = try Self.current(db, token: pushToken, day: dayKey)
-            if checkDead, let dead = try Self.deadToken(db, token: pushToken, now: stamp) {
-                let maximum = policy.maximum(appID: appID, override: override)
-                return .dead(dead, RateLimits(counters: counters, maximum: maximum, day: day))
+            let usage = try Self.current(db, token: pushToken, day: dayKey, deadAt: checkDead ? stamp : nil)
+            let maximum = policy.maximum(appID: appID, override: usage.override)
+            if usage.dead, let dead = try Self.deadToken(db, token: pushToken, now: stamp) {
+                return .dead(dead, RateLimits(counters: usage.counters, maximum: maximum, day: day))
             }
-            let maximum = policy.maximum(appID: appID, override: override)
-            let decision = QuotaDecision.decide(current: counters, maximum: maximum, noticeSent: noticeSent)
-            try db.cachedStatement(sql: """
+            let decision = QuotaDecision.decide(current: usage.counters, maximum: maximum, noticeSent: usage.noticeSent)
+            var upsert = try RawStatement(db, sql: """
                 INSERT INTO daily_usage (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (day, push_token) DO UPDATE SET
                     app_id = coalesce(excluded.app_id, app_id), webhook_id = coalesce(excluded.webhook_id, webhook_id),
                     attempts = excluded.attempts,
                     successful = excluded.successful, notice_sent = excluded.notice_sent, updated_at = excluded.updated_at
-                """).execute(arguments: [
-                    dayKey, pushToken, appID, webhookID, decision.counters.attempts, decision.counters.successful,
-                    decision.counters.errors, decision.noticeSent ? 1 : 0, stamp,
-                ])
+                """)
+            upsert.bind(dayKey)
+            upsert.bind(pushToken)
+            upsert.bind(appID)
+            upsert.bind(webhookID)
+            upsert.bind(decision.counters.attempts)
+            upsert.bind(decision.counters.successful)
+            upsert.bind(decision.counters.errors)
+            upsert.bind(decision.noticeSent)
+            upsert.bind(stamp)
+            try upsert.execute()
             if decision.allowed, let delivered {
                 try Self.insertLog(db, delivered, day: day)
             }
@@ -245,32 +251,49 @@ public final class QuotaStore: Sendable {
     }
 
     private static func rateLimits(_ db: Database, pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) throws -> RateLimits {
-        let (counters, _, override) = try current(db, token: pushToken, day: day.description)
+        let usage = try current(db, token: pushToken, day: day.description)
         // checkRateLimits carries no app id: use the one the token last posted with, for app limits.
         let app = try appID ?? String.fetchOne(db.cachedStatement(sql: TokenDays.latest("app_id")), arguments: [pushToken])
-        return RateLimits(counters: counters, maximum: policy.maximum(appID: app, override: override), day: day)
+        return RateLimits(counters: usage.counters, maximum: policy.maximum(appID: app, override: usage.override), day: day)
     }
 
-    private static func current(_ db: Database, token: String, day: String) throws -> (UsageCounters, Bool, Int?) {
-        // One statement: the day's counters (if any) and the override (if any).
-        let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1)
+    /// A token's day counters and override, and with `deadAt` whether it is remembered as dead at that time.
+    private static func current(_ db: Database, token: String, day: String, deadAt: String? = nil)
+        throws -> (counters: UsageCounters, noticeSent: Bool, override: Int?, dead: Bool) {
+        // One statement: the day's counters (if any), the override (if any), and the dead-token check.
+        var select = try RawStatement(db, sql: """
+            SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1),
+                   ?3 IS NOT NULL AND EXISTS (SELECT 1 FROM dead_tokens WHERE push_token = ?1 AND expires_at > ?3)
             FROM (SELECT 1) LEFT JOIN daily_usage u ON u.day = ?2 AND u.push_token = ?1
-            """), arguments: [token, day])
-        guard let row else { return (UsageCounters(), false, nil) }
-        let override: Int? = row[4]
-        guard let attempts: Int = row[0] else { return (UsageCounters(), false, override) }
-        return (UsageCounters(attempts: attempts, successful: row[1], errors: row[2]), (row[3] as Int) != 0, override)
+            """)
+        select.bind(token)
+        select.bind(day)
+        select.bind(deadAt)
+        let row = try select.first { column in
+            (counters: column(0).map { UsageCounters(attempts: $0, successful: column(1) ?? 0, errors: column(2) ?? 0) } ?? UsageCounters(),
+             noticeSent: (column(3) ?? 0) != 0, override: column(4), dead: (column(5) ?? 0) != 0)
+        }
+        return row ?? (UsageCounters(), false, nil, false)
     }
 
     private static func insertLog(_ db: Database, _ r: DeliveryRecord, day: UTCDay) throws {
-        try db.cachedStatement(sql: """
+        var insert = try RawStatement(db, sql: """
             INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [
-                ISO8601UTC.string(r.at), day.description, r.pushToken, r.appID, r.platform, r.provider, r.kind,
-                r.counted ? 1 : 0, r.outcome, r.messageID, r.errorMessage, r.payload,
-            ])
+            """)
+        insert.bind(ISO8601UTC.string(r.at))
+        insert.bind(day.description)
+        insert.bind(r.pushToken)
+        insert.bind(r.appID)
+        insert.bind(r.platform)
+        insert.bind(r.provider)
+        insert.bind(r.kind)
+        insert.bind(r.counted)
+        insert.bind(r.outcome)
+        insert.bind(r.messageID)
+        insert.bind(r.errorMessage)
+        insert.bind(r.payload)
+        try insert.execute()
     }
 
     // MARK: Admin

@@ -18,7 +18,8 @@ import Synchronization
 /// JSON 405). The handler sits after Hummingbird's `HTTPConnectionStateHandler`, which therefore still sees every
 /// request and response: graceful shutdown waits for an answer in flight here as for any other, and idle timeouts are
 /// unchanged. Responses stay in request order: a request is only taken here when nothing forwarded to Hummingbird is
-/// still unanswered, and while an answer is being prepared the handler reads nothing more from the socket.
+/// still unanswered, and parts that arrive while an answer is being prepared wait (and stop further reads) until it
+/// is written.
 final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -64,7 +65,7 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         case collecting(HTTPRequest, path: String, platform: HAPlatform, body: ByteBuffer)
         /// The body passed `http.max_body_bytes`: the rest is discarded and the answer is a 413.
         case discarding(HTTPRequest, path: String)
-        /// The answer is being prepared; nothing more is read until it is written.
+        /// The answer is being prepared; parts read meanwhile wait until it is written.
         case answering
     }
 
@@ -76,7 +77,7 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
     private var forwarded = 0
     /// Parts read before the socket stopped being read, while an answer was being prepared.
     private var held: [HTTPRequestPart] = []
-    /// A read was asked for while answering: issued once the answer is written.
+    /// A read was held back while answering: issued once the answer is written.
     private var readPending = false
 
     init(endpoint: Endpoint) {
@@ -190,8 +191,10 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         context.write(data, promise: promise)
     }
 
+    /// Reading pauses only once a pipelined request is waiting behind an answer (Home Assistant sends one request at
+    /// a time, so the usual answer costs no change of the socket's read interest).
     func read(context: ChannelHandlerContext) {
-        if isAnswering {
+        if isAnswering && !held.isEmpty {
             readPending = true
         } else {
             context.read()
