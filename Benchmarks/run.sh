@@ -70,6 +70,6 @@ echo "PushRelay benchmark ($THREADS wrk threads, $CONNECTIONS connections, $DURA
 printf "  %-34s %10s req/s   p99 %s\n" "GET /health (ceiling)" "$HEALTH_RPS" "$(p99 health)"
 printf "  %-34s %10s req/s   p99 %s\n" "POST /api/sendPush/android/v1" "$NOTIFY_RPS" "$(p99 notify)"
 echo "  notify / health: ${RATIO}%   (target >= 60%, p99 <= 10ms)"
-echo "  ledger after the run: $ROWS"
+echo "  ledger after the run: $ROWS; non-2xx notify answers: $(awk '/Non-2xx/ {print $NF}' "$WORK/notify.txt" | grep . || echo 0)"
 printf "  %-34s %10s req/s   p99 %s\n" "Android -> fake FCM" "$(rps fcm)" "$(p99 fcm)"
 printf "  %-34s %10s req/s   p99 %s\n" "iOS -> fake APNs (HTTP/2)" "$(rps apns)" "$(p99 apns)"

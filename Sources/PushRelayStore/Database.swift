@@ -21,6 +21,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case schemaTooNew(found: Int, known: Int)
     case migrationFailed(name: String, underlying: String)
     case closed
+    /// The WAL could not be synced to disk: the transaction committed, but its durability is unknown.
+    case syncFailed(path: String, underlying: String)
 
     public var description: String {
         switch self {
@@ -29,6 +31,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             return "the database schema is at version \(found) but this PushRelay only knows up to \(known); upgrade PushRelay"
         case .migrationFailed(let name, let e): return "migration \(name) failed: \(e)"
         case .closed: return "the database is closed"
+        case .syncFailed(let path, let e): return "could not sync the SQLite WAL '\(path)' to disk: \(e)"
         }
     }
 }
@@ -45,6 +48,9 @@ public final class PushRelayDatabase: Sendable {
         let s = batcher.stats
         return (s.batches, s.jobs)
     }
+
+    /// Syncs of the WAL by the group commit so far (each answers the writes committed before it).
+    public var walSyncs: Int { batcher.syncs }
 
     /// The migrations this build carries (generated from `migrations/*.sql`).
     public static var migrations: [Migration] { EmbeddedMigrations.all }
@@ -63,10 +69,11 @@ public final class PushRelayDatabase: Sendable {
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
             if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
             pool = try DatabasePool(path: path, configuration: config)
-            // FULL: every commit is synced to disk before anyone is answered; group commit (WriteBatcher) makes one
-            // sync serve many requests. Set here, not in `prepareDatabase`: GRDB switches the writer to WAL after that
-            // runs and sets `synchronous = NORMAL` on the way, which syncs only at checkpoints.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            // NORMAL: a commit writes the WAL without syncing it. The group commit (WriteBatcher) syncs the WAL itself,
+            // on a thread of its own, and answers a transaction's callers only after that sync: every answered write
+            // is on disk, as with FULL, but the writer runs the next batch while the disk flushes. (GRDB sets NORMAL
+            // when it switches the writer to WAL; it is stated here because the durability argument depends on it.)
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         } catch {
             throw StoreError.cannotOpen(path: path, underlying: "\(error)")
         }

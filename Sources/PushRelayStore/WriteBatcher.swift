@@ -1,11 +1,20 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import NIOCore
 import NIOPosix
 import Synchronization
 
 /// Group commit: writes submitted concurrently run in one SQLite transaction, and each caller resumes only after
-/// that transaction committed. One fsync serves many requests; nobody is answered before their write is durable.
+/// that transaction committed and the WAL holding it was synced to disk. One fsync serves many requests; nobody is
+/// answered before their write is durable.
+///
+/// The sync is pipelined: the writer connection runs `synchronous = NORMAL`, so a commit only writes the WAL, and a
+/// second thread (`WALSyncer`) fdatasyncs the WAL and then releases the callers of every transaction committed before
+/// that sync, while the writer already runs the next batch. That is the durability of `synchronous = FULL` (a WAL
+/// frame is recoverable once synced, and frames are only valid in order, behind their checksums) without the writer
+/// waiting for the disk: measured on the notify path, FULL left the writer blocked in fdatasync for most of each
+/// cycle.
 ///
 /// The transactions run on a dedicated writer thread that owns the loop: it takes everything queued, runs it in one
 /// transaction with GRDB's synchronous API (blocking is this thread's job), commits, resumes the waiting callers and
@@ -40,11 +49,14 @@ final class WriteBatcher: Sendable {
 
     private let writer: WriterThread
 
-    /// Transactions committed and jobs they carried so far (jobs / batches = how many requests share an fsync).
+    /// Transactions committed and jobs they carried so far (jobs / batches = how many requests share a commit).
     var stats: (batches: Int, jobs: Int) { writer.stats }
 
+    /// WAL syncs so far; a caller is answered only after a sync that followed its commit.
+    var syncs: Int { writer.syncs }
+
     init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024) {
-        writer = WriterThread(pool: pool, checkpointer: checkpointer, maxBatch: maxBatch)
+        writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch)
     }
 
     deinit {
@@ -104,6 +116,7 @@ final class WriteBatcher: Sendable {
 private final class WriterThread: @unchecked Sendable {
     private let pool: DatabasePool
     private let checkpointer: WALCheckpointer?
+    private let syncer: WALSyncer
     private let maxBatch: Int
     private let condition = NSCondition()
     private var queue: [WriteBatcher.Job] = []
@@ -118,13 +131,15 @@ private final class WriterThread: @unchecked Sendable {
     /// wakeup each.
     private var wakeAt = Int.max
 
-    init(pool: DatabasePool, checkpointer: WALCheckpointer?, maxBatch: Int) {
+    init(pool: DatabasePool, checkpointer: WALCheckpointer?, syncer: WALSyncer, maxBatch: Int) {
         self.pool = pool
         self.checkpointer = checkpointer
+        self.syncer = syncer
         self.maxBatch = maxBatch
     }
 
     var stats: (batches: Int, jobs: Int) { (batches.load(ordering: .relaxed), jobs.load(ordering: .relaxed)) }
+    var syncs: Int { syncer.syncs.load(ordering: .acquiring) }
 
     func submit(_ job: WriteBatcher.Job) {
         condition.lock()
@@ -168,6 +183,9 @@ private final class WriterThread: @unchecked Sendable {
             }
             wakeAt = .max
             if queue.isEmpty {
+                condition.unlock()
+                syncer.stop()  // syncs and answers what committed last
+                condition.lock()
                 checkpointer?.stop()
                 finished = true
                 condition.broadcast()
@@ -190,9 +208,9 @@ private final class WriterThread: @unchecked Sendable {
     /// Runs each job's completion on the event loop it was submitted from: one `execute` per loop for the whole
     /// batch. Resuming every waiting request from this thread cost a cross-thread wakeup per request, and left the
     /// request to continue on whichever loop came next (then hop again to write its response).
-    private func complete(_ batch: [WriteBatcher.Job], _ outcomes: [WriteBatcher.Outcome]) {
+    static func complete(_ committed: [(job: WriteBatcher.Job, outcome: WriteBatcher.Outcome)]) {
         var byLoop: [(loop: any EventLoop, completions: [@Sendable () -> Void])] = []
-        for (job, outcome) in zip(batch, outcomes) {
+        for (job, outcome) in committed {
             guard let loop = job.loop else {
                 outcome.completion()
                 continue
@@ -211,6 +229,7 @@ private final class WriterThread: @unchecked Sendable {
     private func run(_ batch: [WriteBatcher.Job]) {
         do {
             let outcomes = try pool.write { db in
+                if syncer.walPath == nil { syncer.walPath = Self.walPath(db) }
                 var outcomes: [WriteBatcher.Outcome] = []
                 outcomes.reserveCapacity(batch.count)
                 for job in batch {
@@ -222,7 +241,7 @@ private final class WriterThread: @unchecked Sendable {
             }
             batches.add(1, ordering: .relaxed)
             jobs.add(batch.count, ordering: .relaxed)
-            complete(batch, outcomes)
+            syncer.submit(Array(zip(batch, outcomes)))
             checkpointer?.noteCommit()
         } catch is WriteBatcher.BatchFailed {
             // Rare: isolate the failing job by running each in its own transaction.
@@ -235,7 +254,7 @@ private final class WriterThread: @unchecked Sendable {
                     }
                     batches.add(1, ordering: .relaxed)
                     jobs.add(1, ordering: .relaxed)
-                    o.completion()
+                    syncer.submit([(job, o)])
                 } catch {
                     job.fail(error)
                 }
@@ -243,6 +262,94 @@ private final class WriterThread: @unchecked Sendable {
         } catch {
             for j in batch { j.fail(error) }
         }
+    }
+}
+
+extension WriterThread {
+    /// The WAL file SQLite uses for the connection's main database (symbolic links resolved as SQLite does).
+    static func walPath(_ db: Database) -> String? {
+        guard let connection = db.sqliteConnection, let main = sqlite3_db_filename(connection, "main"),
+              let wal = sqlite3_filename_wal(main) else { return nil }
+        return String(cString: wal)
+    }
+}
+
+/// The second half of the group commit: fdatasyncs the WAL, then answers the callers of every transaction committed
+/// before the sync (one sync for as many batches as committed meanwhile). State is guarded by `condition`.
+fileprivate final class WALSyncer: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var pending: [(job: WriteBatcher.Job, outcome: WriteBatcher.Outcome)] = []
+    private var started = false
+    private var stopping = false
+    private var finished = false
+    /// Set by the writer before its first commit (only read here after a commit was submitted).
+    nonisolated(unsafe) var walPath: String?
+    private var fd: Int32 = -1
+    /// Successful syncs (incremented before the callers they cover are answered).
+    let syncs = Atomic<Int>(0)
+
+    fileprivate func submit(_ committed: [(job: WriteBatcher.Job, outcome: WriteBatcher.Outcome)]) {
+        condition.lock()
+        let wasEmpty = pending.isEmpty
+        pending.append(contentsOf: committed)
+        if !started {
+            started = true
+            let thread = Thread { [self] in loop() }
+            thread.name = "pushrelay-sqlite-sync"
+            thread.start()
+        }
+        if wasEmpty { condition.signal() }
+        condition.unlock()
+    }
+
+    /// Syncs and answers what is pending, then ends the thread.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while started && !finished { condition.wait() }
+        condition.unlock()
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty {
+                finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            condition.unlock()
+            if let error = sync() {
+                // The transactions committed, but whether they reached the disk is unknown: their callers get the
+                // error (a 503 for a notification), never a success that might not survive a crash.
+                for (job, _) in batch { job.fail(error) }
+            } else {
+                syncs.add(1, ordering: .releasing)
+                WriterThread.complete(batch)
+            }
+        }
+    }
+
+    private func sync() -> StoreError? {
+        guard let path = walPath else { return .syncFailed(path: "(unknown)", underlying: "SQLite reported no WAL file") }
+        if fd < 0 {
+            // The same file for the pool's life: SQLite deletes the WAL only when its last connection closes.
+            fd = open(path, O_RDWR | O_CLOEXEC)
+            if fd < 0 { return .syncFailed(path: path, underlying: String(cString: strerror(errno))) }
+        }
+        while fdatasync(fd) != 0 {
+            if errno != EINTR { return .syncFailed(path: path, underlying: String(cString: strerror(errno))) }
+        }
+        return nil
     }
 }
 

@@ -24,16 +24,35 @@ import Testing
         }
     }
 
-    @Test func writesAreSyncedOnEveryCommitInWALMode() throws {
-        let db = try PushRelayDatabase(path: TestServer.tempPath())
+    @Test func everyAnsweredWriteWasSyncedToDisk() async throws {
+        let path = TestServer.tempPath()
+        let db = try PushRelayDatabase(path: path)
         defer { try? db.close() }
-        // The writer connection is the one whose commits answer requests: WAL, and synchronous = FULL (2), not the
-        // NORMAL (1) GRDB sets when it enables WAL, which syncs only at checkpoints.
-        let (mode, sync) = try db.pool.writeWithoutTransaction { db in
+        try db.migrate()
+        // WAL, and the writer's commits do not sync (NORMAL): the group commit syncs the WAL itself, off the writer.
+        let (mode, sync) = try await db.pool.writeWithoutTransaction { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
         }
         #expect(mode == "wal")
-        #expect(sync == 2)
+        #expect(sync == 1)
+        let store = QuotaStore(database: db)
+        let day = UTCDay(Date())
+        var seen = db.walSyncs
+        for i in 0..<10 {
+            _ = try await store.reserve(pushToken: "sync-\(i)", appID: nil, day: day, policy: QuotaPolicy(), now: Date())
+            // Answered only after a sync that followed the commit: the count moved on for every write.
+            #expect(db.walSyncs > seen, "write \(i) was answered before a WAL sync")
+            seen = db.walSyncs
+        }
+        // Concurrent writes share commits and syncs.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                group.addTask { _ = try await store.reserve(pushToken: "burst-\(i % 20)", appID: nil, day: day, policy: QuotaPolicy(), now: Date()) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(db.walSyncs - seen < 200)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
     @Test func migrateIsIdempotentAndRecorded() throws {
