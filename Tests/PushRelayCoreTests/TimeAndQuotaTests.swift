@@ -15,6 +15,7 @@ import Testing
     @Test func isoStringsCarryMilliseconds() {
         #expect(ISO8601UTC.string(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(ISO8601UTC.string(Date(timeIntervalSince1970: 951_782_400.123)) == "2000-02-29T00:00:00.123Z")
+        #expect(ISO8601UTC.string(Date(timeIntervalSince1970: 1_795_012_345.678)) == "2026-11-18T14:32:25.678Z")
         #expect(ISO8601UTC.string(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59.000Z")
     }
 

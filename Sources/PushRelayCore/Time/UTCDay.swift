@@ -46,7 +46,15 @@ public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// `YYYY-MM-DD`, the key used in SQLite.
     public var description: String {
         let c = civil
-        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))"
+        guard (0...9999).contains(c.year) else { return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))" }
+        return String(unsafeUninitializedCapacity: 10) { out in
+            writeDigits(c.year, 4, out, at: 0)
+            out[4] = UInt8(ascii: "-")
+            writeDigits(c.month, 2, out, at: 5)
+            out[7] = UInt8(ascii: "-")
+            writeDigits(c.day, 2, out, at: 8)
+            return 10
+        }
     }
 
     public static func < (a: UTCDay, b: UTCDay) -> Bool { a.dayNumber < b.dayNumber }
@@ -74,6 +82,15 @@ public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+    }
+}
+
+/// Writes `v` (0 ≤ v < 10^width) as `width` decimal digits at `offset`.
+private func writeDigits(_ v: Int64, _ width: Int, _ out: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+    var rest = v
+    for i in stride(from: offset + width - 1, through: offset, by: -1) {
+        out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
+        rest /= 10
     }
 }
 
@@ -108,6 +125,28 @@ public enum ISO8601UTC {
         let seconds = (totalMillis - millis) / 1000
         let day = UTCDay(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secOfDay = seconds - day.dayNumber * 86_400
-        return "\(day)T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(pad(millis, 3))Z"
+        let c = day.civil
+        guard (0...9999).contains(c.year) else {
+            return "\(day)T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(pad(millis, 3))Z"
+        }
+        // Written in place: string interpolation of the seven fields cost more than the rest of the request's date
+        // handling together (every notification stamps its usage row and its log row).
+        return String(unsafeUninitializedCapacity: 24) { out in
+            writeDigits(c.year, 4, out, at: 0)
+            out[4] = UInt8(ascii: "-")
+            writeDigits(c.month, 2, out, at: 5)
+            out[7] = UInt8(ascii: "-")
+            writeDigits(c.day, 2, out, at: 8)
+            out[10] = UInt8(ascii: "T")
+            writeDigits(secOfDay / 3600, 2, out, at: 11)
+            out[13] = UInt8(ascii: ":")
+            writeDigits(secOfDay / 60 % 60, 2, out, at: 14)
+            out[16] = UInt8(ascii: ":")
+            writeDigits(secOfDay % 60, 2, out, at: 17)
+            out[19] = UInt8(ascii: ".")
+            writeDigits(millis, 3, out, at: 20)
+            out[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 }

@@ -25,6 +25,10 @@ public enum AndroidTranslation {
         "progress", "progress_max", "progress_indeterminate", "live_update", "critical_text",
     ]
 
+    /// `passThroughKeys` for lookups: a notification carries a handful of `data` keys, so the translation walks those
+    /// instead of probing all of these (75 hashed lookups per notification, measured on the notify path).
+    static let passThrough = Set(passThroughKeys)
+
     /// Action fields and the suffix of the flattened `action_{i}_…` key they go to.
     static let actionFields: [(field: String, suffix: String)] = [
         ("action", "key"), ("title", "title"), ("uri", "uri"), ("behavior", "behavior"),
@@ -54,8 +58,8 @@ public enum AndroidTranslation {
         if let ttl = n.data["ttl"], let d = FCMFormat.duration(ttl) { android["ttl"] = .string(d) }
         if let p = n.data["priority"], let priority = FCMFormat.androidPriority(p) { android["priority"] = .string(priority) }
 
-        for key in passThroughKeys {
-            if let v = n.data[key], v != .null { data[key] = .string(v.fcmDataString) }
+        for (key, v) in n.data where v != .null && passThrough.contains(key) {
+            data[key] = .string(v.fcmDataString)
         }
 
         let message: JSONValue = .object([
