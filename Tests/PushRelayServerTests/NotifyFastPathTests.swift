@@ -163,19 +163,8 @@ enum RawHTTP {
     }
 
     private static func run(port: Int, _ requests: String, limit: Double) -> Exchange {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return Exchange(bytes: [], closed: false) }
+        guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 100_000) else { return Exchange(bytes: [], closed: false) }
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return Exchange(bytes: [], closed: false) }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let payload = Array(requests.utf8)
         var sent = 0
         while sent < payload.count {

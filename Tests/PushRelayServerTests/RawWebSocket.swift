@@ -67,19 +67,8 @@ enum RawWebSocket {
     }
 
     private static func run(port: Int, path: String, before: String, frames: [[UInt8]], limit: Double) -> Capture {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return Capture(bytes: [], closedAfter: nil) }
+        guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 200_000) else { return Capture(bytes: [], closedAfter: nil) }
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return Capture(bytes: [], closedAfter: nil) }
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = before + "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
@@ -100,5 +89,28 @@ enum RawWebSocket {
             }
         }
         return Capture(bytes: bytes, closedAfter: nil)
+    }
+}
+
+/// Blocking TCP connections to the test server on 127.0.0.1.
+enum LoopbackSocket {
+    /// A connected socket whose reads time out after `receiveTimeoutMicroseconds` (so a reader can watch a clock).
+    static func connect(port: Int, receiveTimeoutMicroseconds: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        var timeout = timeval(tv_sec: receiveTimeoutMicroseconds / 1_000_000, tv_usec: receiveTimeoutMicroseconds % 1_000_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
     }
 }

@@ -48,11 +48,7 @@ public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
         let c = civil
         guard (0...9999).contains(c.year) else { return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))" }
         return String(unsafeUninitializedCapacity: 10) { out in
-            writeDigits(c.year, 4, out, at: 0)
-            out[4] = UInt8(ascii: "-")
-            writeDigits(c.month, 2, out, at: 5)
-            out[7] = UInt8(ascii: "-")
-            writeDigits(c.day, 2, out, at: 8)
+            writeDate(c, out)
             return 10
         }
     }
@@ -83,6 +79,15 @@ public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
         let m = mp < 10 ? mp + 3 : mp - 9
         return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
     }
+}
+
+/// Writes `YYYY-MM-DD` (a year of four digits) at the start of `out`.
+private func writeDate(_ c: (year: Int64, month: Int64, day: Int64), _ out: UnsafeMutableBufferPointer<UInt8>) {
+    writeDigits(c.year, 4, out, at: 0)
+    out[4] = UInt8(ascii: "-")
+    writeDigits(c.month, 2, out, at: 5)
+    out[7] = UInt8(ascii: "-")
+    writeDigits(c.day, 2, out, at: 8)
 }
 
 /// Writes `v` (0 ≤ v < 10^width) as `width` decimal digits at `offset`.
@@ -132,11 +137,7 @@ public enum ISO8601UTC {
         // Written in place: string interpolation of the seven fields cost more than the rest of the request's date
         // handling together (every notification stamps its usage row and its log row).
         return String(unsafeUninitializedCapacity: 24) { out in
-            writeDigits(c.year, 4, out, at: 0)
-            out[4] = UInt8(ascii: "-")
-            writeDigits(c.month, 2, out, at: 5)
-            out[7] = UInt8(ascii: "-")
-            writeDigits(c.day, 2, out, at: 8)
+            writeDate(c, out)
             out[10] = UInt8(ascii: "T")
             writeDigits(secOfDay / 3600, 2, out, at: 11)
             out[13] = UInt8(ascii: ":")
