@@ -36,6 +36,9 @@ import Glibc
             #expect(replies.map(\.status) == [201, 200, 201, 200], "\(exchange.text)")
             guard replies.count == 4 else { return }
             #expect(replies[0].json["target"] == .string(a))
+            // Keys in sorted order, as every other JSON answer writes them.
+            #expect(replies[0].body.contains(#""rateLimits":{"attempts":1,"errors":0,"maximum":500,"remaining":499,"resetsAt":""#), "\(replies[0].body)")
+            #expect(replies[0].body.contains(#"Z","successful":1,"total":1},"sentPayload":{"#), "\(replies[0].body)")
             #expect(replies[1].json["status"] == "ok")
             #expect(replies[2].json["target"] == .string(b))
             #expect(replies[3].json["target"] == .string(a))

@@ -37,6 +37,7 @@ public enum AndroidTranslation {
 
     public static func translate(_ n: HANotification) -> TranslatedNotification {
         var data: [String: JSONValue] = [:]
+        data.reserveCapacity(8 + n.data.count)
         var android: [String: JSONValue] = [:]
 
         if let m = n.message, !m.isEmpty { data["message"] = .string(m) }

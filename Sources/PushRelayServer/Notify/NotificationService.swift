@@ -255,7 +255,7 @@ public final class NotificationService: Sendable {
             out.append(contentsOf: #"{"messageId":"#.utf8)
             JSONWriter.write(.string(receipt.messageID), into: &out)
             out.append(contentsOf: #","rateLimits":"#.utf8)
-            JSONWriter.write(rateLimits.json, into: &out)
+            rateLimits.writeJSON(into: &out)
             out.append(contentsOf: #","sentPayload":"#.utf8)
             out.append(contentsOf: result.payloadJSON)
             out.append(contentsOf: #","target":"#.utf8)
@@ -326,6 +326,24 @@ extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
 }
 
 extension RateLimits {
+    /// `json` as JSONWriter writes it (keys in sorted order), without building and sorting a dictionary: every 201
+    /// carries one.
+    func writeJSON(into out: inout [UInt8]) {
+        let fields: [(String, JSONValue)] = [
+            ("attempts", .int(Int64(attempts))), ("errors", .int(Int64(errors))), ("maximum", .int(Int64(maximum))),
+            ("remaining", .int(Int64(remaining))), ("resetsAt", .string(resetsAt)), ("successful", .int(Int64(successful))),
+            ("total", .int(Int64(total))),
+        ]
+        out.append(UInt8(ascii: "{"))
+        for (i, (key, value)) in fields.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.write(.string(key), into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
     var json: JSONValue {
         [
             "attempts": .int(Int64(attempts)), "successful": .int(Int64(successful)), "errors": .int(Int64(errors)),
