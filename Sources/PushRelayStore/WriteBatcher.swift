@@ -228,8 +228,9 @@ private final class WriterThread: @unchecked Sendable {
 
     private func run(_ batch: [WriteBatcher.Job]) {
         do {
-            let outcomes = try pool.write { db in
+            let (outcomes, wrote) = try pool.write { db in
                 if syncer.walPath == nil { syncer.walPath = Self.walPath(db) }
+                let changesBefore = db.sqliteConnection.map { sqlite3_total_changes64($0) }
                 var outcomes: [WriteBatcher.Outcome] = []
                 outcomes.reserveCapacity(batch.count)
                 for job in batch {
@@ -237,12 +238,17 @@ private final class WriterThread: @unchecked Sendable {
                     if case .failure = o { throw WriteBatcher.BatchFailed() }
                     outcomes.append(o)
                 }
-                return outcomes
+                return (outcomes, changesBefore == nil || db.sqliteConnection.map { sqlite3_total_changes64($0) } != changesBefore)
             }
             batches.add(1, ordering: .relaxed)
             jobs.add(batch.count, ordering: .relaxed)
-            syncer.submit(Array(zip(batch, outcomes)))
-            checkpointer?.noteCommit()
+            if wrote {
+                syncer.submit(Array(zip(batch, outcomes)))
+                checkpointer?.noteCommit()
+            } else {
+                // Only reads (a reply's rateLimits, a flush): nothing of theirs needs the disk.
+                Self.complete(Array(zip(batch, outcomes)))
+            }
         } catch is WriteBatcher.BatchFailed {
             // Rare: isolate the failing job by running each in its own transaction.
             for job in batch {

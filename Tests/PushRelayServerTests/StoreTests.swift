@@ -44,6 +44,10 @@ import Testing
             #expect(db.walSyncs > seen, "write \(i) was answered before a WAL sync")
             seen = db.walSyncs
         }
+        // A transaction that only reads waits for no sync.
+        try await store.flush()
+        _ = try await store.rateLimitsAfterWrites(pushToken: "sync-0", appID: nil, day: day, policy: QuotaPolicy())
+        #expect(db.walSyncs == seen)
         // Concurrent writes share commits and syncs.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<200 {
