@@ -2,7 +2,7 @@
 """Websocket channel benchmark: hold N subscribed channels against a running PushRelay, then measure local delivery
 latency (Home Assistant POST sent -> event received on the device's channel) and the server's RSS.
 
-Usage: channels.py --port PORT --pid SERVER_PID [--channels 10000] [--messages 2000] [--concurrency 1,4,16]
+Usage: channels.py --port PORT --pid SERVER_PID [--channels 10000] [--messages 2000] [--concurrency 1,4,16] [--max-rate N]
 
 The devices' sockets live in this process; the Home Assistant posters run in a second process (`--poster`), so a
 busy event loop on one side does not delay the other's timestamps. Both sides stamp with time.perf_counter()
@@ -82,10 +82,22 @@ async def run_poster(args):
     for n in range(args.messages):
         queue.put_nowait(n)
 
+    # With --max-rate, each poster waits for its next slot, so the offered load is the same whatever the server's
+    # speed: a faster server otherwise drives the device-side client harder, and its queueing shows up as latency.
+    interval = int(args.concurrency) / args.max_rate if args.max_rate else 0
+
     async def worker():
         nonlocal failures
         reader, writer = await asyncio.open_connection("127.0.0.1", args.port)
+        slot = time.perf_counter() + random.random() * interval
         while not queue.empty():
+            if interval:
+                delay = slot - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                slot += interval
+                if queue.empty():
+                    break
             n = queue.get_nowait()
             i = random.randrange(args.channels)
             text = f"bench message {n}"
@@ -116,7 +128,8 @@ async def measure_latency(args, concurrency):
     cpu0 = cpu_seconds(args.pid)
     poster = await asyncio.create_subprocess_exec(
         sys.executable, os.path.abspath(__file__), "--poster", "--port", str(args.port), "--channels", str(args.channels),
-        "--messages", str(args.messages), "--concurrency", str(concurrency), stdout=asyncio.subprocess.PIPE)
+        "--messages", str(args.messages), "--concurrency", str(concurrency), "--max-rate", str(args.max_rate),
+        stdout=asyncio.subprocess.PIPE)
     out, _ = await poster.communicate()
     result = json.loads(out)
     await asyncio.sleep(0.5)  # events still in flight
@@ -145,6 +158,7 @@ async def main():
     ap.add_argument("--channels", type=int, default=10000)
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--concurrency", default="1,4,16", help="poster connections; a comma-separated list measures each")
+    ap.add_argument("--max-rate", type=float, default=0, help="cap on notifications per second over all posters (0: none)")
     ap.add_argument("--poster", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     # A full garbage collection walks every object of 10,000 websockets and stalls this loop for hundreds of

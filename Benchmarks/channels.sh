@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Websocket channel benchmark (issue 4): release build, 10,000 subscribed channels on loopback, server RSS and
 # local delivery latency (HA POST -> event received) p50/p99.
-# Usage: Benchmarks/channels.sh   (env: BENCH_CHANNELS=10000 BENCH_MESSAGES=2000 BENCH_PORT=18191)
+# Usage: Benchmarks/channels.sh   (env: BENCH_CHANNELS=10000 BENCH_MESSAGES=2000 BENCH_PORT=18191 BENCH_POSTERS=1,4,16
+#                                   BENCH_MAX_RATE=0, a cap on notifications per second over all posters)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CHANNELS=${BENCH_CHANNELS:-10000}
@@ -20,4 +21,4 @@ PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUS
   ${BENCH_SERVER_ENV:-} "$BIN" serve 2>"$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-python3 Benchmarks/channels.py --port "$PORT" --pid "$SERVER" --channels "$CHANNELS" --messages "$MESSAGES" --concurrency "${BENCH_POSTERS:-1,4,16}"
+python3 Benchmarks/channels.py --port "$PORT" --pid "$SERVER" --channels "$CHANNELS" --messages "$MESSAGES" --concurrency "${BENCH_POSTERS:-1,4,16}" --max-rate "${BENCH_MAX_RATE:-0}"
