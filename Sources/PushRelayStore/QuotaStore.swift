@@ -141,24 +141,26 @@ public final class QuotaStore: Sendable {
                 return .dead(dead, RateLimits(counters: usage.counters, maximum: maximum, day: day))
             }
             let decision = QuotaDecision.decide(current: usage.counters, maximum: maximum, noticeSent: usage.noticeSent)
-            var upsert = try RawStatement(db, sql: """
+            // The row was just read: update it in place (one B-tree seek; an upsert seeks twice), or insert the day's first.
+            // `errors` is left to `complete`, as before (?7 is only used by the insert).
+            var write = try RawStatement(db, sql: usage.exists ? """
+                UPDATE daily_usage SET app_id = coalesce(?3, app_id), webhook_id = coalesce(?4, webhook_id), attempts = ?5,
+                    successful = ?6, notice_sent = ?8, updated_at = ?9
+                WHERE day = ?1 AND push_token = ?2
+                """ : """
                 INSERT INTO daily_usage (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (day, push_token) DO UPDATE SET
-                    app_id = coalesce(excluded.app_id, app_id), webhook_id = coalesce(excluded.webhook_id, webhook_id),
-                    attempts = excluded.attempts,
-                    successful = excluded.successful, notice_sent = excluded.notice_sent, updated_at = excluded.updated_at
                 """)
-            upsert.bind(dayKey)
-            upsert.bind(pushToken)
-            upsert.bind(appID)
-            upsert.bind(webhookID)
-            upsert.bind(decision.counters.attempts)
-            upsert.bind(decision.counters.successful)
-            upsert.bind(decision.counters.errors)
-            upsert.bind(decision.noticeSent)
-            upsert.bind(stamp)
-            try upsert.execute()
+            write.bind(dayKey)
+            write.bind(pushToken)
+            write.bind(appID)
+            write.bind(webhookID)
+            write.bind(decision.counters.attempts)
+            write.bind(decision.counters.successful)
+            write.bind(decision.counters.errors)
+            write.bind(decision.noticeSent)
+            write.bind(stamp)
+            try write.execute()
             if decision.allowed, let delivered {
                 try Self.insertLog(db, delivered, day: day)
             }
@@ -259,7 +261,7 @@ public final class QuotaStore: Sendable {
 
     /// A token's day counters and override, and with `deadAt` whether it is remembered as dead at that time.
     private static func current(_ db: Database, token: String, day: String, deadAt: String? = nil)
-        throws -> (counters: UsageCounters, noticeSent: Bool, override: Int?, dead: Bool) {
+        throws -> (counters: UsageCounters, noticeSent: Bool, override: Int?, dead: Bool, exists: Bool) {
         // One statement: the day's counters (if any), the override (if any), and the dead-token check.
         var select = try RawStatement(db, sql: """
             SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1),
@@ -271,9 +273,9 @@ public final class QuotaStore: Sendable {
         select.bind(deadAt)
         let row = try select.first { column in
             (counters: column(0).map { UsageCounters(attempts: $0, successful: column(1) ?? 0, errors: column(2) ?? 0) } ?? UsageCounters(),
-             noticeSent: (column(3) ?? 0) != 0, override: column(4), dead: (column(5) ?? 0) != 0)
+             noticeSent: (column(3) ?? 0) != 0, override: column(4), dead: (column(5) ?? 0) != 0, exists: column(0) != nil)
         }
-        return row ?? (UsageCounters(), false, nil, false)
+        return row ?? (UsageCounters(), false, nil, false, false)
     }
 
     private static func insertLog(_ db: Database, _ r: DeliveryRecord, day: UTCDay) throws {
