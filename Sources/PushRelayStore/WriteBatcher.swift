@@ -113,17 +113,12 @@ final class WriteBatcher: Sendable {
 }
 
 /// The thread that runs the group-commit loop. State is guarded by `condition`.
-private final class WriterThread: @unchecked Sendable {
+private final class WriterThread: WorkerThread, @unchecked Sendable {
     private let pool: DatabasePool
     private let checkpointer: WALCheckpointer?
     private let syncer: WALSyncer
     private let maxBatch: Int
-    private let condition = NSCondition()
     private var queue: [WriteBatcher.Job] = []
-    private var started = false
-    private var stopping = false
-    private var finished = false
-    private var thread: Thread?
     private let batches = Atomic<Int>(0)
     private let jobs = Atomic<Int>(0)
     /// How many queued jobs make the waiting writer want a signal (guarded by `condition`): 1 while it waits for
@@ -136,6 +131,7 @@ private final class WriterThread: @unchecked Sendable {
         self.checkpointer = checkpointer
         self.syncer = syncer
         self.maxBatch = maxBatch
+        super.init(name: "pushrelay-sqlite-writer")
     }
 
     var stats: (batches: Int, jobs: Int) { (batches.load(ordering: .relaxed), jobs.load(ordering: .relaxed)) }
@@ -153,28 +149,12 @@ private final class WriterThread: @unchecked Sendable {
             wakeAt = .max
             condition.signal()
         }
-        if !started {
-            started = true
-            let thread = Thread { [self] in loop() }
-            thread.name = "pushrelay-sqlite-writer"
-            self.thread = thread
-            thread.start()
-        }
+        startIfNeeded()
         condition.unlock()
     }
 
-    /// Lets the loop commit what is queued, then waits for the thread to end.
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        // From the writer thread itself (a job dropped the last reference), the loop ends on its own.
-        let onWriter = thread.map { $0 === Thread.current } ?? false
-        while started && !finished && !onWriter { condition.wait() }
-        condition.unlock()
-    }
-
-    private func loop() {
+    /// Commits what is queued, then ends the sync and checkpoint threads; `stop()` lets it finish.
+    override func loop() {
         while true {
             condition.lock()
             while queue.isEmpty && !stopping {
@@ -185,11 +165,7 @@ private final class WriterThread: @unchecked Sendable {
             if queue.isEmpty {
                 condition.unlock()
                 syncer.stop()  // syncs and answers what committed last
-                condition.lock()
                 checkpointer?.stop()
-                finished = true
-                condition.broadcast()
-                condition.unlock()
                 return
             }
             let batch: [WriteBatcher.Job]
@@ -282,52 +258,41 @@ extension WriterThread {
 
 /// The second half of the group commit: fdatasyncs the WAL, then answers the callers of every transaction committed
 /// before the sync (one sync for as many batches as committed meanwhile). State is guarded by `condition`.
-fileprivate final class WALSyncer: @unchecked Sendable {
-    private let condition = NSCondition()
+fileprivate final class WALSyncer: WorkerThread, @unchecked Sendable {
     private var pending: [(job: WriteBatcher.Job, outcome: WriteBatcher.Outcome)] = []
-    private var started = false
-    private var stopping = false
-    private var finished = false
     /// Set by the writer before its first commit (only read here after a commit was submitted).
     nonisolated(unsafe) var walPath: String?
     private var fd: Int32 = -1
     /// Successful syncs (incremented before the callers they cover are answered).
     let syncs = Atomic<Int>(0)
 
+    init() {
+        super.init(name: "pushrelay-sqlite-sync")
+    }
+
     fileprivate func submit(_ committed: [(job: WriteBatcher.Job, outcome: WriteBatcher.Outcome)]) {
         condition.lock()
         let wasEmpty = pending.isEmpty
         pending.append(contentsOf: committed)
-        if !started {
-            started = true
-            let thread = Thread { [self] in loop() }
-            thread.name = "pushrelay-sqlite-sync"
-            thread.start()
-        }
+        startIfNeeded()
         if wasEmpty { condition.signal() }
         condition.unlock()
     }
 
     /// Syncs and answers what is pending, then ends the thread.
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while started && !finished { condition.wait() }
-        condition.unlock()
+    override func stop() {
+        super.stop()
         if fd >= 0 {
             close(fd)
             fd = -1
         }
     }
 
-    private func loop() {
+    override func loop() {
         while true {
             condition.lock()
             while pending.isEmpty && !stopping { condition.wait() }
             if pending.isEmpty {
-                finished = true
-                condition.broadcast()
                 condition.unlock()
                 return
             }
@@ -390,46 +355,30 @@ public final class WriteTicket<T: Sendable>: Sendable {
 /// Copies the WAL back into the database file from a connection and thread of its own, a few times a second while
 /// writes happen. A PASSIVE checkpoint never blocks the writer, so commits stay short; SQLite's automatic checkpoint
 /// ran inside a commit and held up every request of that batch (p99 14 ms → 9 ms without it, measured).
-final class WALCheckpointer: @unchecked Sendable {
+final class WALCheckpointer: WorkerThread, @unchecked Sendable {
     /// SQLite's own automatic checkpoint, kept as a backstop should this thread fall far behind (~40 MB of WAL).
     static let backstopPages = 10_000
     /// How often, at most, a checkpoint runs while writes keep coming.
     static let interval: TimeInterval = 0.05
 
     private let path: String
-    private let condition = NSCondition()
     private var dirty = false
-    private var started = false
-    private var stopping = false
-    private var finished = false
 
     init(path: String) {
         self.path = path
+        super.init(name: "pushrelay-sqlite-checkpoint")
     }
 
     /// Called by the writer after each commit.
     func noteCommit() {
         condition.lock()
         dirty = true
-        if !started && !stopping {
-            started = true
-            let thread = Thread { [self] in loop() }
-            thread.name = "pushrelay-sqlite-checkpoint"
-            thread.start()
-        }
+        if !stopping { startIfNeeded() }
         condition.unlock()
     }
 
-    /// Ends the thread (the final checkpoint is the database's close).
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while started && !finished { condition.wait() }
-        condition.unlock()
-    }
-
-    private func loop() {
+    /// Checkpoints while there are commits, until `stop()` (the final checkpoint is the database's close).
+    override func loop() {
         var config = Configuration()
         config.label = "pushrelay-checkpoint"
         let queue = try? DatabaseQueue(path: path, configuration: config)
@@ -437,8 +386,6 @@ final class WALCheckpointer: @unchecked Sendable {
             condition.lock()
             _ = condition.wait(until: Date(timeIntervalSinceNow: Self.interval))
             if stopping {
-                finished = true
-                condition.broadcast()
                 condition.unlock()
                 try? queue?.close()
                 return
@@ -450,5 +397,51 @@ final class WALCheckpointer: @unchecked Sendable {
                 _ = try? queue.writeWithoutTransaction { db in try db.checkpoint(.passive) }
             }
         }
+    }
+}
+
+/// A thread started on first use and ended by `stop()`, with the state its subclass guards by `condition`: the group
+/// commit's writer, WAL syncer and checkpointer each run one.
+class WorkerThread: @unchecked Sendable {
+    let condition = NSCondition()
+    /// Set by `stop()`; `loop()` returns once it sees it and its work is done (guarded by `condition`).
+    var stopping = false
+    private var started = false
+    private var finished = false
+    private var thread: Thread?
+    private let name: String
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// The thread's body, overridden by each worker.
+    func loop() {}
+
+    /// Starts the thread unless it was started. Call with `condition` locked.
+    func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        let thread = Thread { [self] in
+            loop()
+            condition.lock()
+            finished = true
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.name = name
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Sets `stopping` and waits until `loop()` returned. On the thread itself (a job there dropped the last
+    /// reference to its owner), it does not wait: the loop ends on its own.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        let onThread = thread.map { $0 === Thread.current } ?? false
+        while started && !finished && !onThread { condition.wait() }
+        condition.unlock()
     }
 }
