@@ -326,14 +326,17 @@ extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
 }
 
 extension RateLimits {
-    /// `json` as JSONWriter writes it (keys in sorted order), without building and sorting a dictionary: every 201
-    /// carries one.
-    func writeJSON(into out: inout [UInt8]) {
-        let fields: [(String, JSONValue)] = [
+    /// The `rateLimits` object's fields, keys in the sorted order JSONWriter writes them.
+    private var fields: [(key: String, value: JSONValue)] {
+        [
             ("attempts", .int(Int64(attempts))), ("errors", .int(Int64(errors))), ("maximum", .int(Int64(maximum))),
             ("remaining", .int(Int64(remaining))), ("resetsAt", .string(resetsAt)), ("successful", .int(Int64(successful))),
             ("total", .int(Int64(total))),
         ]
+    }
+
+    /// `json` as JSONWriter writes it, without building and sorting a dictionary: every 201 carries one.
+    func writeJSON(into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         for (i, (key, value)) in fields.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -345,10 +348,6 @@ extension RateLimits {
     }
 
     var json: JSONValue {
-        [
-            "attempts": .int(Int64(attempts)), "successful": .int(Int64(successful)), "errors": .int(Int64(errors)),
-            "total": .int(Int64(total)), "maximum": .int(Int64(maximum)), "remaining": .int(Int64(remaining)),
-            "resetsAt": .string(resetsAt),
-        ]
+        .object(Dictionary(uniqueKeysWithValues: fields))
     }
 }
