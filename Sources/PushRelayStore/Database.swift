@@ -42,6 +42,8 @@ public final class PushRelayDatabase: Sendable {
     public let path: String
     /// Group commit for every write on the request path.
     let batcher: WriteBatcher
+    /// The writer's quota counters and the write-behind of `daily_usage` (used inside the batcher's transactions).
+    let ledger: UsageLedger
 
     /// Group-commit statistics: write transactions committed, and the writes they carried.
     public var commitStats: (transactions: Int, writes: Int) {
@@ -78,7 +80,9 @@ public final class PushRelayDatabase: Sendable {
             throw StoreError.cannotOpen(path: path, underlying: "\(error)")
         }
         self.path = path
-        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path))
+        let ledger = UsageLedger()
+        self.ledger = ledger
+        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), rolledBack: { ledger.resync() })
     }
 
     /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
@@ -113,6 +117,11 @@ public final class PushRelayDatabase: Sendable {
                 }
                 done.append(m.name)
             }
+            // Counts a crash left pending in the delivery log go to their rows (migrations/007_usage_journal.sql).
+            try db.inTransaction {
+                try UsageLedger.foldLog(db)
+                return .commit
+            }
             return done
         }
     }
@@ -141,7 +150,13 @@ public final class PushRelayDatabase: Sendable {
     /// Checkpoints the WAL and closes the pool. Call once, after the last request finished.
     public func close() throws {
         batcher.stop()
-        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try? pool.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try UsageLedger.foldLog(db)
+                return .commit
+            }
+            _ = try db.checkpoint(.truncate)
+        }
         try pool.close()
     }
 }

@@ -55,7 +55,10 @@ public final class MatrixStore: Sendable {
 
     /// Remembers a device a background retry found dead, so the next notify for it answers it in `rejected`.
     public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
+        let ledger = database.ledger
         try await database.batcher.write { db in
+            try ledger.validate(db)
+            ledger.metadataChanged(token: key)
             try db.execute(sql: """
                 INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (push_token) DO UPDATE SET provider = excluded.provider, reason = excluded.reason,

@@ -46,16 +46,27 @@ struct RawStatement: ~Copyable {
         guard rc == SQLITE_DONE || rc == SQLITE_ROW else { throw error(rc) }
     }
 
-    /// Runs a statement and reads its first row (nil if none) with `read`, whose `Int?` columns are 0-based.
-    consuming func first<T>(_ read: ((Int32) -> Int?) -> T) throws -> T? {
+    /// The columns of the current row (0-based), valid only inside `firstRow`'s closure.
+    struct Columns {
+        fileprivate let handle: OpaquePointer
+
+        func int(_ column: Int32) -> Int? {
+            sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(handle, column))
+        }
+
+        func text(_ column: Int32) -> String? {
+            guard sqlite3_column_type(handle, column) != SQLITE_NULL, let p = sqlite3_column_text(handle, column) else { return nil }
+            return String(cString: p)
+        }
+    }
+
+    /// Runs a statement and reads its first row (nil if none) with `read`.
+    consuming func firstRow<T>(_ read: (Columns) -> T) throws -> T? {
         defer { sqlite3_reset(handle) }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_DONE { return nil }
         guard rc == SQLITE_ROW else { throw error(rc) }
-        let h = handle
-        return read { column in
-            sqlite3_column_type(h, column) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(h, column))
-        }
+        return read(Columns(handle: handle))
     }
 
     private func error(_ rc: Int32) -> DatabaseError {

@@ -55,8 +55,10 @@ final class WriteBatcher: Sendable {
     /// WAL syncs so far; a caller is answered only after a sync that followed its commit.
     var syncs: Int { writer.syncs }
 
-    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024) {
-        writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch)
+    /// `rolledBack` runs on the writer thread after any transaction that did not commit, so state kept beside the
+    /// database for the writer (UsageLedger) can be resynchronised.
+    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024, rolledBack: @escaping @Sendable () -> Void = {}) {
+        writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch, rolledBack: rolledBack)
     }
 
     deinit {
@@ -118,6 +120,7 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
     private let checkpointer: WALCheckpointer?
     private let syncer: WALSyncer
     private let maxBatch: Int
+    private let rolledBack: @Sendable () -> Void
     private var queue: [WriteBatcher.Job] = []
     private let batches = Atomic<Int>(0)
     private let jobs = Atomic<Int>(0)
@@ -126,7 +129,8 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
     /// wakeup each.
     private var wakeAt = Int.max
 
-    init(pool: DatabasePool, checkpointer: WALCheckpointer?, syncer: WALSyncer, maxBatch: Int) {
+    init(pool: DatabasePool, checkpointer: WALCheckpointer?, syncer: WALSyncer, maxBatch: Int, rolledBack: @escaping @Sendable () -> Void) {
+        self.rolledBack = rolledBack
         self.pool = pool
         self.checkpointer = checkpointer
         self.syncer = syncer
@@ -227,6 +231,7 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
             }
         } catch is WriteBatcher.BatchFailed {
             // Rare: isolate the failing job by running each in its own transaction.
+            rolledBack()
             for job in batch {
                 do {
                     let o = try pool.write { db in
@@ -238,10 +243,12 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
                     jobs.add(1, ordering: .relaxed)
                     syncer.submit([(job, o)])
                 } catch {
+                    rolledBack()
                     job.fail(error)
                 }
             }
         } catch {
+            rolledBack()
             for j in batch { j.fail(error) }
         }
     }

@@ -46,7 +46,7 @@ import Testing
         }
         // A transaction that only reads waits for no sync.
         try await store.flush()
-        _ = try await store.rateLimitsAfterWrites(pushToken: "sync-0", appID: nil, day: day, policy: QuotaPolicy())
+        _ = try await store.rateLimits(pushToken: "sync-0", appID: nil, day: day, policy: QuotaPolicy())
         #expect(db.walSyncs == seen)
         // Concurrent writes share commits and syncs.
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -148,7 +148,7 @@ public final class NotificationService: Sendable {
     private func localReply(_ n: HANotification, messageID: String) async throws(APIError) -> Reply {
         let limits: RateLimits
         do {
-            limits = try await store.rateLimitsAfterWrites(pushToken: n.pushToken, appID: n.registrationInfo.appID,
+            limits = try await store.rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID,
                                                            day: UTCDay(clock.now()), policy: policy)
         } catch {
             throw storageFailure(error)
