@@ -2,9 +2,10 @@
 # What the notify path's database writes cost: the Benchmarks/run.sh load (wrk, 64 connections, sandbox provider,
 # Android endpoint) against the real build and against a build patched with Benchmarks/experiments/write-cost.patch,
 # whose switches take parts of the write path away:
+#   EXPERIMENT_IN_PLACE        update the token's daily_usage row in place on every request, as before the write-behind
+#                              ledger (UsageLedger): what the ledger saves
 #   EXPERIMENT_NO_FSYNC        answer after the commit without syncing the WAL (not durable: for measurement only)
-#   EXPERIMENT_NO_USAGE_WRITE  skip the daily_usage update (the quota would not count: for measurement only)
-#   EXPERIMENT_NO_LOG_WRITE    skip the delivery-log row
+#   EXPERIMENT_NO_LOG_WRITE    skip the delivery-log row (with the ledger, the quota would not count: measurement only)
 # Each round runs /health, then every variant, back to back, so that all figures of a round share the machine's
 # current speed (it drifts a lot on a shared 2-core VM); the ratio is read against that round's /health.
 # Usage: Benchmarks/write-cost.sh    (env: BENCH_ROUNDS=3 BENCH_DURATION=8s BENCH_PORT=18183)
@@ -55,11 +56,10 @@ run() {
 }
 
 VARIANTS=(
-  "durable|real|"
+  "as-shipped|real|"
+  "usage-row-in-place|patched|EXPERIMENT_IN_PLACE=1"
   "no-fsync|patched|EXPERIMENT_NO_FSYNC=1"
-  "log-row-only|patched|EXPERIMENT_NO_USAGE_WRITE=1"
-  "log-row-only,no-fsync|patched|EXPERIMENT_NO_USAGE_WRITE=1 EXPERIMENT_NO_FSYNC=1"
-  "no-writes|patched|EXPERIMENT_NO_USAGE_WRITE=1 EXPERIMENT_NO_LOG_WRITE=1"
+  "no-writes|patched|EXPERIMENT_NO_LOG_WRITE=1"
 )
 
 echo

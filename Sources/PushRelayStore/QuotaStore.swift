@@ -388,6 +388,9 @@ public final class QuotaStore: Sendable {
         }
     }
 
+    /// How many log rows past the first kept one pruning also checks for older days.
+    static let pruneLookahead = 10_000
+
     /// Deletes usage and delivery-log days older than `retentionDays` before `today`. Returns rows deleted.
     @discardableResult
     public func prune(today: UTCDay, retentionDays: Int) async throws -> Int {
@@ -398,7 +401,17 @@ public final class QuotaStore: Sendable {
             try ledger.foldAndForget(db)
             try db.execute(sql: "DELETE FROM daily_usage WHERE day < ?", arguments: [cutoff])
             var n = db.changesCount
-            try db.execute(sql: "DELETE FROM delivery_log WHERE day < ?", arguments: [cutoff])
+            // The log has no index on day: it is appended in time order, so everything before its first row of a
+            // kept day is older. Rows logged late (a delivery that finished after midnight) are caught by a bounded
+            // look past that boundary.
+            try db.execute(sql: """
+                DELETE FROM delivery_log WHERE id < coalesce(
+                    (SELECT id FROM delivery_log WHERE day >= ?1 ORDER BY id LIMIT 1), (SELECT max(id) + 1 FROM delivery_log))
+                """, arguments: [cutoff])
+            n += db.changesCount
+            try db.execute(sql: """
+                DELETE FROM delivery_log WHERE id < (SELECT min(id) + ?2 FROM delivery_log) AND day < ?1
+                """, arguments: [cutoff, Self.pruneLookahead])
             n += db.changesCount
             try db.execute(sql: "DELETE FROM dead_tokens WHERE expires_at <= ?", arguments: [ISO8601UTC.string(today.start)])
             n += db.changesCount
