@@ -82,7 +82,8 @@ public final class PushRelayDatabase: Sendable {
         self.path = path
         let ledger = UsageLedger()
         self.ledger = ledger
-        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), rolledBack: { ledger.resync() })
+        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), began: { db in try ledger.validate(db) },
+                                   rolledBack: { ledger.resync() })
     }
 
     /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.

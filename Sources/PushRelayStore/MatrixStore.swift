@@ -57,7 +57,6 @@ public final class MatrixStore: Sendable {
     public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
         let ledger = database.ledger
         try await database.batcher.write { db in
-            try ledger.validate(db)
             ledger.metadataChanged(token: key)
             try db.execute(sql: """
                 INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)

@@ -136,7 +136,6 @@ public final class QuotaStore: Sendable {
         let stamp = ISO8601UTC.string(now)
         let ledger = database.ledger
         return try await database.batcher.write { db in
-            try ledger.validate(db)
             let usage = try ledger.usage(db, token: pushToken, day: dayKey)
             let maximum = policy.maximum(appID: appID, override: usage.override)
             if checkDead, let until = usage.deadUntil, until > stamp, let dead = try Self.deadToken(db, token: pushToken, now: stamp) {
@@ -193,7 +192,6 @@ public final class QuotaStore: Sendable {
     public func markDead(_ pushToken: String, _ mark: DeadMark, now: Date) async throws {
         let ledger = database.ledger
         try await database.batcher.write { db in
-            try ledger.validate(db)
             try Self.insertDead(db, token: pushToken, mark: mark, now: now)
             ledger.metadataChanged(token: pushToken)
         }
@@ -212,7 +210,6 @@ public final class QuotaStore: Sendable {
     public func forgetDead(_ pushToken: String) async throws -> Bool {
         let ledger = database.ledger
         return try await database.batcher.write { db in
-            try ledger.validate(db)
             try db.execute(sql: "DELETE FROM dead_tokens WHERE push_token = ?", arguments: [pushToken])
             ledger.metadataChanged(token: pushToken)
             return db.changesCount > 0
@@ -234,14 +231,12 @@ public final class QuotaStore: Sendable {
         return try await database.batcher.write { db in
             try Self.insertLog(db, record, day: reservation?.day ?? UTCDay(record.at))
             if let m = markDead {
-                try ledger.validate(db)
                 try Self.insertDead(db, token: record.pushToken, mark: m, now: record.at)
                 ledger.metadataChanged(token: record.pushToken)
             }
             guard let reservation else { return nil }
             guard failedCounted else { return reservation.decision.counters }
             // The slot moves from successful to errors with a relative update: the row must hold everything first.
-            try ledger.validate(db)
             try ledger.fold(db, token: reservation.pushToken)
             let row = try Row.fetchOne(db.cachedStatement(sql: """
                 UPDATE daily_usage SET successful = max(successful - 1, 0), errors = errors + 1, updated_at = ?
@@ -266,7 +261,6 @@ public final class QuotaStore: Sendable {
     public func foldPending() async throws {
         let ledger = database.ledger
         try await database.batcher.write { db in
-            try ledger.validate(db)
             try ledger.foldAll(db)
         }
     }
@@ -289,7 +283,6 @@ public final class QuotaStore: Sendable {
     public func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
         let ledger = database.ledger
         return try await database.batcher.write { db in
-            try ledger.validate(db)
             let usage = try ledger.usage(db, token: pushToken, day: day.description)
             // checkRateLimits carries no app id: use the one the token last posted with, for app limits.
             let app = try appID ?? usage.appID ?? String.fetchOne(db.cachedStatement(sql: TokenDays.latest("app_id")), arguments: [pushToken])
@@ -354,7 +347,6 @@ public final class QuotaStore: Sendable {
     public func setLimit(pushToken: String, limit: Int, now: Date = Date()) async throws {
         let ledger = database.ledger
         try await database.batcher.write { db in
-            try ledger.validate(db)
             ledger.metadataChanged(token: pushToken)
             try db.execute(sql: """
                 INSERT INTO token_limits (push_token, daily_limit, updated_at) VALUES (?, ?, ?)
@@ -368,7 +360,6 @@ public final class QuotaStore: Sendable {
     public func clearLimit(pushToken: String) async throws -> Bool {
         let ledger = database.ledger
         return try await database.batcher.write { db in
-            try ledger.validate(db)
             ledger.metadataChanged(token: pushToken)
             try db.execute(sql: "DELETE FROM token_limits WHERE push_token = ?", arguments: [pushToken])
             return db.changesCount > 0
@@ -381,7 +372,6 @@ public final class QuotaStore: Sendable {
         let ledger = database.ledger
         return try await database.batcher.write { db in
             // Deleting a row: every pending count goes to its row first (and the ledger starts afresh).
-            try ledger.validate(db)
             try ledger.foldAndForget(db)
             try db.execute(sql: "DELETE FROM daily_usage WHERE day = ? AND push_token = ?", arguments: [day.description, pushToken])
             return db.changesCount > 0
@@ -397,7 +387,6 @@ public final class QuotaStore: Sendable {
         let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
         let ledger = database.ledger
         return try await database.batcher.write { db in
-            try ledger.validate(db)
             try ledger.foldAndForget(db)
             try db.execute(sql: "DELETE FROM daily_usage WHERE day < ?", arguments: [cutoff])
             var n = db.changesCount

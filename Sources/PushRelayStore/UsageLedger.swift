@@ -85,7 +85,8 @@ final class UsageLedger: @unchecked Sendable {
 
     // MARK: Coherence
 
-    /// Call first in every job that uses the ledger: if another connection committed since, fold the log and forget.
+    /// Runs first in every group-commit transaction (WriteBatcher's `began`): if another connection committed since,
+    /// fold the log and forget.
     func validate(_ db: Database) throws {
         let pragma = try RawStatement(db, sql: "PRAGMA data_version")
         let version = try pragma.firstRow { $0.int(0) }.flatMap { $0 } ?? 0

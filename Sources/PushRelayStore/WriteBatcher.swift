@@ -55,10 +55,11 @@ final class WriteBatcher: Sendable {
     /// WAL syncs so far; a caller is answered only after a sync that followed its commit.
     var syncs: Int { writer.syncs }
 
-    /// `rolledBack` runs on the writer thread after any transaction that did not commit, so state kept beside the
-    /// database for the writer (UsageLedger) can be resynchronised.
-    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024, rolledBack: @escaping @Sendable () -> Void = {}) {
-        writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch, rolledBack: rolledBack)
+    /// For state kept beside the database for the writer (UsageLedger): `began` runs first in every transaction, and
+    /// `rolledBack` on the writer thread after any transaction that did not commit.
+    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024,
+         began: @escaping @Sendable (Database) throws -> Void = { _ in }, rolledBack: @escaping @Sendable () -> Void = {}) {
+        writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch, hooks: (began, rolledBack))
     }
 
     deinit {
@@ -120,6 +121,7 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
     private let checkpointer: WALCheckpointer?
     private let syncer: WALSyncer
     private let maxBatch: Int
+    private let began: @Sendable (Database) throws -> Void
     private let rolledBack: @Sendable () -> Void
     private var queue: [WriteBatcher.Job] = []
     private let batches = Atomic<Int>(0)
@@ -129,8 +131,10 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
     /// wakeup each.
     private var wakeAt = Int.max
 
-    init(pool: DatabasePool, checkpointer: WALCheckpointer?, syncer: WALSyncer, maxBatch: Int, rolledBack: @escaping @Sendable () -> Void) {
-        self.rolledBack = rolledBack
+    init(pool: DatabasePool, checkpointer: WALCheckpointer?, syncer: WALSyncer, maxBatch: Int,
+         hooks: (began: @Sendable (Database) throws -> Void, rolledBack: @Sendable () -> Void)) {
+        self.began = hooks.began
+        self.rolledBack = hooks.rolledBack
         self.pool = pool
         self.checkpointer = checkpointer
         self.syncer = syncer
@@ -211,6 +215,7 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
             let (outcomes, wrote) = try pool.write { db in
                 if syncer.walPath == nil { syncer.walPath = Self.walPath(db) }
                 let changesBefore = db.sqliteConnection.map { sqlite3_total_changes64($0) }
+                try began(db)
                 var outcomes: [WriteBatcher.Outcome] = []
                 outcomes.reserveCapacity(batch.count)
                 for job in batch {
@@ -235,6 +240,7 @@ private final class WriterThread: WorkerThread, @unchecked Sendable {
             for job in batch {
                 do {
                     let o = try pool.write { db in
+                        try began(db)
                         let o = job.run(db)
                         if case .failure(let e, _) = o { throw e }
                         return o
