@@ -30,10 +30,10 @@ cp "$(swift build -c release --show-bin-path)/pushrelay" "$WORK/pushrelay-real"
 # The patched build: the patch is applied to the working tree for one incremental build and taken out again at once
 # (also if this script is interrupted), then the real build is restored.
 PATCH=Benchmarks/experiments/write-cost.patch
-patch -s -p1 --dry-run < "$PATCH" >/dev/null || { echo "$PATCH does not apply to this tree; update it" >&2; exit 1; }
-unpatch() { patch -s -R -p1 < "$PATCH"; trap cleanup EXIT; }
+patch -s -p1 --dry-run --no-backup-if-mismatch < "$PATCH" >/dev/null || { echo "$PATCH does not apply to this tree; update it" >&2; exit 1; }
+unpatch() { patch -s -R -p1 --no-backup-if-mismatch < "$PATCH"; trap cleanup EXIT; }
 trap 'unpatch; cleanup' EXIT
-patch -s -p1 < "$PATCH"
+patch -s -p1 --no-backup-if-mismatch < "$PATCH"
 swift build -c release --product pushrelay >&2
 cp "$(swift build -c release --show-bin-path)/pushrelay" "$WORK/pushrelay-patched"
 unpatch
