@@ -80,9 +80,6 @@ final class UsageLedger: @unchecked Sendable {
         self.maxEntries = maxEntries
     }
 
-    /// Entries cached and those with pending rows (for tests and metrics).
-    var counts: (entries: Int, dirty: Int) { (entries.count, dirty.count) }
-
     // MARK: Coherence
 
     /// Runs first in every group-commit transaction (WriteBatcher's `began`): if another connection committed since,
