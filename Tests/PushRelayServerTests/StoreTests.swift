@@ -180,6 +180,27 @@ import Testing
         #expect(grown, "main file \(before) -> \(mainFileSize()) bytes")
     }
 
+    @Test func pruneFindsTheLogsDayBoundaryWithoutAnIndex() async throws {
+        let store = try openStore()
+        defer { try? store.database.close() }
+        let today = UTCDay(string: "2026-11-21")!
+        // Logged in time order, as the server does: 40 days, 3 rows a day.
+        for back in stride(from: 39, through: 0, by: -1) {
+            let day = today.adding(days: -Int64(back))
+            for _ in 0..<3 {
+                try await store.log(DeliveryRecord(at: day.start, pushToken: "t", appID: nil, platform: nil, provider: "p",
+                                                   kind: "notification", counted: false, outcome: "delivered"))
+            }
+        }
+        // A straggler: a delivery of an old day logged after the kept days began.
+        let old = today.adding(days: -35)
+        try await store.log(DeliveryRecord(at: old.start, pushToken: "late", appID: nil, platform: nil, provider: "p",
+                                           kind: "notification", counted: false, outcome: "delivered"))
+        #expect(try await store.prune(today: today, retentionDays: 30) == 9 * 3 + 1)
+        let days = try await store.database.pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT day FROM delivery_log ORDER BY day") }
+        #expect(days.first == "2026-10-22" && days.last == "2026-11-21" && days.count == 31)
+    }
+
     @Test func tablesAreReadableWithPlainSQL() async throws {
         let path = TestServer.tempPath()
         let store = try openStore(path)
