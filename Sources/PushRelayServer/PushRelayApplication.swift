@@ -87,6 +87,7 @@ public enum PushRelayApplication {
             .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(hub.pendingCount) },
             .init(name: "pushrelay_sqlite_transactions", help: "Group-committed SQLite transactions since start.") { Double(database.commitStats.transactions) },
             .init(name: "pushrelay_sqlite_writes", help: "Writes those transactions carried since start.") { Double(database.commitStats.writes) },
+            .init(name: "pushrelay_sqlite_wal_syncs", help: "WAL syncs since start; each answers the writes committed before it.") { Double(database.walSyncs) },
         ])
     }
 

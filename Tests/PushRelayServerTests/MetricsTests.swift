@@ -38,6 +38,8 @@ import Testing
                     Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0"], "\(text)")
             let writes = Self.lines(text, "pushrelay_sqlite_writes").first.flatMap { Double($0.split(separator: " ").last ?? "") }
             #expect((writes ?? 0) >= 2, "the two reservations were group-committed")
+            let syncs = Self.lines(text, "pushrelay_sqlite_wal_syncs").first.flatMap { Double($0.split(separator: " ").last ?? "") }
+            #expect((syncs ?? 0) >= 1, "an answered write was synced")
         }
     }
 
