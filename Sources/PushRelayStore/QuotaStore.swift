@@ -151,8 +151,8 @@ public final class QuotaStore: Sendable {
                 try ledger.maybeFold(db)
                 return .reserved(reservation)
             }
-            // The row was just read: update it in place (one B-tree seek; an upsert seeks twice), or insert the day's first.
-            // `errors` is left to `complete`, as before (?7 is only used by the insert).
+            // The ledger knows whether the row exists: update it in place (one B-tree seek; an upsert seeks twice), or
+            // insert the day's first. `errors` is left to `complete`, as before (?7 is only used by the insert).
             var write = try RawStatement(db, sql: usage.cached ? """
                 UPDATE daily_usage SET app_id = coalesce(?3, app_id), webhook_id = coalesce(?4, webhook_id), attempts = ?5,
                     successful = ?6, notice_sent = ?8, updated_at = ?9, folded_log_id = max(folded_log_id, ?10)
