@@ -119,10 +119,7 @@ public final class PushRelayDatabase: Sendable {
                 done.append(m.name)
             }
             // Counts a crash left pending in the delivery log go to their rows (migrations/007_usage_journal.sql).
-            try db.inTransaction {
-                try UsageLedger.foldLog(db)
-                return .commit
-            }
+            try UsageLedger.foldLogCommitted(db)
             return done
         }
     }
@@ -152,10 +149,7 @@ public final class PushRelayDatabase: Sendable {
     public func close() throws {
         batcher.stop()
         try? pool.writeWithoutTransaction { db in
-            try db.inTransaction {
-                try UsageLedger.foldLog(db)
-                return .commit
-            }
+            try UsageLedger.foldLogCommitted(db)
             _ = try db.checkpoint(.truncate)
         }
         try pool.close()

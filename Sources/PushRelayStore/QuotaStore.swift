@@ -191,13 +191,12 @@ public final class QuotaStore: Sendable {
     /// Remembers a token as dead until `mark.until`.
     public func markDead(_ pushToken: String, _ mark: DeadMark, now: Date) async throws {
         let ledger = database.ledger
-        try await database.batcher.write { db in
-            try Self.insertDead(db, token: pushToken, mark: mark, now: now)
-            ledger.metadataChanged(token: pushToken)
-        }
+        try await database.batcher.write { db in try Self.insertDead(db, ledger, token: pushToken, mark: mark, now: now) }
     }
 
-    private static func insertDead(_ db: Database, token: String, mark: DeadMark, now: Date) throws {
+    /// Stores the mark, and has the ledger read the token's dead-token state again.
+    private static func insertDead(_ db: Database, _ ledger: UsageLedger, token: String, mark: DeadMark, now: Date) throws {
+        ledger.metadataChanged(token: token)
         try db.cachedStatement(sql: """
             INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (push_token) DO UPDATE SET provider = excluded.provider, reason = excluded.reason,
@@ -231,8 +230,7 @@ public final class QuotaStore: Sendable {
         return try await database.batcher.write { db in
             try Self.insertLog(db, record, day: reservation?.day ?? UTCDay(record.at))
             if let m = markDead {
-                try Self.insertDead(db, token: record.pushToken, mark: m, now: record.at)
-                ledger.metadataChanged(token: record.pushToken)
+                try Self.insertDead(db, ledger, token: record.pushToken, mark: m, now: record.at)
             }
             guard let reservation else { return nil }
             guard failedCounted else { return reservation.decision.counters }

@@ -44,12 +44,12 @@ final class UsageLedger: @unchecked Sendable {
     struct Usage {
         var counters: UsageCounters
         var noticeSent: Bool
-        var override: Int?
-        var deadUntil: String?
+        var override: Int? = nil
+        var deadUntil: String? = nil
         /// Whether a `daily_usage` row exists (and is cached): only then can a delivery be counted by its log row.
         var cached: Bool
-        var appID: String?
-        var webhookID: String?
+        var appID: String? = nil
+        var webhookID: String? = nil
     }
 
     private var entries: [String: Entry] = [:]
@@ -114,6 +114,14 @@ final class UsageLedger: @unchecked Sendable {
             """)
     }
 
+    /// `foldLog` in a transaction of its own: when the database is opened (recovery) and closed.
+    static func foldLogCommitted(_ db: Database) throws {
+        try db.inTransaction {
+            try foldLog(db)
+            return .commit
+        }
+    }
+
     /// `foldLog`, then forget every entry: for writes that delete rows or change counters outside the ledger.
     func foldAndForget(_ db: Database) throws {
         try Self.foldLog(db)
@@ -154,12 +162,11 @@ final class UsageLedger: @unchecked Sendable {
             staleMeta.remove(token)
         }
         let row = try Self.read(db, token: token, day: day)
-        if let counters = row.counters {
-            entries[token] = Entry(day: day, base: counters, noticeSent: row.noticeSent, appID: row.appID, webhookID: row.webhookID,
+        if row.cached {
+            entries[token] = Entry(day: day, base: row.counters, noticeSent: row.noticeSent, appID: row.appID, webhookID: row.webhookID,
                                    override: row.override, deadUntil: row.deadUntil)
         }
-        return Usage(counters: row.counters ?? UsageCounters(), noticeSent: row.noticeSent, override: row.override,
-                     deadUntil: row.deadUntil, cached: row.counters != nil, appID: row.appID, webhookID: row.webhookID)
+        return row
     }
 
     /// A delivered request counted by its pending log row `id` (the token is cached, for that day).
@@ -232,25 +239,26 @@ final class UsageLedger: @unchecked Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             guard !dirty.isEmpty, now >= nextRound else { return }
             if entries.count > maxEntries { entries = entries.filter { dirty.contains($0.key) } }
-            // Every pending row so far belongs to a token dirty now; once all of them are folded, the log is folded
-            // through the newest of those rows.
-            round = dirty.sorted()
-            roundIndex = 0
-            roundThrough = maxPendingID
+            startRound()
             nextRound = now + foldInterval
         }
         try foldChunk(db)
     }
 
-    /// Folds everything pending now (graceful shutdown, tests).
+    /// Folds everything pending now (`QuotaStore.foldPending`): the round under way, then one of what is left.
     func foldAll(_ db: Database) throws {
-        if roundIndex >= round.count {
-            round = dirty.sorted()
-            roundIndex = 0
-            roundThrough = maxPendingID
-        }
-        while roundIndex < round.count { try foldChunk(db, size: .max) }
-        if !dirty.isEmpty { try foldAll(db) }
+        repeat {
+            if roundIndex >= round.count { startRound() }
+            while roundIndex < round.count { try foldChunk(db, size: .max) }
+        } while !dirty.isEmpty
+    }
+
+    /// Every pending row so far belongs to a token dirty now; once all of them are folded, the log is folded through
+    /// the newest of those rows.
+    private func startRound() {
+        round = dirty.sorted()
+        roundIndex = 0
+        roundThrough = maxPendingID
     }
 
     private func foldChunk(_ db: Database, size: Int? = nil) throws {
@@ -268,8 +276,8 @@ final class UsageLedger: @unchecked Sendable {
 
     // MARK: Reading a row
 
-    private static func read(_ db: Database, token: String, day: String)
-        throws -> (counters: UsageCounters?, noticeSent: Bool, override: Int?, deadUntil: String?, appID: String?, webhookID: String?) {
+    /// The token's row for `day` as the database holds it (`cached`: the row exists, so `usage` caches it).
+    private static func read(_ db: Database, token: String, day: String) throws -> Usage {
         // One statement: the day's row (if any), the override (if any), and the dead-token mark (if any).
         var select = try RawStatement(db, sql: """
             SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1),
@@ -279,9 +287,10 @@ final class UsageLedger: @unchecked Sendable {
         select.bind(token)
         select.bind(day)
         let row = try select.firstRow { c in
-            (counters: c.int(0).map { UsageCounters(attempts: $0, successful: c.int(1) ?? 0, errors: c.int(2) ?? 0) },
-             noticeSent: (c.int(3) ?? 0) != 0, override: c.int(4), deadUntil: c.text(5), appID: c.text(6), webhookID: c.text(7))
+            Usage(counters: UsageCounters(attempts: c.int(0) ?? 0, successful: c.int(1) ?? 0, errors: c.int(2) ?? 0),
+                  noticeSent: (c.int(3) ?? 0) != 0, override: c.int(4), deadUntil: c.text(5), cached: c.int(0) != nil,
+                  appID: c.text(6), webhookID: c.text(7))
         }
-        return row ?? (nil, false, nil, nil, nil, nil)
+        return row ?? Usage(counters: UsageCounters(), noticeSent: false, cached: false)
     }
 }

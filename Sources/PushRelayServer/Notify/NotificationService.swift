@@ -149,7 +149,7 @@ public final class NotificationService: Sendable {
         let limits: RateLimits
         do {
             limits = try await store.rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID,
-                                                           day: UTCDay(clock.now()), policy: policy)
+                                                day: UTCDay(clock.now()), policy: policy)
         } catch {
             throw storageFailure(error)
         }
