@@ -56,14 +56,8 @@ public final class MatrixStore: Sendable {
     /// Remembers a device a background retry found dead, so the next notify for it answers it in `rejected`.
     public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
         let ledger = database.ledger
-        try await database.batcher.write { db in
-            ledger.metadataChanged(token: key)
-            try db.execute(sql: """
-                INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (push_token) DO UPDATE SET provider = excluded.provider, reason = excluded.reason,
-                    message = excluded.message, marked_at = excluded.marked_at, expires_at = excluded.expires_at
-                """, arguments: [key, provider, reason, message, ISO8601UTC.string(now), ISO8601UTC.string(until)])
-        }
+        let mark = DeadMark(provider: provider, reason: reason, message: message, until: until)
+        try await database.batcher.write { db in try QuotaStore.insertDead(db, ledger, token: key, mark: mark, now: now) }
     }
 
     /// Remembers that `eventID` went to `pushkeys` (committed with the next batch, without waiting).

@@ -194,8 +194,8 @@ public final class QuotaStore: Sendable {
         try await database.batcher.write { db in try Self.insertDead(db, ledger, token: pushToken, mark: mark, now: now) }
     }
 
-    /// Stores the mark, and has the ledger read the token's dead-token state again.
-    private static func insertDead(_ db: Database, _ ledger: UsageLedger, token: String, mark: DeadMark, now: Date) throws {
+    /// Stores the mark, and has the ledger read the token's dead-token state again (also MatrixStore's).
+    static func insertDead(_ db: Database, _ ledger: UsageLedger, token: String, mark: DeadMark, now: Date) throws {
         ledger.metadataChanged(token: token)
         try db.cachedStatement(sql: """
             INSERT INTO dead_tokens (push_token, provider, reason, message, marked_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
