@@ -113,7 +113,8 @@ import Testing
     }
 
     @Test func aSlowProviderDoesNotHoldUpAnother() async throws {
-        let slow = ScriptedProvider(name: "slow", [.delay(milliseconds: 3_000, then: nil)])
+        let gate = ScriptedProvider.Gate()
+        let slow = ScriptedProvider(name: "slow", [.hold(gate)])
         let fast = ScriptedProvider(name: "fast", [.deliver])
         try await TestServer.with(providers: ["slow": slow, "fast": fast], configure: { c in
             c.apps = [.init(match: "io.slow", provider: "slow"), .init(match: "*", provider: "fast")]
@@ -133,6 +134,7 @@ import Testing
             let quick = try await s.android(TestServer.haBody(token: "f:1", appID: "io.fast"))
             #expect(quick.status == 201)
             #expect(slow.finishedCount == 0, "answered before the slow provider finished anything")
+            gate.open()
             #expect(try await a.status == 201)
             #expect(try await b.status == 201)
         }

@@ -8,6 +8,19 @@ final class ScriptedProvider: PushProvider {
         case deliver
         case fail(DeliveryFailure)
         case delay(milliseconds: Int, then: DeliveryFailure?)
+        /// Waits until the test opens the gate, then delivers: for tests that must hold a call in flight
+        /// for as long as they need, however slow the machine is.
+        case hold(Gate)
+    }
+
+    /// A latch the test opens once; calls held on it finish after that (or when their task is cancelled).
+    final class Gate: Sendable {
+        private let isOpen = Mutex(false)
+        init() {}
+        func open() { isOpen.withLock { $0 = true } }
+        func wait() async throws {
+            while !isOpen.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        }
     }
 
     let name: String
@@ -45,6 +58,13 @@ final class ScriptedProvider: PushProvider {
                 throw .transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
             }
             if let then { throw then }
+            return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
+        case .hold(let gate):
+            do {
+                try await gate.wait()
+            } catch {
+                throw .transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
+            }
             return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
         }
     }
