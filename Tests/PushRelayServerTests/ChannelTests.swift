@@ -113,7 +113,7 @@ import Testing
             let first = try await ws.receive()
             let lateID = try #require(first["event"]?["hass_confirm_id"]?.stringValue)
             // No confirm: after the timeout exactly that message goes to the cloud, counted against the quota.
-            for _ in 0..<500 where cloud.callCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("the unconfirmed message goes to the cloud") { cloud.callCount > 0 }
             #expect(cloud.callCount == 1)
             #expect(cloud.deliveries.first?.notification.fcmMessage["data"]?["message"] == "first")
             let check = try await s.post("/api/checkRateLimits", ["push_token": .string(Self.token)])
@@ -158,7 +158,7 @@ import Testing
             _ = try await ws.receive()
             _ = try await ws.receive()
             ws.close()
-            for _ in 0..<300 where cloud.callCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("both unconfirmed messages go to the cloud") { cloud.callCount >= 2 }
             #expect(cloud.callCount == 2)
             // With the channel gone, the next notification takes the cloud route directly.
             let r = try await s.android(Self.body("c"))
@@ -194,9 +194,7 @@ import Testing
             _ = try await ws.receive()
             // No confirm: after the timeout the message goes back to the queue, not to the cloud.
             let store = ChannelStore(database: s.database)
-            for _ in 0..<500 where (try? await store.all().map(\.state)) != [.queued] {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await eventually("the message is queued again") { (try? await store.all().map(\.state)) == [.queued] }
             #expect(cloud.callCount == 0)
             let queued = try await store.all()
             #expect(queued.map(\.state) == [.queued])
@@ -221,9 +219,7 @@ import Testing
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             let event = try await ws.receive()
             #expect(event["event"]?["message"] == "while away")
-            for _ in 0..<100 where (try? await ChannelStore(database: s.database).all().isEmpty) == false {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await eventually("the confirmed message leaves the store") { (try? await ChannelStore(database: s.database).all().isEmpty) == true }
             #expect(try await ChannelStore(database: s.database).all().isEmpty)
         }
     }
@@ -258,7 +254,7 @@ import Testing
         }
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: Self.cloud()) { (s: TestServer) async throws in
-            for _ in 0..<300 where cloud.callCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("the message unconfirmed before the crash goes to the cloud") { cloud.callCount > 0 }
             #expect(cloud.callCount == 1)
             #expect(cloud.deliveries.first?.notification.fcmMessage["data"]?["message"] == "unconfirmed before the crash")
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token)
@@ -399,7 +395,7 @@ import Testing
         let failures = Mutex(0)
         // The first frame is written and its writer ends; a later frame starts a new writer, whose write fails.
         #expect(connection.send("one") { failures.withLock { $0 += 1 } })
-        for _ in 0..<400 where attempts.withLock({ $0 }) < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the first frame is written") { attempts.withLock({ $0 }) >= 1 }
         #expect(attempts.withLock { $0 } == 1)
         #expect(connection.send("two") { failures.withLock { $0 += 1 } })
         await connection.finished()

@@ -123,7 +123,7 @@ import Testing
             // Fill the slow provider's two slots.
             async let a = s.android(TestServer.haBody(token: "s:1", appID: "io.slow"))
             async let b = s.android(TestServer.haBody(token: "s:2", appID: "io.slow"))
-            for _ in 0..<200 where slow.callCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("both slow calls start") { slow.callCount >= 2 }
             #expect(slow.callCount == 2)
             // A third request to the slow provider is refused at once instead of queueing behind them.
             let busy = try await s.android(TestServer.haBody(token: "s:3", appID: "io.slow"))

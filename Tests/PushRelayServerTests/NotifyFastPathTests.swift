@@ -33,7 +33,7 @@ import Glibc
                 + Self.post("/api/sendPush/android/v1", Self.notification(b))
                 + Self.post("/api/checkRateLimits", #"{"push_token":"\#(a)"}"#, close: true))
             let replies = exchange.responses
-            #expect(replies.map(\.status) == [201, 200, 201, 200], "\(exchange.text)")
+            #expect(replies.map(\.status) == [201, 200, 201, 200], "\(exchange)")
             guard replies.count == 4 else { return }
             #expect(replies[0].json["target"] == .string(a))
             // Keys in sorted order, as every other JSON answer writes them.
@@ -43,11 +43,11 @@ import Glibc
             #expect(replies[2].json["target"] == .string(b))
             #expect(replies[3].json["target"] == .string(a))
             #expect(replies[3].json["rateLimits"]?["successful"] == .int(1))
-            #expect(exchange.closed, "Connection: close ends the connection")
+            #expect(exchange.closed, "Connection: close ends the connection: \(exchange)")
 
             // The router first, then a notification behind it.
             let second = await RawHTTP.exchange(port: s.port, Self.get("/health") + Self.post("/api/sendPush/android/v1", Self.notification(b), close: true))
-            #expect(second.responses.map(\.status) == [200, 201], "\(second.text)")
+            #expect(second.responses.map(\.status) == [200, 201], "\(second)")
             #expect(second.responses.last?.json["rateLimits"]?["successful"] == .int(2))
         }
     }
@@ -55,13 +55,13 @@ import Glibc
     @Test func aNotificationWithConnectionCloseIsAnsweredThenTheConnectionCloses() async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPushNotification", Self.notification("close-token-0123456789"), close: true))
-            let reply = try #require(exchange.responses.first, "\(exchange.text)")
+            let reply = try #require(exchange.responses.first, "\(exchange)")
             #expect(reply.status == 201)
             #expect(reply.headers["connection"] == "close")
             #expect(reply.headers["content-type"] == "application/json")
             #expect(reply.headers["server"] == "PushRelay")
             #expect(reply.headers["date"]?.hasSuffix(" GMT") == true, "\(reply.headers)")
-            #expect(exchange.closed)
+            #expect(exchange.closed, "\(exchange)")
         }
     }
 
@@ -70,7 +70,7 @@ import Glibc
             let requests = (0..<20).map { Self.post("/api/sendPush/android/v1", Self.notification("keepalive-\($0)-0123456789")) }.joined()
                 + Self.get("/health", close: true)
             let exchange = await RawHTTP.exchange(port: s.port, requests)
-            #expect(exchange.responses.map(\.status) == Array(repeating: 201, count: 20) + [200], "\(exchange.text)")
+            #expect(exchange.responses.map(\.status) == Array(repeating: 201, count: 20) + [200], "\(exchange)")
             #expect(exchange.responses.prefix(20).map { $0.json["target"]?.stringValue ?? "" }
                 == (0..<20).map { "keepalive-\($0)-0123456789" })
         }
@@ -81,11 +81,11 @@ import Glibc
             let big = String(decoding: JSONWriter.bytes(TestServer.haBody(token: "big-token-0123456789", message: String(repeating: "x", count: 2000))),
                              as: UTF8.self)
             let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPush/android/v1", big) + Self.get("/health"))
-            let reply = try #require(exchange.responses.first, "\(exchange.text)")
+            let reply = try #require(exchange.responses.first, "\(exchange)")
             #expect(reply.status == 413)
             #expect(reply.json["errorType"] == "PayloadTooLarge")
             #expect(reply.json["message"]?.stringValue?.isEmpty == false)
-            #expect(exchange.responses.count == 1 && exchange.closed, "the rest of the connection is not read")
+            #expect(exchange.responses.count == 1 && exchange.closed, "the rest of the connection is not read: \(exchange)")
             let limits = try await s.post("/api/checkRateLimits", ["push_token": "big-token-0123456789"])
             #expect(limits.int("rateLimits", "attempts") == 0, "a refused body counts nothing")
         }
@@ -94,7 +94,7 @@ import Glibc
     @Test func otherMethodsOnTheNotifyPathsStillGetTheRoutersJSON405() async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let exchange = await RawHTTP.exchange(port: s.port, Self.get("/api/sendPush/android/v1", close: true))
-            let reply = try #require(exchange.responses.first, "\(exchange.text)")
+            let reply = try #require(exchange.responses.first, "\(exchange)")
             #expect(reply.status == 405)
             #expect(reply.headers["allow"] == "POST")
             #expect(reply.json["message"]?.stringValue?.isEmpty == false)
@@ -107,15 +107,15 @@ import Glibc
             (s: TestServer) async throws -> Task<RawHTTP.Exchange, Never> in
             let port = s.port
             let request = Task {
-                await RawHTTP.exchange(port: port, Self.post("/api/sendPush/android/v1", Self.notification("inflight-token-0123456789")), limit: 10)
+                await RawHTTP.exchange(port: port, Self.post("/api/sendPush/android/v1", Self.notification("inflight-token-0123456789")))
             }
             // Shut down while the provider call is under way.
             while slow.callCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
             return request
         }
         let exchange = await reply.value
-        #expect(exchange.responses.map(\.status) == [201], "\(exchange.text)")
-        #expect(exchange.closed, "the connection closes after the answer, as the server stops")
+        #expect(exchange.responses.map(\.status) == [201], "\(exchange)")
+        #expect(exchange.closed, "the connection closes after the answer, as the server stops: \(exchange)")
         #expect(slow.finishedCount == 1)
     }
 }
@@ -130,9 +130,15 @@ enum RawHTTP {
         var json: JSONValue { (try? JSONParser.parse(body)) ?? .null }
     }
 
-    struct Exchange: Sendable {
+    struct Exchange: Sendable, CustomStringConvertible {
         var bytes: [UInt8]
         var closed: Bool
+        /// Seconds from the write to the first byte read and to the end of the exchange (for failure messages).
+        var firstByte: Double? = nil
+        var ended: Double = 0
+        var description: String {
+            "\(closed ? "closed" : "not closed") after \(ended) s, first byte after \(firstByte.map { "\($0) s" } ?? "never"): \(text)"
+        }
         var text: String { String(decoding: bytes, as: UTF8.self) }
 
         var responses: [Response] {
@@ -158,8 +164,10 @@ enum RawHTTP {
     }
 
     /// Runs on a thread of its own: the blocking reads must not hold a thread of the test's concurrency pool, which
-    /// the server in this process needs.
-    static func exchange(port: Int, _ requests: String, limit: Double = 5) async -> Exchange {
+    /// the server in this process needs. Every exchange in these tests ends with the server closing the connection,
+    /// so the limit is only reached when a test fails; it is generous because a CI machine running the whole suite
+    /// in parallel on two cores can stall a test for seconds.
+    static func exchange(port: Int, _ requests: String, limit: Double = 30) async -> Exchange {
         await withCheckedContinuation { (c: CheckedContinuation<Exchange, Never>) in
             Thread { c.resume(returning: run(port: port, requests, limit: limit)) }.start()
         }
@@ -176,16 +184,19 @@ enum RawHTTP {
             sent += n
         }
         let start = Date()
-        var bytes: [UInt8] = []
+        var exchange = Exchange(bytes: [], closed: false)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while Date().timeIntervalSince(start) < limit {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 {
-                bytes.append(contentsOf: buffer[0..<n])
+                if exchange.bytes.isEmpty { exchange.firstByte = Date().timeIntervalSince(start) }
+                exchange.bytes.append(contentsOf: buffer[0..<n])
             } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                return Exchange(bytes: bytes, closed: true)
+                exchange.closed = true
+                break
             }
         }
-        return Exchange(bytes: bytes, closed: false)
+        exchange.ended = Date().timeIntervalSince(start)
+        return exchange
     }
 }

@@ -172,12 +172,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        var grown = false
-        for _ in 0..<100 where !grown {
-            try await Task.sleep(for: .milliseconds(50))
-            grown = mainFileSize() > before + 100_000
-        }
-        #expect(grown, "main file \(before) -> \(mainFileSize()) bytes")
+        try await eventually("the main file grows past \(before + 100_000) bytes") { mainFileSize() > before + 100_000 }
     }
 
     @Test func pruneFindsTheLogsDayBoundaryWithoutAnIndex() async throws {
