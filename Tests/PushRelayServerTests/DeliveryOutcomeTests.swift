@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aHungProviderIsCutOffAtTheDeadline() async throws {
-        let p = ScriptedProvider(name: "slow", [.delay(milliseconds: 5_000, then: nil)])
+        let p = ScriptedProvider(name: "slow", [.hold(ScriptedProvider.Gate())])  // never opened: the call hangs
         try await TestServer.with(providers: ["slow": p], configure: { c in
             Self.routeAll(to: "slow")(&c)
             c.delivery.deadlineMs = 300

@@ -39,33 +39,36 @@ final class ScriptedProvider: PushProvider {
     var callCount: Int { calls.withLock { $0.count } }
     var deliveries: [Delivery] { calls.withLock { $0 } }
 
+    private static let cancelled = DeliveryFailure.transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
+
     func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
         let n = calls.withLock { c -> Int in
             c.append(delivery)
             return c.count
         }
         defer { if !Task.isCancelled { finished.withLock { $0 += 1 } } }
+        let receipt = DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
         let step = script.withLock { s -> Step in s.isEmpty ? .deliver : s[min(n - 1, s.count - 1)] }
         switch step {
         case .deliver:
-            return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
+            return receipt
         case .fail(let f):
             throw f
         case .delay(let ms, let then):
             do {
                 try await Task.sleep(for: .milliseconds(ms))
             } catch {
-                throw .transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
+                throw Self.cancelled
             }
             if let then { throw then }
-            return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
+            return receipt
         case .hold(let gate):
             do {
                 try await gate.wait()
             } catch {
-                throw .transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
+                throw Self.cancelled
             }
-            return DeliveryReceipt(messageID: "\(name):msg-\(n)", sentPayload: delivery.notification.fcmMessage)
+            return receipt
         }
     }
 }
