@@ -105,17 +105,6 @@ let message: [String: JSONValue] = [
     "content": ["msgtype": "m.text", "body": "Hello from orbit"], "counts": ["unread": 2],
 ]
 
-/// Polls until `condition` holds, or records a failure after `seconds`: generous, because a CI machine running the
-/// whole suite in parallel on two cores can stall a test for seconds (a test that holds at once pays nothing).
-func eventually(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting for: \(what)")
-}
-
 func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(r.status == status, "body: \(r.rawBody)", sourceLocation: sourceLocation)
     #expect(r.headers["content-type"] == "application/json", sourceLocation: sourceLocation)

@@ -110,7 +110,7 @@ import Glibc
                 await RawHTTP.exchange(port: port, Self.post("/api/sendPush/android/v1", Self.notification("inflight-token-0123456789")))
             }
             // Shut down while the provider call is under way.
-            while slow.callCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually("the provider call starts") { slow.callCount > 0 }
             return request
         }
         let exchange = await reply.value
