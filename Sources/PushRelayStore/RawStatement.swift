@@ -20,11 +20,20 @@ struct RawStatement: ~Copyable {
         sqlite3_clear_bindings(handle)
     }
 
-    /// Binds the next parameter (parameters are bound in order, from 1).
+    /// Binds the next parameter (parameters are bound in order, from 1). The UTF-8 bytes go over with their length:
+    /// passing the `String` as a C string made a NUL-terminated copy of every short one and had SQLite `strlen` it.
     mutating func bind(_ value: String?) {
         index += 1
-        if let value {
-            sqlite3_bind_text(handle, index, value, -1, Self.transient)
+        if var value {
+            value.withUTF8 { utf8 in
+                if let base = utf8.baseAddress {
+                    _ = base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                        sqlite3_bind_text(handle, index, $0, Int32(utf8.count), Self.transient)
+                    }
+                } else {
+                    _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+                }
+            }
         } else {
             sqlite3_bind_null(handle, index)
         }

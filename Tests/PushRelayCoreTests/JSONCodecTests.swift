@@ -28,6 +28,20 @@ import Testing
 
     @Test func rejectsInvalidUTF8() {
         #expect(throws: JSONParser.Error.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
+        // After ASCII, in a key, cut short before the closing quote, and an overlong encoding of "/".
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse([0x22, 0x61, 0x62, 0x80, 0x22]) }
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse([0x7B, 0x22, 0xC3, 0x22, 0x3A, 0x31, 0x7D]) }
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse([0x22, 0xF0, 0x9F, 0x98, 0x22]) }
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse([0x22, 0xC0, 0xAF, 0x22]) }
+    }
+
+    /// Strings without escapes take the parser's fast path: ASCII-only ones and ones with raw multi-byte UTF-8 read the
+    /// same as their escaped spelling.
+    @Test func unescapedStringsReadAsTheirEscapedSpelling() throws {
+        #expect(try JSONParser.parse(#"{"plain":"Door opened","empty":"","raw":"Porte ouverte à 7 h 😀"}"#) == [
+            "plain": "Door opened", "empty": "", "raw": "Porte ouverte à 7 h 😀",
+        ])
+        #expect(try JSONParser.parse(#""Porte ouverte \u00e0 7 h \ud83d\ude00""#) == JSONParser.parse(#""Porte ouverte à 7 h 😀""#))
     }
 
     @Test func refusesHostileNesting() {

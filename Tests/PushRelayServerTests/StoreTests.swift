@@ -104,6 +104,27 @@ import Testing
         #expect(try await store.rateLimits(pushToken: "busy", appID: nil, day: day, policy: policy).attempts == 0)
     }
 
+    @Test func loggedTextComesBackByteForByte() async throws {
+        // The writer binds text as UTF-8 with its length: empty, short (Swift's inline strings), non-ASCII and long
+        // values all read back as they were.
+        let store = try openStore()
+        let day = UTCDay(string: "2026-11-21")!
+        let long = String(repeating: "Porte ouverte à 7 h 😀 ", count: 200)
+        let values = ["", "t", "tok:en-é", long]
+        for (i, v) in values.enumerated() {
+            try await store.log(DeliveryRecord(at: day.start, pushToken: "text-\(i)", appID: v, platform: nil, provider: "p",
+                                               kind: "notification", counted: false, outcome: "delivered", messageID: v,
+                                               errorMessage: nil, payload: v))
+        }
+        for (i, v) in values.enumerated() {
+            let row = try #require(try await store.recentDeliveries(pushToken: "text-\(i)").first)
+            #expect(row.appID == v)
+            #expect(row.messageID == v)
+            #expect(row.payload == v)
+            #expect(row.errorMessage == nil)
+        }
+    }
+
     @Test func pruneDropsDaysPastRetention() async throws {
         let store = try openStore()
         let today = UTCDay(string: "2026-11-21")!
