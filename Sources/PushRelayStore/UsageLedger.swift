@@ -144,15 +144,17 @@ final class UsageLedger: @unchecked Sendable {
     // MARK: The request path
 
     /// The token's usage for `day`: from the ledger, or read from the database (and cached if a row exists).
+    /// The request path hashes the token once per lookup and mutates entries in place (`entries.values[i]`): looked up,
+    /// copied and stored back, each request's entry cost five hashes of its token and a retain of each of its strings.
     func usage(_ db: Database, token: String, day: String) throws -> Usage {
-        if var e = entries[token] {
-            if e.day == day {
-                if staleMeta.remove(token) != nil {
+        if let i = entries.index(forKey: token) {
+            if entries.values[i].day == day {
+                if !staleMeta.isEmpty, staleMeta.remove(token) != nil {
                     let meta = try Self.read(db, token: token, day: day)
-                    e.override = meta.override
-                    e.deadUntil = meta.deadUntil
-                    entries[token] = e
+                    entries.values[i].override = meta.override
+                    entries.values[i].deadUntil = meta.deadUntil
                 }
+                let e = entries.values[i]
                 return Usage(counters: e.current, noticeSent: e.noticeSent, override: e.override, deadUntil: e.deadUntil,
                              cached: true, appID: e.appID, webhookID: e.webhookID)
             }
@@ -171,11 +173,10 @@ final class UsageLedger: @unchecked Sendable {
 
     /// A delivered request counted by its pending log row `id` (the token is cached, for that day).
     func countPending(token: String, id: Int64, stamp: String) {
-        guard var e = entries[token] else { return resync() }  // `usage` cached it in this job; never happens
-        e.pending += 1
-        e.lastPendingID = id
-        e.pendingStamp = stamp
-        entries[token] = e
+        guard let i = entries.index(forKey: token) else { return resync() }  // `usage` cached it in this job; never happens
+        entries.values[i].pending += 1
+        entries.values[i].lastPendingID = id
+        entries.values[i].pendingStamp = stamp
         dirty.insert(token)
         maxPendingID = max(maxPendingID, id)
     }
