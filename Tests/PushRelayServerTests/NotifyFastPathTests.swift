@@ -91,6 +91,25 @@ import Glibc
         }
     }
 
+    @Test func aQueryStringIsIgnoredAndOtherPathsAreLeftToTheRouter() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port,
+                Self.post("/api/sendPush/android/v1?source=ha&name=%C3%A9", Self.notification("query-android-0123456789"))
+                + Self.post("/api/sendPush/iOS/v1?x", Self.notification("query-ios-0123456789"))
+                + Self.post("/api/sendPushNotification?", Self.notification("query-legacy-0123456789"))
+                + Self.post("/api/sendPush/android/v2", Self.notification("query-other-0123456789"))
+                // Not a path of the fast path: the router serves it, as it serves a trailing slash anywhere.
+                + Self.post("/api/sendPush/android/v1/", Self.notification("query-slash-0123456789"), close: true))
+            #expect(exchange.responses.map(\.status) == [201, 201, 201, 404, 201], "\(exchange)")
+            guard exchange.responses.count == 5 else { return }
+            #expect(exchange.responses[0].json["sentPayload"]?["android"] != nil, "the Android translation")
+            #expect(exchange.responses[1].json["sentPayload"]?["apns"] != nil, "the iOS translation")
+            #expect(exchange.responses[2].json["sentPayload"]?["apns"] != nil, "the iOS translation")
+            #expect(exchange.responses[3].json["message"]?.stringValue?.isEmpty == false)
+            #expect(exchange.responses[4].json["sentPayload"]?["android"] != nil, "the Android translation")
+        }
+    }
+
     @Test func otherMethodsOnTheNotifyPathsStillGetTheRoutersJSON405() async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let exchange = await RawHTTP.exchange(port: s.port, Self.get("/api/sendPush/android/v1", close: true))

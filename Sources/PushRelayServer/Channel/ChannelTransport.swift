@@ -54,6 +54,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
+                        HTTPParseErrorAnswerer.remove(from: channel)
                         try sockets.attach(to: channel)
                         return Upgrade.websocket
                     }
@@ -75,6 +76,9 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false  // Hummingbird answers errors
             configuration.enableResponseHeaderValidation = false  // swift-http-types validates already
             let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            // Right after the decoder: parse errors are answered in JSON, the first request's included.
+            let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Upgrade>.self)
+            try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(), position: .before(upgradeHandler))
             return Value(upgrade: upgrade, channel: channel)
         }
     }
@@ -93,7 +97,10 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         } catch let error as ChannelError where error == .inputClosed {
             logger.trace("connection closed before a request")
         } catch {
+            // A request that could not be parsed (answered by HTTPParseErrorAnswerer) or a failed upgrade: nothing
+            // more will be read from this connection, so it must not stay open.
             logger.debug("connection setup failed", metadata: ["error": .string("\(error)")])
+            value.channel.close(promise: nil)
         }
     }
 

@@ -34,17 +34,20 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         let serverName: String?
         let dates = HTTPDateCache()
 
-        static let routes: [String: HAPlatform] = [
-            "/api/sendPush/android/v1": .android,
-            "/api/sendPushNotification": .ios,
-            "/api/sendPush/iOS/v1": .ios,
-        ]
-
-        /// The route and platform of a request this handler answers, if it is one.
+        /// The route and platform of a request this handler answers, if it is one. The query is cut on the UTF-8 view
+        /// and the path matched by comparison: searching the `String` for "?" walked it by grapheme, and hashing it for
+        /// a dictionary of three routes cost more than comparing (together ~1% of the notify path's CPU, measured).
         func route(_ head: HTTPRequest) -> (path: String, platform: HAPlatform)? {
-            guard head.method == .post, head.headerFields[.upgrade] == nil, var path = head.path else { return nil }
-            if let q = path.firstIndex(of: "?") { path = String(path[..<q]) }
-            return Self.routes[path].map { (path, $0) }
+            guard head.method == .post, var path = head.path else { return nil }
+            if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = String(path[..<q]) }
+            let platform: HAPlatform
+            switch path {
+            case "/api/sendPush/android/v1": platform = .android
+            case "/api/sendPushNotification", "/api/sendPush/iOS/v1": platform = .ios
+            default: return nil
+            }
+            guard head.headerFields[.upgrade] == nil else { return nil }
+            return (path, platform)
         }
 
         /// The answer to one notification: status, extra headers and the JSON body.

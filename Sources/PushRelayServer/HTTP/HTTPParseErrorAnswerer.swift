@@ -1,0 +1,103 @@
+import NIOCore
+import NIOHTTP1
+import PushRelayCore
+
+/// Answers a request NIO's HTTP/1.1 decoder cannot parse (a garbage request line, a bad header, a non-ASCII target,
+/// a broken chunked body) with a JSON error, then closes the connection: the decoder accepts nothing more from it.
+///
+/// It sits right after the decoder, before the websocket upgrade handler, so it also covers the first request of a
+/// connection (before this handler, such connections stayed open with no answer: Hummingbird's own handling of parse
+/// errors only starts after the upgrade handler). Requests parsed completely before the bad bytes are answered first,
+/// in order: the error answer waits until their responses have ended. A websocket upgrade removes the handler
+/// (`remove(from:)`), since frames are not HTTP parts.
+final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Requests received whose response has not ended.
+    private var unanswered = 0
+    /// Inside a request (its head came, its end not yet).
+    private var inRequest = false
+    /// A response has started and not ended.
+    private var responding = false
+    private var failed = false
+    /// The parse error, with its answer, held until the complete requests before it are answered.
+    private var pending: (error: HTTPParserError, status: HTTPResponseStatus, body: [UInt8])?
+
+    /// The JSON answer for a parse error: 431 for headers past the decoder's limits, 400 otherwise.
+    static func answer(to error: HTTPParserError) -> (status: HTTPResponseStatus, body: [UInt8]) {
+        let api: APIError
+        if error == .headerOverflow {
+            api = APIError(.init(code: 431), "HeadersTooLarge", "The request headers are larger than this server accepts.")
+        } else {
+            api = .badRequest("The request is not valid HTTP/1.1 (\(error)); the connection is closed.")
+        }
+        return (HTTPResponseStatus(statusCode: api.status.code), JSONWriter.bytes(api.body))
+    }
+
+    /// Takes the handler out of a pipeline being upgraded to a websocket.
+    static func remove(from channel: any Channel) {
+        if let handler = try? channel.pipeline.syncOperations.handler(type: HTTPParseErrorAnswerer.self) {
+            channel.pipeline.syncOperations.removeHandler(handler, promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            unanswered += 1
+            inRequest = true
+        case .body: break
+        case .end: inRequest = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parseError = error as? HTTPParserError, !failed else {
+            context.fireErrorCaught(error)
+            return
+        }
+        failed = true
+        let (status, body) = Self.answer(to: parseError)
+        pending = (parseError, status, body)
+        answerIfDue(context: context)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let ended: Bool
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            ended = false
+            if head.status.code >= 200 { responding = true }  // a 1xx is followed by the final response
+        case .body:
+            ended = false
+        case .end:
+            ended = true
+            responding = false
+        }
+        context.write(data, promise: promise)
+        if ended {
+            unanswered = max(unanswered - 1, 0)
+            answerIfDue(context: context)
+        }
+    }
+
+    /// Once every complete request before the bad bytes is answered (a request cut short by them never will be):
+    /// the JSON error (unless a response is under way, which only a close can end), the close, and the error passed on
+    /// to whoever still waits for a request part.
+    private func answerIfDue(context: ChannelHandlerContext) {
+        guard let (error, status, body) = pending, unanswered - (inRequest ? 1 : 0) <= 0 else { return }
+        pending = nil
+        if !responding {
+            let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", String(body.count)), ("Connection", "close")])
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+        context.close(promise: nil)
+        context.fireErrorCaught(error)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import PushRelayCore
+import Testing
+
+/// Bytes that are not HTTP/1.1 get a JSON error and a closed connection, on the first request of a connection as on a
+/// later one, on the notify paths as on the router's; requests before the bad bytes are still answered, in order.
+@Suite struct MalformedHTTPTests {
+    typealias Fast = NotifyFastPathTests
+
+    static func expectJSONError(_ reply: RawHTTP.Response?, status: Int, errorType: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(reply?.status == status, sourceLocation: sourceLocation)
+        #expect(reply?.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
+        #expect(reply?.headers["connection"] == "close", sourceLocation: sourceLocation)
+        #expect(reply?.json["errorType"] == .string(errorType), sourceLocation: sourceLocation)
+        #expect(reply?.json["message"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: [
+        "GARBAGE\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        "GET /health?name=é HTTP/1.1\r\nHost: x\r\n\r\n",
+        "POST /api/sendPush/android/v1 HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n{}",
+        "GET /he\u{01}alth HTTP/1.1\r\nHost: x\r\n\r\n",
+    ])
+    func aFirstRequestThatIsNotHTTPIsAnsweredInJSONAndTheConnectionCloses(_ request: String) async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, request)
+            #expect(exchange.responses.count == 1, "\(exchange)")
+            Self.expectJSONError(exchange.responses.first, status: 400, errorType: "InvalidRequest")
+            #expect(exchange.closed, "\(exchange)")
+        }
+    }
+
+    @Test func requestsBeforeTheBadBytesAreAnsweredFirst() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let token = "malformed-after-0123456789"
+            let exchange = await RawHTTP.exchange(port: s.port, Fast.get("/health")
+                + Fast.post("/api/sendPush/android/v1", Fast.notification(token)) + "GARBAGE\r\n\r\n")
+            #expect(exchange.responses.map(\.status) == [200, 201, 400], "\(exchange)")
+            Self.expectJSONError(exchange.responses.last, status: 400, errorType: "InvalidRequest")
+            #expect(exchange.closed, "\(exchange)")
+            let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
+            #expect(limits.int("rateLimits", "successful") == 1)
+        }
+    }
+
+    @Test func aNotificationWithABrokenChunkedBodyIsRefusedAndCountsNothing() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let token = "malformed-chunked-0123456789"
+            let body = Fast.notification(token)
+            let request = "POST /api/sendPush/android/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n" + String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\nZZ\r\n"
+            let exchange = await RawHTTP.exchange(port: s.port, request)
+            #expect(exchange.responses.count == 1, "\(exchange)")
+            Self.expectJSONError(exchange.responses.first, status: 400, errorType: "InvalidRequest")
+            #expect(exchange.closed, "\(exchange)")
+            let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
+            #expect(limits.int("rateLimits", "attempts") == 0)
+        }
+    }
+
+    @Test func headersPastTheDecodersLimitAre431() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
+                + String(repeating: "a", count: 81 * 1024) + "\r\n\r\n")
+            #expect(exchange.responses.count == 1, "\(exchange)")
+            Self.expectJSONError(exchange.responses.first, status: 431, errorType: "HeadersTooLarge")
+            #expect(exchange.closed, "\(exchange)")
+        }
+    }
+
+    @Test func theWebsocketUpgradeStillWorksAndIgnoresTheHandler() async throws {
+        // The handler leaves the pipeline on upgrade: frames flow both ways, and a non-HTTP byte is not an HTTP error.
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, "GET /api/websocket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", limit: 2)
+            #expect(exchange.text.hasPrefix("HTTP/1.1 101 "), "\(exchange)")
+            #expect(exchange.text.contains("auth_required"), "the channel speaks first: \(exchange)")
+        }
+    }
+}
