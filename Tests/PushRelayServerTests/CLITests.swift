@@ -80,15 +80,15 @@ struct CLI {
         #expect(serve.status != 0 && serve.err.contains("quota.daily_limit"), "an invalid config stops the server")
     }
 
-    @Test func serveShutsDownGracefullyOnSIGTERM() async throws {
+    /// Starts `pushrelay serve` on a free port (port 0: the log says which) and returns its pid, port and log.
+    static func startServer(_ environment: [String: String] = [:]) async throws -> (pid: pid_t, port: Int, log: @Sendable () -> String) {
         let db = TestServer.tempPath()
         let logFile = db + ".log"
         FileManager.default.createFile(atPath: logFile, contents: nil)
-        // Port 0: the kernel picks a free port; the log says which.
-        let pid = try ProcessSpawn.start([CLI.binary.path, "serve"], environment: ProcessSpawn.environment([
-            "PUSHRELAY_STORAGE_SQLITE_PATH": db, "PUSHRELAY_HTTP_PORT": "0",
-        ]), stderrPath: logFile)
-        func log() -> String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+        var env = ProcessSpawn.environment(["PUSHRELAY_STORAGE_SQLITE_PATH": db, "PUSHRELAY_HTTP_PORT": "0"].merging(environment) { $1 })
+        env["GLIBC_TUNABLES"] = environment["GLIBC_TUNABLES"]  // only the test's own
+        let pid = try ProcessSpawn.start([CLI.binary.path, "serve"], environment: env, stderrPath: logFile)
+        let log: @Sendable () -> String = { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
         var port: Int?
         for _ in 0..<600 where port == nil {  // up to 30 s on a loaded machine
             try await Task.sleep(for: .milliseconds(50))
@@ -96,16 +96,47 @@ struct CLI {
                 port = Int(log()[range.upperBound...].prefix { $0.isNumber })
             }
         }
-        let boundPort = try #require(port, "server did not start: \(log())")
-        #expect(try await probe(port: boundPort))
+        guard let port else {
+            kill(pid, SIGKILL)
+            _ = await ProcessSpawn.waitForExit(pid)
+            throw ProcessSpawn.SpawnFailed(description: "server did not start: \(log())")
+        }
+        return (pid, port, log)
+    }
+
+    /// The environment a running process was started (or re-executed) with.
+    static func environment(of pid: pid_t) -> [String] {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return [] }
+        return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func serveShutsDownGracefullyOnSIGTERM() async throws {
+        let (pid, port, log) = try await Self.startServer()
+        #expect(try await probe(port: port))
+        // `serve` re-executed itself with glibc's allocator tuned (AllocatorTuning), keeping its process id.
+        #expect(Self.environment(of: pid).contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=1024"), "\(Self.environment(of: pid))")
         // A connected websocket channel does not hold the server open.
-        let ws = try await WSTestClient.subscribed(port: boundPort, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
+        let ws = try await WSTestClient.subscribed(port: port, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
         kill(pid, SIGTERM)
         let status = await ProcessSpawn.waitForExit(pid)
         #expect(status == 0, "\(log())")
         #expect(log().contains("database closed"), "\(log())")
         #expect(log().contains("nothing leaves this machine"), "the sandbox warning is logged")
         #expect(await ws.waitUntilClosed())
+    }
+
+    @Test func anOperatorsAllocatorSettingsAreLeftAlone() async throws {
+        for (extra, expected) in [
+            (["GLIBC_TUNABLES": "glibc.malloc.tcache_count=7"], "GLIBC_TUNABLES=glibc.malloc.tcache_count=7"),
+            (["PUSHRELAY_MALLOC_TUNING": "off"], nil),
+        ] {
+            let (pid, port, log) = try await Self.startServer(extra)
+            #expect(try await probe(port: port))
+            let tunables = Self.environment(of: pid).filter { $0.hasPrefix("GLIBC_TUNABLES=") }
+            #expect(tunables == (expected.map { [$0] } ?? []), "\(extra)")
+            kill(pid, SIGTERM)
+            #expect(await ProcessSpawn.waitForExit(pid) == 0, "\(log())")
+        }
     }
 
     @Test func serveExplainsAPortInUseAndExits() async throws {
