@@ -15,6 +15,13 @@ import Testing
         #expect(reply?.json["message"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
     }
 
+    /// The exchange got one answer, that JSON error, and the connection closed.
+    static func expectOnlyAnswer(_ exchange: RawHTTP.Exchange, status: Int, errorType: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(exchange.responses.count == 1, "\(exchange)", sourceLocation: sourceLocation)
+        expectJSONError(exchange.responses.first, status: status, errorType: errorType, sourceLocation: sourceLocation)
+        #expect(exchange.closed, "\(exchange)", sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: [
         "GARBAGE\r\n\r\n",
         "GET /health HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
@@ -25,9 +32,7 @@ import Testing
     func aFirstRequestThatIsNotHTTPIsAnsweredInJSONAndTheConnectionCloses(_ request: String) async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let exchange = await RawHTTP.exchange(port: s.port, request)
-            #expect(exchange.responses.count == 1, "\(exchange)")
-            Self.expectJSONError(exchange.responses.first, status: 400, errorType: "InvalidRequest")
-            #expect(exchange.closed, "\(exchange)")
+            Self.expectOnlyAnswer(exchange, status: 400, errorType: "InvalidRequest")
         }
     }
 
@@ -51,9 +56,7 @@ import Testing
             let request = "POST /api/sendPush/android/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n" + String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\nZZ\r\n"
             let exchange = await RawHTTP.exchange(port: s.port, request)
-            #expect(exchange.responses.count == 1, "\(exchange)")
-            Self.expectJSONError(exchange.responses.first, status: 400, errorType: "InvalidRequest")
-            #expect(exchange.closed, "\(exchange)")
+            Self.expectOnlyAnswer(exchange, status: 400, errorType: "InvalidRequest")
             let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
             #expect(limits.int("rateLimits", "attempts") == 0)
         }
@@ -63,9 +66,7 @@ import Testing
         try await TestServer.with { (s: TestServer) async throws in
             let exchange = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
                 + String(repeating: "a", count: 81 * 1024) + "\r\n\r\n")
-            #expect(exchange.responses.count == 1, "\(exchange)")
-            Self.expectJSONError(exchange.responses.first, status: 431, errorType: "HeadersTooLarge")
-            #expect(exchange.closed, "\(exchange)")
+            Self.expectOnlyAnswer(exchange, status: 431, errorType: "HeadersTooLarge")
         }
     }
 
