@@ -70,6 +70,20 @@ import Testing
         }
     }
 
+    @Test func aFrameSentRightBehindTheUpgradeRequestReachesTheChannel() async throws {
+        // The frame reaches the pipeline as raw bytes when the upgrade takes the HTTP decoder out; the handler after
+        // the decoder must let it through (it used to stop the server: a fatal error decoding it as an HTTP part).
+        try await TestServer.with { (s: TestServer) async throws in
+            let auth = RawWebSocket.frame(opcode: 0x1, fin: true, Array(#"{"type":"auth","access_token":"not-a-token"}"#.utf8))
+            let capture = await RawWebSocket.watch(port: s.port, send: [auth], early: true, limit: 30)
+            #expect(capture.handshake.hasPrefix("HTTP/1.1 101 "), "\(capture.handshake)")
+            let text = String(decoding: capture.bytes, as: UTF8.self)
+            #expect(text.contains("auth_required") && text.contains("auth_invalid"), "the channel read the early frame: \(text)")
+            #expect(capture.closedAfter != nil, "a failed authentication closes the channel")
+            #expect(try await s.request(.GET, "/health").status == 200, "the server still serves")
+        }
+    }
+
     @Test func theWebsocketUpgradeStillWorksAndIgnoresTheHandler() async throws {
         // The handler leaves the pipeline on upgrade: frames flow both ways, and a non-HTTP byte is not an HTTP error.
         try await TestServer.with { (s: TestServer) async throws in

@@ -47,10 +47,12 @@ enum RawWebSocket {
 
     /// Connects to `/api/websocket` (or `path`), sends the upgrade request and reads until the server closes or
     /// `limit` seconds pass.
-    /// `before` is sent first on the same connection (a plain HTTP request, say).
-    static func watch(port: Int, path: String = "/api/websocket", before: String = "", send frames: [[UInt8]] = [], limit: Double) async -> Capture {
+    /// `before` is sent first on the same connection (a plain HTTP request, say). `frames` are sent once the handshake's
+    /// answer has come, or with the upgrade request, in the same write, if `early`.
+    static func watch(port: Int, path: String = "/api/websocket", before: String = "", send frames: [[UInt8]] = [], early: Bool = false,
+                      limit: Double) async -> Capture {
         await withCheckedContinuation { (c: CheckedContinuation<Capture, Never>) in
-            let thread = Thread { c.resume(returning: run(port: port, path: path, before: before, frames: frames, limit: limit)) }
+            let thread = Thread { c.resume(returning: run(port: port, path: path, before: before, frames: frames, early: early, limit: limit)) }
             thread.start()
         }
     }
@@ -66,16 +68,17 @@ enum RawWebSocket {
         return out + [0, 0, 0, 0] + payload
     }
 
-    private static func run(port: Int, path: String, before: String, frames: [[UInt8]], limit: Double) -> Capture {
+    private static func run(port: Int, path: String, before: String, frames: [[UInt8]], early: Bool, limit: Double) -> Capture {
         guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 200_000) else { return Capture(bytes: [], closedAfter: nil) }
         defer { close(fd) }
         let request = before + "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        let first = Array(request.utf8) + (early ? frames.flatMap { $0 } : [])
+        _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         let start = Date()
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var pending = frames
+        var pending = early ? [] : frames
         while Date().timeIntervalSince(start) < limit {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 {

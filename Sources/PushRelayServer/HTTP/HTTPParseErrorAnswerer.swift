@@ -8,8 +8,12 @@ import PushRelayCore
 /// It sits right after the decoder, before the websocket upgrade handler, so it also covers the first request of a
 /// connection (before this handler, such connections stayed open with no answer: Hummingbird's own handling of parse
 /// errors only starts after the upgrade handler). Requests parsed completely before the bad bytes are answered first,
-/// in order: the error answer waits until their responses have ended. A websocket upgrade removes the handler
-/// (`remove(from:)`), since frames are not HTTP parts.
+/// in order: the error answer waits until their responses have ended.
+///
+/// From a request with an `Upgrade` header on, the handler only passes everything through untouched: once the upgrade
+/// handler takes the HTTP decoder out, the bytes the client sent right behind its upgrade request (a first websocket
+/// frame) come through here as raw bytes, not HTTP parts, and so do the frames written back. The websocket upgrade then
+/// removes the handler (`remove(from:)`).
 final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -23,6 +27,8 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     /// A response has started and not ended.
     private var responding = false
     private var failed = false
+    /// Everything passes through untouched (an upgrade is under way).
+    private var passthrough = false
     /// The parse error, with its answer, held until the complete requests before it are answered.
     private var pending: (error: HTTPParserError, status: HTTPResponseStatus, body: [UInt8])?
 
@@ -45,10 +51,12 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !passthrough else { return context.fireChannelRead(data) }
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let head):
             unanswered += 1
             inRequest = true
+            if head.headers.contains(name: "upgrade") { passthrough = true }
         case .body: break
         case .end: inRequest = false
         }
@@ -56,7 +64,7 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parseError = error as? HTTPParserError, !failed else {
+        guard !passthrough, let parseError = error as? HTTPParserError, !failed else {
             context.fireErrorCaught(error)
             return
         }
@@ -67,6 +75,7 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !passthrough else { return context.write(data, promise: promise) }
         let ended: Bool
         switch unwrapOutboundIn(data) {
         case .head(let head):
