@@ -84,6 +84,32 @@ import Testing
         }
     }
 
+    @Test func anUpgradeOfferForAnotherProtocolIsAnsweredAsPlainHTTP() async throws {
+        // What `curl --http2 http://…` sends. It used to be closed with no answer.
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                + "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n")
+            #expect(exchange.responses.map(\.status) == [200], "\(exchange)")
+            #expect(exchange.responses.first?.json["status"] == "ok")
+            #expect(exchange.closed, "nothing after an upgrade request is parsed, so the connection closes: \(exchange)")
+        }
+    }
+
+    @Test func aWebsocketUpgradeWithoutConnectionUpgradeIsRefusedWithARequestBehindIt() async throws {
+        // NIO's decoder does not take this for an upgrade and parses the request behind it; had the upgrade gone
+        // ahead, that request would have been replayed into the websocket pipeline (a crash of the server).
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, "GET /api/websocket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                + "Connection: keep-alive\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                + Fast.get("/health", close: true))
+            let reply = try #require(exchange.responses.first, "\(exchange)")
+            #expect(reply.status == 400)
+            #expect(reply.json["message"]?.stringValue?.contains("Connection: Upgrade") == true, "\(reply.body)")
+            #expect(exchange.closed, "\(exchange)")
+            #expect(try await s.request(.GET, "/health").status == 200, "the server still serves")
+        }
+    }
+
     @Test func theWebsocketUpgradeStillWorksAndIgnoresTheHandler() async throws {
         // The handler leaves the pipeline on upgrade: frames flow both ways, and a non-HTTP byte is not an HTTP error.
         try await TestServer.with { (s: TestServer) async throws in

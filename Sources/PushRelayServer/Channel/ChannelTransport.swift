@@ -108,6 +108,11 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     static func refusal(_ head: HTTPRequestHead) -> APIError? {
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
         guard path == Self.path else { return .notFound("Websocket connections are served at \(Self.path) only.") }
+        // Without it, NIO's HTTP decoder does not see an upgrade and goes on parsing what follows as more requests,
+        // which the upgrade handler would replay into the websocket pipeline (a crash).
+        guard head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) else {
+            return .badRequest("A websocket upgrade needs the Connection: Upgrade header.")
+        }
         guard head.headers.first(name: "Sec-WebSocket-Key")?.isEmpty == false,
               head.headers.first(name: "Sec-WebSocket-Version") == "13" else {
             return .badRequest("A websocket upgrade needs the Sec-WebSocket-Key header and Sec-WebSocket-Version: 13.")

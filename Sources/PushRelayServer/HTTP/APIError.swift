@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import PushRelayCore
 import PushRelayStore
 
@@ -36,6 +37,14 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 
     static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "InvalidRequest", message) }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "NotFound", message) }
+
+    /// Bytes NIO's HTTP/1.1 decoder refused: 431 for headers past its limits, 400 otherwise.
+    static func notHTTP(_ error: HTTPParserError) -> APIError {
+        if error == .headerOverflow {
+            return APIError(.init(code: 431), "HeadersTooLarge", "The request headers are larger than this server accepts.")
+        }
+        return .badRequest("The request is not valid HTTP/1.1 (\(error)); the connection is closed.")
+    }
 }
 
 enum JSONResponse {
@@ -72,6 +81,12 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 apiError = APIError(error.status, "HTTPError", text.isEmpty ? "\(error.status.code) \(error.status.reasonPhrase)" : text)
             }
             return JSONResponse.make(status: apiError.status, body: apiError.body, headers: apiError.headers)
+        } catch let error as HTTPParserError {
+            // The body broke off mid-request (a bad chunk): the client's fault, answered by HTTPParseErrorAnswerer,
+            // which also closes the connection.
+            context.logger.debug("request body is not valid HTTP/1.1 on \(request.method) \(request.uri.path): \(error)")
+            let e = APIError.notHTTP(error)
+            return JSONResponse.make(status: e.status, body: e.body)
         } catch {
             context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(reflecting: type(of: error)))")
             let e = APIError(.internalServerError, "InternalError", "PushRelay could not process this request because of an internal error; see the server log.")

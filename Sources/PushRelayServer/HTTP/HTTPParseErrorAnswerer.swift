@@ -10,7 +10,12 @@ import PushRelayCore
 /// errors only starts after the upgrade handler). Requests parsed completely before the bad bytes are answered first,
 /// in order: the error answer waits until their responses have ended.
 ///
-/// From a request with an `Upgrade` header on, the handler only passes everything through untouched: once the upgrade
+/// An `Upgrade` offer for anything but a websocket (`Upgrade: h2c`, as `curl --http2` sends) is declined here: the
+/// request goes on without its `Upgrade` header and with `Connection: close`, so it is answered as plain HTTP/1.1 and
+/// the connection then closes (NIO's decoder parses nothing after an upgrade request). Left to NIO's upgrade handler,
+/// such a request lost its head on the way to Hummingbird, and the connection closed with no answer.
+///
+/// From a websocket upgrade request on, the handler only passes everything through untouched: once the upgrade
 /// handler takes the HTTP decoder out, the bytes the client sent right behind its upgrade request (a first websocket
 /// frame) come through here as raw bytes, not HTTP parts, and so do the frames written back. The websocket upgrade then
 /// removes the handler (`remove(from:)`).
@@ -32,14 +37,9 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     /// The parse error, with its answer, held until the complete requests before it are answered.
     private var pending: (error: HTTPParserError, status: HTTPResponseStatus, body: [UInt8])?
 
-    /// The JSON answer for a parse error: 431 for headers past the decoder's limits, 400 otherwise.
+    /// The JSON answer for a parse error.
     static func answer(to error: HTTPParserError) -> (status: HTTPResponseStatus, body: [UInt8]) {
-        let api: APIError
-        if error == .headerOverflow {
-            api = APIError(.init(code: 431), "HeadersTooLarge", "The request headers are larger than this server accepts.")
-        } else {
-            api = .badRequest("The request is not valid HTTP/1.1 (\(error)); the connection is closed.")
-        }
+        let api = APIError.notHTTP(error)
         return (HTTPResponseStatus(statusCode: api.status.code), JSONWriter.bytes(api.body))
     }
 
@@ -53,10 +53,17 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !passthrough else { return context.fireChannelRead(data) }
         switch unwrapInboundIn(data) {
-        case .head(let head):
+        case .head(var head):
             unanswered += 1
             inRequest = true
-            if head.headers.contains(name: "upgrade") { passthrough = true }
+            if head.headers.contains(name: "upgrade") {
+                guard head.headers[canonicalForm: "upgrade"].contains(where: { $0.lowercased() == "websocket" }) else {
+                    head.headers.remove(name: "upgrade")
+                    head.headers.replaceOrAdd(name: "connection", value: "close")
+                    return context.fireChannelRead(wrapInboundOut(.head(head)))
+                }
+                passthrough = true
+            }
         case .body: break
         case .end: inRequest = false
         }
