@@ -34,14 +34,8 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     private var failed = false
     /// Everything passes through untouched (an upgrade is under way).
     private var passthrough = false
-    /// The parse error, with its answer, held until the complete requests before it are answered.
-    private var pending: (error: HTTPParserError, status: HTTPResponseStatus, body: [UInt8])?
-
-    /// The JSON answer for a parse error.
-    static func answer(to error: HTTPParserError) -> (status: HTTPResponseStatus, body: [UInt8]) {
-        let api = APIError.notHTTP(error)
-        return (HTTPResponseStatus(statusCode: api.status.code), JSONWriter.bytes(api.body))
-    }
+    /// The parse error, held until the complete requests before it are answered.
+    private var pending: HTTPParserError?
 
     /// Takes the handler out of a pipeline being upgraded to a websocket.
     static func remove(from channel: any Channel) {
@@ -76,8 +70,7 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         failed = true
-        let (status, body) = Self.answer(to: parseError)
-        pending = (parseError, status, body)
+        pending = parseError
         answerIfDue(context: context)
     }
 
@@ -105,11 +98,14 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     /// the JSON error (unless a response is under way, which only a close can end), the close, and the error passed on
     /// to whoever still waits for a request part.
     private func answerIfDue(context: ChannelHandlerContext) {
-        guard let (error, status, body) = pending, unanswered - (inRequest ? 1 : 0) <= 0 else { return }
+        guard let error = pending, unanswered - (inRequest ? 1 : 0) <= 0 else { return }
         pending = nil
         if !responding {
+            let answer = APIError.notHTTP(error)
+            let body = JSONWriter.bytes(answer.body)
             let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", String(body.count)), ("Connection", "close")])
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status.code), headers: headers)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
