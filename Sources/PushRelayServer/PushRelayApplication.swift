@@ -39,8 +39,10 @@ public enum PushRelayApplication {
             }
         }
 
+        // One budget of failed credential checks per address, whichever credential was guessed.
+        let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let channelEndpoint = ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
-                                              limiter: AuthFailureLimiter(limit: config.channel.maxFailedAuthsPerMinute), clock: clock, logger: logger)
+                                              limiter: limiter, clock: clock, logger: logger)
         let sockets = ChannelSockets(endpoint: channelEndpoint)
 
         let router = Router(context: PushRelayRequestContext.self)
@@ -49,16 +51,17 @@ public enum PushRelayApplication {
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
         let routes = RouteTable(router: router)
-        if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminToken: config.adminToken).register(routes) }
+        if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }).register(routes) }
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, clock: clock, logger: logger)
+        let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, limiter: limiter, clock: clock, logger: logger)
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
         channelEndpoint.register(routes)
         let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let token = config.adminToken {
-            AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, token: token,
+            AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock,
+                                                 auth: AdminAuth(token: token, limiter: limiter, clock: clock),
                                              maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 

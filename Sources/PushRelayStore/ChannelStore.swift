@@ -57,7 +57,7 @@ public enum LocalCounter: String, Sendable {
 /// SQLite side of the websocket channel: channel tokens, messages owed to devices, local delivery counts.
 public final class ChannelStore: Sendable {
     public let database: PushRelayDatabase
-    private var pool: DatabasePool { database.pool }
+    var pool: DatabasePool { database.pool }
 
     public init(database: PushRelayDatabase) {
         self.database = database
@@ -108,13 +108,6 @@ public final class ChannelStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT id, webhook_id, label, created_at, revoked_at FROM channel_tokens ORDER BY id").map {
                 ChannelTokenInfo(id: $0[0], webhookID: $0[1], label: $0[2], createdAt: $0[3], revokedAt: $0[4])
             }
-        }
-    }
-
-    /// The webhook id a push token was last seen with in a Home Assistant POST, if any.
-    public func lastWebhookID(forPushToken token: String) async throws -> String? {
-        try await pool.read { db in
-            try String.fetchOne(db.cachedStatement(sql: TokenDays.latest("webhook_id")), arguments: [token])
         }
     }
 

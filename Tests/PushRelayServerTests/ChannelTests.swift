@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func failedAuthenticationsAreRateLimitedPerAddress() async throws {
-        try await TestServer.with(configure: { $0.channel.maxFailedAuthsPerMinute = 2 }) { (s: TestServer) async throws in
+        try await TestServer.with(configure: { $0.maxFailedAuthsPerMinute = 2 }) { (s: TestServer) async throws in
             for _ in 0..<2 {
                 let c = WSTestClient.connect(port: s.port)
                 _ = try await c.receive()

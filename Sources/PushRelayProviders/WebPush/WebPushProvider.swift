@@ -50,7 +50,8 @@ public final class WebPushProvider: PushProvider {
         let host = Configuration.netloc(message.endpoint) ?? "(not an https URL)"
         guard configuration.allows(endpoint: message.endpoint), let audience = VAPIDSigner.audience(forEndpoint: message.endpoint) else {
             logger.warning("refused a WebPush endpoint outside allowed_endpoints", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"])
-            throw .configuration(message: "\(name): the subscription's push service '\(host)' is not in allowed_endpoints; nothing was sent.")
+            throw .invalidTarget(reason: "EndpointNotAllowed",
+                                 message: "The subscription's push service '\(host)' is not one this server sends to (\(name).allowed_endpoints); nothing was sent.")
         }
         guard let p256dh = Base64URL.decode(message.p256dh), let auth = Base64URL.decode(message.auth) else {
             throw .invalidToken(reason: "BadSubscriptionKeys", message: "the subscription keys (p256dh \(TokenDisplay.short(message.p256dh)), auth) are not base64url")

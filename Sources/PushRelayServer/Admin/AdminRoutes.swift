@@ -4,9 +4,20 @@ import Hummingbird
 import PushRelayCore
 import PushRelayStore
 
-/// The admin token check: `Authorization: Bearer <admin.token>`, compared in constant time.
-enum AdminAuth {
-    static func authorize(_ request: Request, token: String) throws {
+/// The admin token check: `Authorization: Bearer <admin.token>`, compared in constant time, and counted against the
+/// address's failed credential checks (`FailedAuthLimiter`): a blocked address gets 429 whatever it sends.
+struct AdminAuth: Sendable {
+    let token: String
+    let limiter: FailedAuthLimiter
+    let clock: any WallClock
+
+    func authorize(_ request: Request, peer: String) throws {
+        let now = clock.now()
+        guard !limiter.isBlocked(peer, now: now) else {
+            throw APIError(.tooManyRequests, "TooManyFailedAttempts",
+                           "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute).",
+                           headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)])
+        }
         let header = request.headers[.authorization] ?? ""
         let prefix = "Bearer "
         guard header.hasPrefix(prefix) else {
@@ -15,8 +26,9 @@ enum AdminAuth {
         }
         let given = SHA256.hash(data: Data(header.dropFirst(prefix.count).utf8))
         let expected = SHA256.hash(data: Data(token.utf8))
-        // Comparing fixed-length digests keeps the comparison's timing independent of the token.
+        // Digests of a fixed length, compared by swift-crypto in constant time: the timing says nothing about the token.
         guard given == expected else {
+            limiter.recordFailure(peer, now: now)
             throw APIError(.unauthorized, "Unauthorized", "The admin token is wrong.", headers: [.wwwAuthenticate: "Bearer"])
         }
     }
@@ -24,24 +36,24 @@ enum AdminAuth {
 
 /// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`.
 /// Not registered at all (so 404) when no admin token is configured.
-struct AdminRoutes<Context: RequestContext> {
+struct AdminRoutes<Context: PeerAddressContext> {
     let store: QuotaStore
     let policy: QuotaPolicy
     let clock: any WallClock
-    let token: String
+    let auth: AdminAuth
     let maxBodyBytes: Int
 
     func register(_ routes: RouteTable<Context>) {
-        routes.on("/admin/v1/quotas", [.get: { request, _ in try authorize(request); return try await listQuotas(request) }])
-        routes.on("/admin/v1/quotas/:token", [.get: { request, ctx in try authorize(request); return try await showQuota(ctx) }])
+        routes.on("/admin/v1/quotas", [.get: { request, ctx in try authorize(request, ctx); return try await listQuotas(request) }])
+        routes.on("/admin/v1/quotas/:token", [.get: { request, ctx in try authorize(request, ctx); return try await showQuota(ctx) }])
         routes.on("/admin/v1/limits/:token", [
-            .put: { request, ctx in try authorize(request); return try await setLimit(request, ctx) },
-            .delete: { request, ctx in try authorize(request); return try await clearLimit(ctx) },
+            .put: { request, ctx in try authorize(request, ctx); return try await setLimit(request, ctx) },
+            .delete: { request, ctx in try authorize(request, ctx); return try await clearLimit(ctx) },
         ])
     }
 
-    private func authorize(_ request: Request) throws {
-        try AdminAuth.authorize(request, token: token)
+    private func authorize(_ request: Request, _ context: Context) throws {
+        try auth.authorize(request, peer: context.peerAddress)
     }
 
     private func tokenParameter(_ context: Context) throws -> String {

@@ -36,6 +36,8 @@ final class ChannelConnection: Sendable {
         case serverShutdown
         case authFailed
         case clientGone
+        /// Home Assistant's notifications bound the push token or the webhook id to another pair.
+        case bindingReplaced
     }
 
     private struct State {
@@ -242,6 +244,8 @@ final class ChannelConnection: Sendable {
             await sink.close(.goingAway, "server shutting down")
         case .authFailed:
             await sink.close(.policyViolation, "authentication failed")
+        case .bindingReplaced:
+            await sink.close(.policyViolation, "Home Assistant moved this push token or webhook id to another pair")
         case .writeFailed, .clientGone:
             break
         }

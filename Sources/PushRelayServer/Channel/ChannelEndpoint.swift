@@ -6,26 +6,6 @@ import PushRelayStore
 import ServiceLifecycle
 import Synchronization
 
-/// Limits failed websocket authentications per client address (a sliding one-minute window).
-final class AuthFailureLimiter: Sendable {
-    private let limit: Int
-    private let failures = Mutex<[String: [Date]]>([:])
-
-    init(limit: Int) { self.limit = limit }
-
-    func isBlocked(_ peer: String, now: Date) -> Bool {
-        failures.withLock { f in
-            let recent = (f[peer] ?? []).filter { now.timeIntervalSince($0) < 60 }
-            f[peer] = recent.isEmpty ? nil : recent
-            return recent.count >= limit
-        }
-    }
-
-    func recordFailure(_ peer: String, now: Date) {
-        failures.withLock { $0[peer, default: []].append(now) }
-    }
-}
-
 /// `GET /api/websocket`: Home Assistant's websocket protocol, serving the push-notification channel.
 struct ChannelEndpoint: Sendable {
     /// Who authenticated, and so which channels they may open.
@@ -39,7 +19,7 @@ struct ChannelEndpoint: Sendable {
     let hub: ChannelHub
     let store: ChannelStore
     let settings: ChannelSettings
-    let limiter: AuthFailureLimiter
+    let limiter: FailedAuthLimiter
     let clock: any WallClock
     let logger: Logger
 
@@ -100,7 +80,10 @@ struct ChannelEndpoint: Sendable {
                 c.markClosed(.authFailed)
                 return
             }
-            if let credential = await authenticate(token, peer: c.peer) {
+            if limiter.isBlocked(c.peer, now: clock.now()) {
+                c.send(ChannelWire.authInvalid(Self.blockedMessage))
+                c.markClosed(.authFailed)
+            } else if let credential = await authenticate(token, peer: c.peer) {
                 session.credential = credential
                 c.markAuthenticated()
                 c.send(ChannelWire.authOK(version: PushRelayVersion.string))
@@ -126,8 +109,14 @@ struct ChannelEndpoint: Sendable {
         case .ping(let id):
             c.send(ChannelWire.pong(id: id))
         case .subscribe(let id, let webhookID, let supportConfirm, let fallback):
-            guard await may(credential, subscribeTo: webhookID) else {
-                c.send(ChannelWire.error(id: id, .unauthorized, "This credential is not linked to webhook id \(webhookID)."))
+            let now = clock.now()
+            guard !limiter.isBlocked(c.peer, now: now) else {
+                refuseBlocked(c, id: id)
+                return
+            }
+            let verdict = await verdict(credential, webhookID: webhookID)
+            guard verdict != .refused else {
+                refuseSubscription(c, id: id, now: now)
                 return
             }
             let pushToken: String? = if case .pushToken(let t) = credential { t } else { nil }
@@ -135,9 +124,16 @@ struct ChannelEndpoint: Sendable {
                                           supportConfirm: supportConfirm, fallback: fallback)
             do {
                 // The result goes out once registered and before any replayed event.
-                try await hub.subscribe(sub) { c.send(ChannelWire.success(id: id)) }
+                try await hub.subscribe(sub, provisional: verdict == .provisional, stillAllowed: { [self] in
+                    await self.verdict(credential, webhookID: webhookID) != .refused
+                }) { c.send(ChannelWire.success(id: id)) }
             } catch {
-                c.send(ChannelWire.error(id: id, .tooManyChannels, "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."))
+                switch error {
+                case .tooManyChannels:
+                    c.send(ChannelWire.error(id: id, .tooManyChannels, "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."))
+                case .notBound:
+                    refuseSubscription(c, id: id, now: now)
+                }
             }
         case .confirm(let id, let webhookID, let confirmID):
             if await hub.confirm(confirmID, webhookID: webhookID, connection: c) {
@@ -156,9 +152,30 @@ struct ChannelEndpoint: Sendable {
         }
     }
 
+    /// One answer for every refused subscription, whichever part of the pair was wrong: it names the rule, not what
+    /// PushRelay knows about the token or the webhook id. Counts as a failed credential check of the address.
+    private func refuseSubscription(_ c: ChannelConnection, id: Int64, now: Date) {
+        c.send(ChannelWire.error(id: id, .unauthorized, Self.notBoundMessage))
+        logger.info("websocket subscription refused", metadata: ["peer": .string(c.peer)])
+        if limiter.recordFailure(c.peer, now: now) {
+            c.markClosed(.authFailed)
+        }
+    }
+
+    private func refuseBlocked(_ c: ChannelConnection, id: Int64) {
+        c.send(ChannelWire.error(id: id, .unauthorized, Self.blockedMessage))
+        c.markClosed(.authFailed)
+    }
+
+    static let notBoundMessage = """
+        This credential may not subscribe to that webhook id. A push token may subscribe only to the webhook id Home \
+        Assistant sends its notifications with (or, before Home Assistant's first notification for the device, to a \
+        webhook id no other device holds); a channel token only to the webhook id it was created for.
+        """
+    static let blockedMessage = "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute)."
+
     private func authenticate(_ token: String, peer: String) async -> Credential? {
         let now = clock.now()
-        if limiter.isBlocked(peer, now: now) { return nil }
         var credential: Credential?
         if let webhookID = try? await store.webhookID(forChannelToken: token) {
             credential = .channelToken(webhookID: webhookID)
@@ -172,14 +189,12 @@ struct ChannelEndpoint: Sendable {
         return credential
     }
 
-    private func may(_ credential: Credential, subscribeTo webhookID: String) async -> Bool {
+    private func verdict(_ credential: Credential, webhookID: String) async -> ChannelBindingRegistry.Verdict {
         switch credential {
         case .channelToken(let bound):
-            return bound == webhookID
+            return bound == webhookID ? .bound : .refused
         case .pushToken(let token):
-            // A push token is linked to the webhook id Home Assistant sent it with (if it has been seen yet).
-            guard let seen = try? await store.lastWebhookID(forPushToken: token) else { return true }
-            return seen == webhookID
+            return await hub.bindings.verdict(pushToken: token, webhookID: webhookID)
         }
     }
 }

@@ -59,8 +59,11 @@ final class ChannelHub: Sendable {
     private let cloudSender = Mutex<CloudSender?>(nil)
     /// Call invites waiting for their confirm (VoIP API).
     let callWaiters = ChannelCallWaiters()
+    /// Which push token may subscribe to which webhook id.
+    let bindings: ChannelBindingRegistry
 
     init(store: ChannelStore, settings: ChannelSettings, clock: any WallClock, logger: Logger) {
+        self.bindings = ChannelBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
         self.settings = settings
         self.clock = clock
@@ -213,17 +216,59 @@ final class ChannelHub: Sendable {
         await cloudSender.withLock { $0 }?(n, platform)
     }
 
+    // MARK: Bindings
+
+    /// Home Assistant had `n` accepted: its push token and webhook id are a pair now. When that changed a binding,
+    /// every push-token channel that does not match the pair is closed (the old pair's, a provisional stranger's).
+    func observe(_ n: HANotification) async {
+        guard let webhookID = n.registrationInfo.webhookID, !webhookID.isEmpty else { return }
+        let binding = ChannelBinding(pushToken: n.pushToken, webhookID: webhookID)
+        guard await bindings.observe(binding) != nil else { return }
+        await enforce(binding)
+    }
+
+    /// Closes the push-token channels that contradict `binding`: the token on another webhook id, or another token
+    /// on its webhook id. Their unconfirmed messages fall back (or stay queued) as on any disconnect.
+    func enforce(_ binding: ChannelBinding) async {
+        let ended = state.withLock { s -> [(ChannelSubscription, [Pending])] in
+            let conflicting = s.byWebhook.values.filter { sub in
+                guard let token = sub.pushToken else { return false }
+                return (token == binding.pushToken) != (sub.webhookID == binding.webhookID)
+            }
+            return conflicting.map { ($0, Self.remove($0, from: &s)) }
+        }
+        for (sub, pending) in ended {
+            logger.info("closing a channel that Home Assistant's binding replaced", metadata: [
+                "channel": .string(ChannelBinding(pushToken: sub.pushToken ?? "", webhookID: sub.webhookID).description),
+                "binding": .string(binding.description),
+            ])
+            sub.connection.markClosed(.bindingReplaced)
+            for p in pending {
+                p.timer.cancel()
+                await release(p.message)
+            }
+        }
+    }
+
     // MARK: Subscriptions
 
     enum SubscribeError: Error {
         case tooManyChannels
+        /// A provisional subscription met a channel of another credential, or its pair was bound meanwhile.
+        case notBound
     }
 
     /// Registers a subscription, replacing any channel for the same webhook id (or push token): the old channel's
     /// unconfirmed messages are re-sent here instead of going to the cloud. Then replays queued messages.
-    func subscribe(_ sub: ChannelSubscription, onRegistered: () -> Void) async throws(SubscribeError) {
+    ///
+    /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
+    /// credential, and `stillProvisional` is asked again once it is registered: a binding committed meanwhile (whose
+    /// enforcement may have run before the registration) removes it again.
+    func subscribe(_ sub: ChannelSubscription, provisional: Bool = false, stillAllowed: () async -> Bool = { true },
+                   onRegistered: () -> Void) async throws(SubscribeError) {
         let replaced = try state.withLock { s throws(SubscribeError) -> [Pending] in
             let old = s.byWebhook[sub.webhookID] ?? sub.pushToken.flatMap { s.byToken[$0] }
+            if provisional, let old, old.pushToken == nil || old.pushToken != sub.pushToken { throw .notBound }
             if old == nil && s.byWebhook.count >= settings.maxChannels { throw .tooManyChannels }
             var taken: [Pending] = []
             if let old {
@@ -238,6 +283,14 @@ final class ChannelHub: Sendable {
             s.byWebhook[sub.webhookID] = sub
             if let t = sub.pushToken { s.byToken[t] = sub }
             return taken
+        }
+        if provisional, !(await stillAllowed()) {
+            let ended = state.withLock { s in Self.remove(sub, from: &s) }
+            for p in replaced + ended {
+                p.timer.cancel()
+                await release(p.message)
+            }
+            throw .notBound
         }
         onRegistered()
         for p in replaced { p.timer.cancel() }

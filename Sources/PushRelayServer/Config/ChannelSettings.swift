@@ -18,8 +18,6 @@ public struct ChannelSettings: Sendable {
     public var authTimeoutMs = 10_000
     /// Server pings; a connection that does not answer is closed.
     public var pingIntervalMs = 30_000
-    /// Failed authentications allowed per client address per minute.
-    public var maxFailedAuthsPerMinute = 10
 
     public init() {}
 }
@@ -39,6 +37,5 @@ extension PushRelayConfig {
         if let v = try r.int("channel.outbound_buffer", range: 1...100_000) { channel.outboundBuffer = v }
         if let v = try r.int("channel.auth_timeout_ms", range: 100...600_000) { channel.authTimeoutMs = v }
         if let v = try r.int("channel.ping_interval_ms", range: 1000...3_600_000) { channel.pingIntervalMs = v }
-        if let v = try r.int("channel.max_failed_auths_per_minute", range: 1...100_000) { channel.maxFailedAuthsPerMinute = v }
     }
 }

@@ -68,6 +68,10 @@ public struct PushRelayConfig: Sendable {
     public var matrix = Matrix()
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
     public var adminToken: String?
+    /// Failed credential checks allowed per client address per minute (`security.max_failed_auths_per_minute`): websocket
+    /// authentications and refused subscriptions, admin tokens, API keys. Past it every credential from that address
+    /// is refused until the minute is over.
+    public var maxFailedAuthsPerMinute = 10
     /// Serve Prometheus metrics at `GET /metrics` (behind the admin token when one is set).
     public var metricsEnabled = false
     public var logLevel: Logger.Level = .info
@@ -97,13 +101,14 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "metrics", "log", "ios", "matrix", "relay", "voip"],
+        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "security", "metrics", "log", "ios", "matrix", "relay", "voip"],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
         "storage": ["sqlite_path"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
         "admin": ["token"],
+        "security": ["max_failed_auths_per_minute"],
         "metrics": ["enabled"],
         "log": ["level"],
         "ios": ["companion_app_ids"],
@@ -117,7 +122,7 @@ extension PushRelayConfig {
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
         "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
-        "channel.max_failed_auths_per_minute",
+        "channel.max_failed_auths_per_minute", "security.max_failed_auths_per_minute",
         "apps", "providers", "admin.token", "metrics.enabled", "log.level", "ios.companion_app_ids",
     ]
 
@@ -198,6 +203,9 @@ extension PushRelayConfig {
         if let v = try r.int("delivery.retry_base_ms", range: 1...10_000) { delivery.retryBaseMs = v }
         if let v = try r.int("delivery.max_attempts", range: 1...10) { delivery.maxAttempts = v }
         try readChannel(r)
+        // `channel.max_failed_auths_per_minute` is the older name of the same limit; the new one wins.
+        if let v = try r.int("channel.max_failed_auths_per_minute", range: 1...100_000) { maxFailedAuthsPerMinute = v }
+        if let v = try r.int("security.max_failed_auths_per_minute", range: 1...100_000) { maxFailedAuthsPerMinute = v }
         if let v = try r.string("admin.token") {
             if !v.isEmpty {
                 guard v.count >= 16 else { throw ConfigError(key: "admin.token", problem: "must be at least 16 characters (or empty to disable the admin API)") }

@@ -36,6 +36,18 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     }
 
     static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "InvalidRequest", message) }
+
+    /// 500 for a problem in PushRelay's own configuration; the message says so, so that a caller does not look for
+    /// the fault in its request.
+    static func configuration(_ message: String, fields: [String: JSONValue] = [:]) -> APIError {
+        APIError(.internalServerError, "ConfigurationError", "Server-side configuration problem (not a fault of the request): \(message)", fields: fields)
+    }
+
+    /// A target the provider cannot address: 400 with the problem as `errorType` (`MalformedToken`), or 403 for a
+    /// push service this server does not send to (`EndpointNotAllowed`).
+    static func invalidTarget(reason: String, message: String, fields: [String: JSONValue] = [:]) -> APIError {
+        APIError(reason == "EndpointNotAllowed" ? .forbidden : .badRequest, reason, message, fields: fields)
+    }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "NotFound", message) }
 
     /// Bytes NIO's HTTP/1.1 decoder refused: 431 for headers past its limits, 400 otherwise.

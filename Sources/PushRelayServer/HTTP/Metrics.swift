@@ -57,13 +57,13 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// `GET /metrics`: behind the admin token when one is configured.
-struct MetricsRoute<Context: RequestContext> {
+struct MetricsRoute<Context: PeerAddressContext> {
     let metrics: PushRelayMetrics
-    let adminToken: String?
+    let adminAuth: AdminAuth?
 
     func register(_ routes: RouteTable<Context>) {
-        routes.on("/metrics", [.get: { request, _ in
-            if let adminToken { try AdminAuth.authorize(request, token: adminToken) }
+        routes.on("/metrics", [.get: { request, context in
+            if let adminAuth { try adminAuth.authorize(request, peer: context.peerAddress) }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))

@@ -13,3 +13,10 @@ public struct PushRelayRequestContext: RequestContext {
         peerAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 }
+
+/// A request context that knows the client's address: what per-address limits (failed credential checks) count by.
+public protocol PeerAddressContext: RequestContext {
+    var peerAddress: String { get }
+}
+
+extension PushRelayRequestContext: PeerAddressContext {}

@@ -215,7 +215,7 @@ public final class MatrixGateway: Sendable {
                 "token": .string(short), "provider": .string(provider.name), "outcome": .string(result.outcomeName), "reason": .string(failure.message),
             ])
             switch failure {
-            case .invalidToken(let reason, _): return .rejected(reason: reason, provider: provider.name)
+            case .invalidToken(let reason, _), .invalidTarget(let reason, _): return .rejected(reason: reason, provider: provider.name)
             case .transient: return .transient(failure)
             case .payloadTooLarge, .invalidPayload, .configuration: return .failed(failure.message)
             }

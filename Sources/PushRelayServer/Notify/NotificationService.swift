@@ -55,11 +55,18 @@ public final class NotificationService: Sendable {
 
     /// Handles one notification from Home Assistant: over a live websocket channel if the device has one (no quota
     /// used), else by the app's cloud route. Throws `APIError` for every non-2xx answer.
+    ///
+    /// An accepted notification also binds its push token to its webhook id for the websocket channel
+    /// (`ChannelBindingRegistry`): only Home Assistant's accepted posts move a binding.
     public func send(_ n: HANotification, platform: HAPlatform) async throws(APIError) -> Reply {
+        let reply: Reply
         if let hub, let id = await hub.deliver(n, platform: platform) {
-            return try await localReply(n, messageID: "local:\(id)")
+            reply = try await localReply(n, messageID: "local:\(id)")
+        } else {
+            reply = try await sendViaCloud(n, platform: platform)
         }
-        return try await sendViaCloud(n, platform: platform)
+        await hub?.observe(n)
+        return reply
     }
 
     /// The app's cloud route (what an unconfirmed channel message falls back to). Local-only apps queue instead.
@@ -68,7 +75,7 @@ public final class NotificationService: Sendable {
         let appID = n.registrationInfo.appID
         if registry.routes.provider(for: appID) == AppRoutes.localOnly {
             guard let hub else {
-                throw APIError(.internalServerError, "ConfigurationError", "App '\(appID ?? "")' is local-only but the websocket channel is not running.")
+                throw APIError.configuration("App '\(appID ?? "")' is local-only but the websocket channel is not running.")
             }
             do {
                 let id = try await hub.queue(n, platform: platform)
@@ -81,9 +88,8 @@ public final class NotificationService: Sendable {
         }
         let translated = try await sealIfRegistered(translate(n, platform: platform), n, platform: platform)
         guard let provider = registry.provider(for: appID) else {
-            throw APIError(.internalServerError, "ConfigurationError",
-                           "No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.",
-                           fields: ["target": .string(token)])
+            throw APIError.configuration("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.",
+                                         fields: ["target": .string(token)])
         }
         let now = clock.now()
         let day = UTCDay(now)
@@ -297,12 +303,14 @@ extension APIError {
         case .invalidPayload(let reason, let message):
             fields["errorCode"] = .string(reason)
             return APIError(.badRequest, "InvalidPayload", message, fields: fields)
+        case .invalidTarget(let reason, let message):
+            return .invalidTarget(reason: reason, message: message, fields: fields)
         case .transient(let reason, let message, let retryAfter):
             fields["errorCode"] = .string(reason)
             let seconds = retryAfter ?? 30
             return APIError(.serviceUnavailable, "ProviderUnavailable", message, fields: fields, headers: [.retryAfter: String(seconds)])
         case .configuration(let message):
-            return APIError(.internalServerError, "ConfigurationError", message, fields: fields)
+            return .configuration(message, fields: fields)
         }
     }
 }
@@ -314,6 +322,7 @@ extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
         case .failure(.invalidToken): return "invalid_token"
         case .failure(.payloadTooLarge): return "payload_too_large"
         case .failure(.invalidPayload): return "invalid_payload"
+        case .failure(.invalidTarget): return "invalid_target"
         case .failure(.transient): return "transient"
         case .failure(.configuration): return "configuration"
         }

@@ -12,7 +12,8 @@ struct RelayModule {
     /// Provider instances created here (not in the registry), shut down after the server stopped.
     let ownedProviders: [any PushProvider]
 
-    init(config: PushRelayConfig, registry: ProviderRegistry, database: PushRelayDatabase, hub: ChannelHub?, clock: any WallClock, logger: Logger) {
+    init(config: PushRelayConfig, registry: ProviderRegistry, database: PushRelayDatabase, hub: ChannelHub?, limiter: FailedAuthLimiter,
+         clock: any WallClock, logger: Logger) {
         var owned: [any PushProvider] = []
         func runner(_ provider: any PushProvider) -> DeliveryRunner {
             DeliveryRunner(provider: provider, gate: ProviderGate(limit: config.delivery.maxInFlight), retry: config.delivery.retryPolicy,
@@ -50,7 +51,7 @@ struct RelayModule {
         voip = VoIPService(store: VoIPStore(database: database),
                            apns: config.voip.apnsProvider.flatMap { registry.providers[$0] }.map(runner),
                            fcm: config.voip.fcmProvider.flatMap { registry.providers[$0] }.map(runner),
-                           hub: hub, channelConfirmTimeoutMs: config.voip.channelConfirmTimeoutMs, clock: clock, logger: logger)
+                           hub: hub, limiter: limiter, channelConfirmTimeoutMs: config.voip.channelConfirmTimeoutMs, clock: clock, logger: logger)
         ownedProviders = owned
     }
 

@@ -177,8 +177,10 @@ final class RelayService: Sendable {
         case .transient(let reason, let message, let retryAfter):
             return APIError(.serviceUnavailable, "ProviderUnavailable", message, fields: ["errorCode": .string(reason)],
                             headers: [.retryAfter: String(retryAfter ?? 30)])
+        case .invalidTarget(let reason, let message):
+            return .invalidTarget(reason: reason, message: message)
         case .configuration(let message):
-            return APIError(.internalServerError, "ConfigurationError", message)
+            return .configuration(message)
         }
     }
 }

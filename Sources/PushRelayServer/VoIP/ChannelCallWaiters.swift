@@ -7,7 +7,8 @@ import Synchronization
 final class ChannelCallWaiters: Sendable {
     private struct Waiter {
         let webhookID: String
-        let connection: ObjectIdentifier
+        /// The connection itself, not its address: a later connection at the same address must not confirm.
+        let connection: ChannelConnection
         let continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -24,7 +25,7 @@ final class ChannelCallWaiters: Sendable {
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            waiters.withLock { $0[id] = Waiter(webhookID: sub.webhookID, connection: ObjectIdentifier(sub.connection), continuation: c) }
+            waiters.withLock { $0[id] = Waiter(webhookID: sub.webhookID, connection: sub.connection, continuation: c) }
             sub.connection.send(event) { [self] in self.resolve(id, confirmed: false) }
         }
     }
@@ -32,7 +33,7 @@ final class ChannelCallWaiters: Sendable {
     /// A confirm from a client: true when it was for a waiting call invite sent on that connection.
     func confirm(_ id: String, webhookID: String, connection: ChannelConnection) -> Bool {
         let waiter = waiters.withLock { w -> Waiter? in
-            guard let x = w[id], x.webhookID == webhookID, x.connection == ObjectIdentifier(connection) else { return nil }
+            guard let x = w[id], x.webhookID == webhookID, x.connection === connection else { return nil }
             return w.removeValue(forKey: id)
         }
         waiter?.continuation.resume(returning: true)

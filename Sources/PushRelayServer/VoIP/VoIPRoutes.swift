@@ -8,19 +8,19 @@ struct VoIPRoutes {
     let maxBodyBytes: Int
 
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
-        routes.on("/api/v1/devices", [.post: { request, _ in try await registerDevice(request) }])
+        routes.on("/api/v1/devices", [.post: { request, context in try await registerDevice(request, context) }])
         routes.on("/api/v1/devices/:id", [.delete: { request, context in
-            let key = try await service.authenticate(request.headers[.authorization])
+            let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
             try await service.delete(deviceID: try deviceID(context), apiKeyID: key)
             return JSONResponse.make(status: .ok, body: ["deleted": true])
         }])
         routes.on("/api/v1/devices/:id/rotate-key", [.post: { request, context in
-            let key = try await service.authenticate(request.headers[.authorization])
+            let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
             let id = try deviceID(context)
             let newKey = try await service.rotateKey(deviceID: id, apiKeyID: key)
             return JSONResponse.make(status: .ok, body: keyBody(id, newKey))
         }])
-        routes.on("/api/v1/calls", [.post: { request, _ in try await call(request) }])
+        routes.on("/api/v1/calls", [.post: { request, context in try await call(request, context) }])
     }
 
     private func deviceID(_ context: PushRelayRequestContext) throws -> String {
@@ -32,8 +32,8 @@ struct VoIPRoutes {
         ["device_id": .string(id), "encryption_type": "aes_256_gcm", "encryption_key": .string(Data(key).base64EncodedString())]
     }
 
-    private func registerDevice(_ request: Request) async throws -> Response {
-        let apiKey = try await service.authenticate(request.headers[.authorization])
+    private func registerDevice(_ request: Request, _ context: PushRelayRequestContext) async throws -> Response {
+        let apiKey = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
         var request = request
         let body = try await request.jsonBody(limit: maxBodyBytes)
         let f = try Fields(body)
@@ -54,8 +54,8 @@ struct VoIPRoutes {
         return JSONResponse.make(status: .created, body: keyBody(registered.deviceID, registered.key))
     }
 
-    private func call(_ request: Request) async throws -> Response {
-        let apiKey = try await service.authenticate(request.headers[.authorization])
+    private func call(_ request: Request, _ context: PushRelayRequestContext) async throws -> Response {
+        let apiKey = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
         var request = request
         let f = try Fields(try await request.jsonBody(limit: maxBodyBytes))
         let withVideo: Bool

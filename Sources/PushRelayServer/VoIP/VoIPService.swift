@@ -11,11 +11,15 @@ final class VoIPService: Sendable {
     /// The websocket channels: a device with a live, confirming channel is rung there first.
     let hub: ChannelHub?
     let channelConfirmTimeout: Duration
+    /// Failed API keys count against the address, with every other failed credential check.
+    let limiter: FailedAuthLimiter
     let clock: any WallClock
     let logger: Logger
 
-    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, hub: ChannelHub?, channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
+    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, hub: ChannelHub?, limiter: FailedAuthLimiter,
+         channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
         self.hub = hub
+        self.limiter = limiter
         self.channelConfirmTimeout = .milliseconds(channelConfirmTimeoutMs)
         self.store = store
         self.apns = apns
@@ -24,10 +28,17 @@ final class VoIPService: Sendable {
         self.logger = logger
     }
 
-    /// The API key id for an `Authorization: Bearer` header, or 401.
-    func authenticate(_ authorization: String?) async throws(APIError) -> Int64 {
+    /// The API key id for an `Authorization: Bearer` header, or 401 (429 while the address is blocked). A key is
+    /// looked up by its SHA-256 only, so the lookup's timing says nothing about the key.
+    func authenticate(_ authorization: String?, peer: String) async throws(APIError) -> Int64 {
+        let now = clock.now()
+        guard !limiter.isBlocked(peer, now: now) else {
+            throw APIError(.tooManyRequests, "TooManyFailedAttempts",
+                           "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute).",
+                           headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)])
+        }
         let unauthorized = APIError(.unauthorized, "Unauthorized",
-                                    "Send an API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
+                                    "Send a valid API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
                                     headers: [.wwwAuthenticate: "Bearer"])
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw unauthorized }
         let key = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
@@ -37,7 +48,10 @@ final class VoIPService: Sendable {
         } catch {
             throw storageFailure(error)
         }
-        guard let id else { throw unauthorized }
+        guard let id else {
+            limiter.recordFailure(peer, now: now)
+            throw unauthorized
+        }
         return id
     }
 
@@ -123,7 +137,7 @@ final class VoIPService: Sendable {
         do {
             switch device.platform {
             case .ios:
-                guard let r = apns else { throw APIError(.internalServerError, "ConfigurationError", "VoIP pushes to iOS are not configured on this server (voip.apns_provider).") }
+                guard let r = apns else { throw APIError.configuration("VoIP pushes to iOS are not configured on this server (voip.apns_provider).") }
                 guard let voip = device.voipToken else {
                     throw APIError(.unprocessableContent, "NoVoIPToken", "This iOS device was registered without a voip_token; register it again with its PushKit token.")
                 }
@@ -132,7 +146,7 @@ final class VoIPService: Sendable {
                 via = "apns"
                 notification = try CallInvitePush.apns(invite)
             case .android:
-                guard let r = fcm else { throw APIError(.internalServerError, "ConfigurationError", "Call pushes to Android are not configured on this server (voip.fcm_provider).") }
+                guard let r = fcm else { throw APIError.configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).") }
                 runner = r
                 token = device.pushToken
                 via = "fcm"
@@ -167,6 +181,9 @@ final class VoIPService: Sendable {
     /// confirm in `voip.channel_confirm_timeout_ms` the push is sent after all.
     private func ringOverChannel(_ invite: CallInvite, device: VoIPDevice) async -> Bool {
         guard let hub, let sub = hub.subscription(pushToken: device.pushToken, webhookID: device.webhookID), sub.supportConfirm else { return false }
+        // A channel opened with a channel token serves a webhook id, not a token: ring there only when Home Assistant
+        // has bound the device's push token to that webhook id (an API key holder cannot name someone else's).
+        if sub.pushToken == nil, await hub.bindings.verdict(pushToken: device.pushToken, webhookID: sub.webhookID) != .bound { return false }
         let confirmID = RandomID.hex128()
         guard case .object(var event) = invite.payload else { return false }
         event["hass_confirm_id"] = .string(confirmID)

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// Counts failed credential checks per client address in one-minute windows, so that nobody can guess credentials
+/// faster than `security.max_failed_auths_per_minute` per address.
+///
+/// Every credential PushRelay checks counts in the same budget: websocket authentications and refused subscriptions,
+/// the admin token, API keys. A blocked address is refused even a correct credential until its window ends, and the
+/// refusal is the same whatever was sent, so being blocked says nothing about the credential. Memory is bounded:
+/// each window forgets the addresses of the one before it.
+final class FailedAuthLimiter: Sendable {
+    private struct Windows {
+        var minute: Int64 = 0
+        var current: [String: Int] = [:]
+        /// The previous minute's counts, weighted down as the current minute passes (a sliding estimate).
+        var previous: [String: Int] = [:]
+    }
+
+    let limit: Int
+    private let windows = Mutex(Windows())
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Whether `address` has used up its failures for now.
+    func isBlocked(_ address: String, now: Date) -> Bool {
+        windows.withLock { w in
+            Self.roll(&w, now: now)
+            return Self.estimate(w, address, now: now) >= Double(limit)
+        }
+    }
+
+    /// Counts one failure of `address`. Returns whether the address is blocked now.
+    @discardableResult
+    func recordFailure(_ address: String, now: Date) -> Bool {
+        windows.withLock { w in
+            Self.roll(&w, now: now)
+            w.current[address, default: 0] += 1
+            return Self.estimate(w, address, now: now) >= Double(limit)
+        }
+    }
+
+    /// What `Retry-After` says to a blocked address: a blocked address is free again within a minute.
+    static let retryAfterSeconds = 60
+
+    private static func roll(_ w: inout Windows, now: Date) {
+        let minute = Int64(now.timeIntervalSince1970 / 60)
+        guard minute != w.minute else { return }
+        w.previous = minute == w.minute + 1 ? w.current : [:]
+        w.current = [:]
+        w.minute = minute
+    }
+
+    private static func estimate(_ w: Windows, _ address: String, now: Date) -> Double {
+        let elapsed = now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) / 60
+        return Double(w.current[address, default: 0]) + Double(w.previous[address, default: 0]) * (1 - elapsed)
+    }
+}
