@@ -111,11 +111,23 @@ import Testing
         }
     }
 
-    @Test func fcmTokensRoutedToAPNsAreAConfigurationError() async throws {
+    @Test func tokensThatCannotBeAPNsTokensAreTheCallersMistake() async throws {
         try await withAPNs { fake, provider, _ in
-            let f = await failure { () async throws(DeliveryFailure) in try await provider.send(iosDelivery(token: fcmToken(1))) }
-            guard case .configuration? = f else { Issue.record("got \(String(describing: f))"); return }
-            #expect(fake.records.isEmpty)
+            // An FCM registration token, a 36-character hex string (a UUID without dashes' length) and hex with a stray letter.
+            let cases: [(token: String, says: String)] = [
+                (fcmToken(1), "FCM registration token"),
+                (String(repeating: "ab", count: 18), "36 hex digits"),
+                (String(repeating: "a", count: 63) + "z", "not all of them hex digits"),
+            ]
+            for c in cases {
+                let f = await failure { () async throws(DeliveryFailure) in try await provider.send(iosDelivery(token: c.token)) }
+                guard case .invalidTarget(let reason, let message)? = f else { Issue.record("\(c.token): got \(String(describing: f))"); continue }
+                #expect(reason == "MalformedToken")
+                #expect(message.contains(c.says), "\(message)")
+                #expect(message.contains("64 to 200 hex digits"))
+                #expect(!message.contains(c.token), "the message shows the token shortened only")
+            }
+            #expect(fake.records.isEmpty, "nothing reaches APNs")
         }
     }
 
