@@ -39,12 +39,12 @@ public struct RelayTarget: Sendable, Equatable {
         let token = String(parts[1])
         guard !token.isEmpty else { return .failure(.init(message: "The device token is missing from the relay path.")) }
         if case .apns = destination {
-            guard token.count >= 64, token.count <= 200, token.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
-                return .failure(.init(message: "'\(TokenDisplay.short(token))' is not an APNs device token (64 or more hex digits)."))
+            if let problem = APNsDeviceToken.problem(token) {
+                return .failure(.init(message: problem, errorType: "MalformedToken"))
             }
         } else {
             guard token.count <= 4096, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                return .failure(.init(message: "The FCM token in the relay path is not a registration token."))
+                return .failure(.init(message: "The FCM token in the relay path is not a registration token.", errorType: "MalformedToken"))
             }
         }
         let extra = parts.count > 2 && !parts[2].isEmpty ? String(parts[2]) : nil
@@ -54,4 +54,11 @@ public struct RelayTarget: Sendable, Equatable {
 
 public struct RelayPathError: Error, Sendable, Equatable {
     public var message: String
+    /// `MalformedToken` when the path is fine but its token cannot be one; `InvalidRequest` otherwise.
+    public var errorType: String
+
+    public init(message: String, errorType: String = "InvalidRequest") {
+        self.message = message
+        self.errorType = errorType
+    }
 }

@@ -19,18 +19,6 @@ struct APNsPreparedRequest: Sendable {
 
 /// Turns a translated notification into an APNs request, refusing what APNs would refuse before anything is sent.
 enum APNsRequestBuilder {
-    /// What is wrong with a token that cannot be an APNs device token (64 to 200 hex digits).
-    static func malformedTokenMessage(_ token: String, appID: String?) -> String {
-        let short = TokenDisplay.short(token)
-        let hex = token.allSatisfy { $0.isASCII && $0.isHexDigit }
-        let what = hex ? "\(token.count) hex digits" : "\(token.count) characters, not all of them hex digits"
-        var message = "Push token \(short) is not an APNs device token: it has \(what), and an APNs device token is 64 to 200 hex digits."
-        if !hex, token.contains(":") {
-            message += " It looks like an FCM registration token: it belongs to an app routed to an fcm provider, not to APNs (app '\(appID ?? "?")')."
-        }
-        return message
-    }
-
     static func prepare(_ delivery: Delivery, bundleID: String, apnsID: String, providerName: String) throws(DeliveryFailure) -> APNsPreparedRequest {
         guard let apns = delivery.notification.apns else {
             throw .configuration(message:
@@ -44,8 +32,8 @@ enum APNsRequestBuilder {
             target = delivery.pushToken
         }
         let deviceToken = target.lowercased()
-        guard deviceToken.count >= 64, deviceToken.count <= 200, deviceToken.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
-            throw .invalidTarget(reason: "MalformedToken", message: APNsRequestBuilder.malformedTokenMessage(target, appID: delivery.appID))
+        if let problem = APNsDeviceToken.problem(deviceToken) {
+            throw .invalidTarget(reason: "MalformedToken", message: problem + " (app '\(delivery.appID ?? "?")' is routed to \(providerName))")
         }
 
         var headers: [String: String] = [:]

@@ -26,7 +26,7 @@ struct RelayRoutes {
         let target: RelayTarget
         switch RelayTarget.parse(path: request.uri.path) {
         case .success(let t): target = t
-        case .failure(let e): throw APIError.badRequest(e.message)
+        case .failure(let e): throw APIError(.badRequest, e.errorType, e.message)
         }
         let parsed = WebPushHeaders.parse { name in
             guard let field = HTTPField.Name(name) else { return nil }

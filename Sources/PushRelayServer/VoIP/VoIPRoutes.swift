@@ -44,8 +44,9 @@ struct VoIPRoutes {
         let voipToken = try f.optionalString("voip_token")
         let pushToken = try f.string("push_token")
         if let voipToken {
-            guard platform == .ios, voipToken.count >= 64, voipToken.count <= 200, voipToken.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
-                throw APIError.badRequest("'voip_token' is for iOS devices: the hex PushKit token (64 or more hex digits).")
+            guard platform == .ios else { throw APIError.badRequest("'voip_token' is for iOS devices only (their PushKit token).") }
+            if let problem = APNsDeviceToken.problem(voipToken) {
+                throw APIError(.badRequest, "MalformedToken", "'voip_token' must be the hex PushKit token. " + problem)
             }
         }
         let registered = try await service.register(apiKeyID: apiKey, platform: platform, appID: try f.string("app_id"), pushToken: pushToken,
