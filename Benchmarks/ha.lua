@@ -3,7 +3,8 @@
 -- BENCH_PLATFORM=ios: /api/sendPushNotification as the companion app, with hex APNs tokens.
 -- Each thread builds 4,096 requests (random tokens out of BENCH_TOKENS) before the run and sends them in turn, so the
 -- load generator spends about as little CPU per request as it does on GET /health: on a 2-core machine its CPU is
--- the server's CPU.
+-- the server's CPU. Each token has a webhook id of its own, as each device has in Home Assistant: PushRelay binds the
+-- pair once (the websocket channel's credential check) and then only compares it.
 local tokens = tonumber(os.getenv("BENCH_TOKENS") or "20000")
 local ios = os.getenv("BENCH_PLATFORM") == "ios"
 local pool_size = 4096
@@ -32,8 +33,8 @@ function init(args)
     end
     local body = string.format(
       '{"message":"Door opened %d","title":"Front door","push_token":"%s",' ..
-      '"registration_info":{"app_id":"%s","app_version":"2026.11","os_version":"15","webhook_id":"hook"},"data":%s}',
-      i, token, app, data)
+      '"registration_info":{"app_id":"%s","app_version":"2026.11","os_version":"15","webhook_id":"hook-%d-%d"},"data":%s}',
+      i, token, app, thread_id, n, data)
     pool[i] = wrk.format("POST", path, {["Content-Type"] = "application/json"}, body)
   end
 end

@@ -32,8 +32,18 @@ import Testing
         #expect(c.quota.dailyLimit == d.quota.dailyLimit && c.quota.retentionDays == d.quota.retentionDays)
         #expect(c.storage.sqlitePath == d.storage.sqlitePath && c.apps == d.apps && c.adminToken == nil)
         #expect(c.iosCompanionAppIDs == d.iosCompanionAppIDs)
+        #expect(c.maxFailedAuthsPerMinute == d.maxFailedAuthsPerMinute)
         #expect(c.delivery.deadlineMs == d.delivery.deadlineMs && c.delivery.deadTokenTTLms == d.delivery.deadTokenTTLms)
         #expect(c.delivery.maxInFlight == d.delivery.maxInFlight && c.delivery.retryBaseMs == d.delivery.retryBaseMs && c.delivery.maxAttempts == d.delivery.maxAttempts)
+    }
+
+    @Test func failedAuthLimitHasANewNameAndKeepsItsOldOne() throws {
+        #expect(try load("security:\n  max_failed_auths_per_minute: 4\n", env: [:]).maxFailedAuthsPerMinute == 4)
+        #expect(try load("channel:\n  max_failed_auths_per_minute: 5\n", env: [:]).maxFailedAuthsPerMinute == 5)
+        let both = "channel:\n  max_failed_auths_per_minute: 5\nsecurity:\n  max_failed_auths_per_minute: 6\n"
+        #expect(try load(both, env: [:]).maxFailedAuthsPerMinute == 6, "the new name wins")
+        #expect(try load("", env: ["PUSHRELAY_SECURITY_MAX_FAILED_AUTHS_PER_MINUTE": "7"]).maxFailedAuthsPerMinute == 7)
+        #expect(throws: ConfigError.self) { try load("security:\n  max_failed_auths_per_minute: 0\n", env: [:]) }
     }
 
     @Test func environmentOverridesTheFile() throws {

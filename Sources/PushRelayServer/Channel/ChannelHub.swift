@@ -230,11 +230,12 @@ final class ChannelHub: Sendable {
     /// Closes the push-token channels that contradict `binding`: the token on another webhook id, or another token
     /// on its webhook id. Their unconfirmed messages fall back (or stay queued) as on any disconnect.
     func enforce(_ binding: ChannelBinding) async {
+        // A push token holds at most one channel (a new subscription replaces its old one), so the two candidates
+        // are found by key: the webhook id's channel and the token's.
         let ended = state.withLock { s -> [(ChannelSubscription, [Pending])] in
-            let conflicting = s.byWebhook.values.filter { sub in
-                guard let token = sub.pushToken else { return false }
-                return (token == binding.pushToken) != (sub.webhookID == binding.webhookID)
-            }
+            var conflicting: [ChannelSubscription] = []
+            if let sub = s.byWebhook[binding.webhookID], let token = sub.pushToken, token != binding.pushToken { conflicting.append(sub) }
+            if let sub = s.byToken[binding.pushToken], sub.webhookID != binding.webhookID { conflicting.append(sub) }
             return conflicting.map { ($0, Self.remove($0, from: &s)) }
         }
         for (sub, pending) in ended {
