@@ -14,9 +14,7 @@ struct AdminAuth: Sendable {
     func authorize(_ request: Request, peer: String) throws {
         let now = clock.now()
         guard !limiter.isBlocked(peer, now: now) else {
-            throw APIError(.tooManyRequests, "TooManyFailedAttempts",
-                           "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute).",
-                           headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)])
+            throw APIError.tooManyFailedAttempts
         }
         let header = request.headers[.authorization] ?? ""
         let prefix = "Bearer "

@@ -81,7 +81,7 @@ struct ChannelEndpoint: Sendable {
                 return
             }
             if limiter.isBlocked(c.peer, now: clock.now()) {
-                c.send(ChannelWire.authInvalid(Self.blockedMessage))
+                c.send(ChannelWire.authInvalid(FailedAuthLimiter.blockedMessage))
                 c.markClosed(.authFailed)
             } else if let credential = await authenticate(token, peer: c.peer) {
                 session.credential = credential
@@ -163,7 +163,7 @@ struct ChannelEndpoint: Sendable {
     }
 
     private func refuseBlocked(_ c: ChannelConnection, id: Int64) {
-        c.send(ChannelWire.error(id: id, .unauthorized, Self.blockedMessage))
+        c.send(ChannelWire.error(id: id, .unauthorized, FailedAuthLimiter.blockedMessage))
         c.markClosed(.authFailed)
     }
 
@@ -172,7 +172,6 @@ struct ChannelEndpoint: Sendable {
         Assistant sends its notifications with (or, before Home Assistant's first notification for the device, to a \
         webhook id no other device holds); a channel token only to the webhook id it was created for.
         """
-    static let blockedMessage = "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute)."
 
     private func authenticate(_ token: String, peer: String) async -> Credential? {
         let now = clock.now()

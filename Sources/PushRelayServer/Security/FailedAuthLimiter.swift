@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Synchronization
 
 /// Counts failed credential checks per client address in one-minute windows, so that nobody can guess credentials
@@ -41,6 +42,8 @@ final class FailedAuthLimiter: Sendable {
 
     /// What `Retry-After` says to a blocked address: a blocked address is free again within a minute.
     static let retryAfterSeconds = 60
+    /// What a blocked address is told, whatever credential it sent.
+    static let blockedMessage = "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute)."
 
     private static func roll(_ w: inout Windows, now: Date) {
         let minute = Int64(now.timeIntervalSince1970 / 60)
@@ -53,5 +56,13 @@ final class FailedAuthLimiter: Sendable {
     private static func estimate(_ w: Windows, _ address: String, now: Date) -> Double {
         let elapsed = now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) / 60
         return Double(w.current[address, default: 0]) + Double(w.previous[address, default: 0]) * (1 - elapsed)
+    }
+}
+
+extension APIError {
+    /// 429 for an address past its failed credential checks, with `Retry-After`.
+    static var tooManyFailedAttempts: APIError {
+        APIError(.tooManyRequests, "TooManyFailedAttempts", FailedAuthLimiter.blockedMessage,
+                 headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)])
     }
 }

@@ -33,9 +33,7 @@ final class VoIPService: Sendable {
     func authenticate(_ authorization: String?, peer: String) async throws(APIError) -> Int64 {
         let now = clock.now()
         guard !limiter.isBlocked(peer, now: now) else {
-            throw APIError(.tooManyRequests, "TooManyFailedAttempts",
-                           "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute).",
-                           headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)])
+            throw APIError.tooManyFailedAttempts
         }
         let unauthorized = APIError(.unauthorized, "Unauthorized",
                                     "Send a valid API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
