@@ -41,6 +41,7 @@ public enum PushRelayApplication {
 
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
+        let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
         let channelEndpoint = ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
                                               limiter: limiter, clock: clock, logger: logger)
         let sockets = ChannelSockets(endpoint: channelEndpoint)
@@ -51,7 +52,7 @@ public enum PushRelayApplication {
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
         let routes = RouteTable(router: router)
-        if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }).register(routes) }
+        if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, limiter: limiter, clock: clock, logger: logger)
@@ -59,9 +60,9 @@ public enum PushRelayApplication {
         channelEndpoint.register(routes)
         let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        if let token = config.adminToken {
+        if let adminAuth {
             AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock,
-                                                 auth: AdminAuth(token: token, limiter: limiter, clock: clock),
+                                                 auth: adminAuth,
                                              maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 

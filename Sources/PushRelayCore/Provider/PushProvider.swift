@@ -60,6 +60,12 @@ public enum DeliveryFailure: Error, Sendable, Equatable {
     }
 }
 
+extension DeliveryFailure {
+    /// `invalidTarget` reasons (also the `errorType` of the HTTP answer).
+    public static let malformedToken = "MalformedToken"
+    public static let endpointNotAllowed = "EndpointNotAllowed"
+}
+
 /// The seam every delivery route implements: send one translated notification.
 public protocol PushProvider: Sendable {
     /// The configured instance name (`providers.<name>`).

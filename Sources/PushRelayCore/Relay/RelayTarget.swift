@@ -40,11 +40,11 @@ public struct RelayTarget: Sendable, Equatable {
         guard !token.isEmpty else { return .failure(.init(message: "The device token is missing from the relay path.")) }
         if case .apns = destination {
             if let problem = APNsDeviceToken.problem(token) {
-                return .failure(.init(message: problem, errorType: "MalformedToken"))
+                return .failure(.init(message: problem, errorType: DeliveryFailure.malformedToken))
             }
         } else {
             guard token.count <= 4096, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                return .failure(.init(message: "The FCM token in the relay path is not a registration token.", errorType: "MalformedToken"))
+                return .failure(.init(message: "The FCM token in the relay path is not a registration token.", errorType: DeliveryFailure.malformedToken))
             }
         }
         let extra = parts.count > 2 && !parts[2].isEmpty ? String(parts[2]) : nil

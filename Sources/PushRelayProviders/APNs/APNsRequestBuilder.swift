@@ -33,7 +33,7 @@ enum APNsRequestBuilder {
         }
         let deviceToken = target.lowercased()
         if let problem = APNsDeviceToken.problem(deviceToken) {
-            throw .invalidTarget(reason: "MalformedToken", message: problem + " (app '\(delivery.appID ?? "?")' is routed to \(providerName))")
+            throw .invalidTarget(reason: DeliveryFailure.malformedToken, message: problem + " (app '\(delivery.appID ?? "?")' is routed to \(providerName))")
         }
 
         var headers: [String: String] = [:]

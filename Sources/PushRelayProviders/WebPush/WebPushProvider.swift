@@ -50,7 +50,7 @@ public final class WebPushProvider: PushProvider {
         let host = Configuration.netloc(message.endpoint) ?? "(not an https URL)"
         guard configuration.allows(endpoint: message.endpoint), let audience = VAPIDSigner.audience(forEndpoint: message.endpoint) else {
             logger.warning("refused a WebPush endpoint outside allowed_endpoints", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"])
-            throw .invalidTarget(reason: "EndpointNotAllowed",
+            throw .invalidTarget(reason: DeliveryFailure.endpointNotAllowed,
                                  message: "The subscription's push service '\(host)' is not one this server sends to (\(name).allowed_endpoints); nothing was sent.")
         }
         guard let p256dh = Base64URL.decode(message.p256dh), let auth = Base64URL.decode(message.auth) else {

@@ -263,7 +263,7 @@ final class ChannelHub: Sendable {
     /// unconfirmed messages are re-sent here instead of going to the cloud. Then replays queued messages.
     ///
     /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
-    /// credential, and `stillProvisional` is asked again once it is registered: a binding committed meanwhile (whose
+    /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
     /// enforcement may have run before the registration) removes it again.
     func subscribe(_ sub: ChannelSubscription, provisional: Bool = false, stillAllowed: () async -> Bool = { true },
                    onRegistered: () -> Void) async throws(SubscribeError) {

@@ -46,7 +46,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// A target the provider cannot address: 400 with the problem as `errorType` (`MalformedToken`), or 403 for a
     /// push service this server does not send to (`EndpointNotAllowed`).
     static func invalidTarget(reason: String, message: String, fields: [String: JSONValue] = [:]) -> APIError {
-        APIError(reason == "EndpointNotAllowed" ? .forbidden : .badRequest, reason, message, fields: fields)
+        APIError(reason == DeliveryFailure.endpointNotAllowed ? .forbidden : .badRequest, reason, message, fields: fields)
     }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "NotFound", message) }
 

@@ -218,7 +218,7 @@ public final class MatrixGateway: Sendable {
             case .invalidToken(let reason, _): return .rejected(reason: reason, provider: provider.name)
             // A pushkey that cannot be a device token is rejected; a push service outside allowed_endpoints is
             // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault).
-            case .invalidTarget(let reason, _) where reason != "EndpointNotAllowed": return .rejected(reason: reason, provider: provider.name)
+            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed: return .rejected(reason: reason, provider: provider.name)
             case .transient: return .transient(failure)
             case .payloadTooLarge, .invalidPayload, .invalidTarget, .configuration: return .failed(failure.message)
             }
