@@ -355,14 +355,14 @@ import Testing
         let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
         let written = Mutex<[String]>([])
         let closes = Mutex<[String]>([])
-        let sink = ChannelConnection.Sink(
+        let sink = LocalPushConnection.Sink(
             write: { text in
                 startedSignal.yield(text)
                 if text == "first" { for await _ in release { break } }
                 written.withLock { $0.append(text) }
             },
             close: { code, reason in closes.withLock { $0.append("\(code): \(reason)") } })
-        let connection = ChannelConnection(peer: "test", bufferLimit: 2, sink: sink, logger: Logger(label: "test"))
+        let connection = LocalPushConnection(peer: "test", bufferLimit: 2, sink: sink, logger: Logger(label: "test"))
         let failures = Mutex(0)
         #expect(connection.send("first") { failures.withLock { $0 += 1 } })
         var it = started.makeAsyncIterator()
@@ -384,7 +384,7 @@ import Testing
 
     @Test func aWriterStartsPerBurstAndAFailedWriteFailsTheRest() async throws {
         let attempts = Mutex(0)
-        let sink = ChannelConnection.Sink(
+        let sink = LocalPushConnection.Sink(
             write: { _ in
                 let n = attempts.withLock { a -> Int in
                     a += 1
@@ -393,7 +393,7 @@ import Testing
                 if n >= 2 { throw CancellationError() }
             },
             close: { _, _ in })
-        let connection = ChannelConnection(peer: "test", bufferLimit: 8, sink: sink, logger: Logger(label: "test"))
+        let connection = LocalPushConnection(peer: "test", bufferLimit: 8, sink: sink, logger: Logger(label: "test"))
         let failures = Mutex(0)
         // The first frame is written and its writer ends; a later frame starts a new writer, whose write fails.
         #expect(connection.send("one") { failures.withLock { $0 += 1 } })

@@ -60,8 +60,8 @@ public struct PushRelayConfig: Sendable {
     public var storage = Storage()
     public var quota = Quota()
     public var delivery = Delivery()
-    public var channel = ChannelSettings()
-    public var relay = RelaySettings()
+    public var channel = LocalPushSettings()
+    public var relay = WebPushRelaySettings()
     public var voip = VoIPSettings()
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]

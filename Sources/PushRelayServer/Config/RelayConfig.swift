@@ -1,7 +1,7 @@
 import PushRelayCore
 
 /// `relay.*`: the WebPush → APNs/FCM relay (`/relay-to/…`).
-public struct RelaySettings: Sendable {
+public struct WebPushRelaySettings: Sendable {
     /// Provider instance (type apns) for `/relay-to/{production|development}/…`; its `topic` is the app's bundle id.
     public var apnsProvider: String?
     /// Provider instance (type fcm) for `/relay-to/fcm/…`.

@@ -11,7 +11,7 @@ import Synchronization
 /// ~43 µs of server CPU before any PushRelay code runs (measured with an endpoint that only reads the body and answers
 /// a fixed 201; `GET /health` costs ~34 µs): request and body async sequences, the response writer and their task
 /// hops. Here the body is collected by this handler and the request runs as one short task that writes its answer
-/// back on the loop. The rules are the same code: `HomeAssistantRequest` reads the body, `NotificationService`
+/// back on the loop. The rules are the same code: `HomeAssistantRequest` reads the body, `HomeAssistantService`
 /// decides, `APIError` renders errors.
 ///
 /// Everything else passes through untouched to Hummingbird, which still serves these paths for other methods (the
@@ -28,7 +28,7 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
 
     /// What the handler needs from the application (one per server, shared by every connection).
     struct Endpoint: Sendable {
-        let service: NotificationService
+        let service: HomeAssistantService
         let maxBodyBytes: Int
         let metrics: PushRelayMetrics?
         let serverName: String?

@@ -32,7 +32,7 @@ extension Request {
 
 /// Home Assistant's `push_url` endpoints.
 struct HomeAssistantRoutes<Context: RequestContext> {
-    let service: NotificationService
+    let service: HomeAssistantService
     let maxBodyBytes: Int
 
     func register(_ routes: RouteTable<Context>) {

@@ -25,8 +25,8 @@ public enum PushRelayApplication {
             logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
         }
         let channelStore = ChannelStore(database: database)
-        let hub = ChannelHub(store: channelStore, settings: config.channel, clock: clock, logger: logger)
-        let service = NotificationService(
+        let hub = LocalPushHub(store: channelStore, settings: config.channel, clock: clock, logger: logger)
+        let service = HomeAssistantService(
             store: store, registry: registry, policy: config.quotaPolicy, delivery: config.delivery, clock: clock,
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), hub: hub, logger: logger)
         hub.setCloudSender { [logger] n, platform in
@@ -42,9 +42,9 @@ public enum PushRelayApplication {
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
-        let channelEndpoint = ChannelEndpoint(hub: hub, store: channelStore, settings: config.channel,
+        let channelEndpoint = LocalPushEndpoint(hub: hub, store: channelStore, settings: config.channel,
                                               limiter: limiter, clock: clock, logger: logger)
-        let sockets = ChannelSockets(endpoint: channelEndpoint)
+        let sockets = LocalPushSockets(endpoint: channelEndpoint)
 
         let router = Router(context: PushRelayRequestContext.self)
         let metrics = config.metricsEnabled ? makeMetrics(database: database, hub: hub, sockets: sockets) : nil
@@ -76,7 +76,7 @@ public enum PushRelayApplication {
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values)),
                 relay.service,
-                ChannelService(hub: hub, store: channelStore, sockets: sockets, clock: clock, logger: logger),
+                LocalPushService(hub: hub, store: channelStore, sockets: sockets, clock: clock, logger: logger),
                 MatrixRetryService(gateway: matrix),
             ],
             onServerRunning: onServerRunning,
@@ -84,7 +84,7 @@ public enum PushRelayApplication {
         )
     }
 
-    private static func makeMetrics(database: PushRelayDatabase, hub: ChannelHub, sockets: ChannelSockets) -> PushRelayMetrics {
+    private static func makeMetrics(database: PushRelayDatabase, hub: LocalPushHub, sockets: LocalPushSockets) -> PushRelayMetrics {
         PushRelayMetrics(probes: [
             .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(sockets.count) },
             .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(hub.channelCount) },

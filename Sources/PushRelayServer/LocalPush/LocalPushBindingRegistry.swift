@@ -15,7 +15,7 @@ import Synchronization
 /// webhook id is bound to anything (a *provisional* channel), and a provisional channel never replaces a channel of
 /// another push token. Home Assistant's first notification then fixes the pair and closes any channel that does not
 /// match it. So whoever arrives first, a stranger who knows only a webhook id cannot keep a device off its channel.
-final class ChannelBindingRegistry: Sendable {
+final class LocalPushBindingRegistry: Sendable {
     /// What a push token may do with a webhook id.
     enum Verdict: Sendable, Equatable {
         /// Home Assistant has sent this pair.

@@ -1,7 +1,7 @@
 import PushRelayCore
 import PushRelayStore
 
-extension NotificationService {
+extension HomeAssistantService {
     /// The alert Apple and Google see for a sealed notification.
     static let sealedAlertText = "New notification"
 

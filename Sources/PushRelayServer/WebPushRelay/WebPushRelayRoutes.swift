@@ -5,8 +5,8 @@ import PushRelayCore
 
 /// `POST /relay-to/{production|development|fcm}/{token}[/{extra...}]` (toot-relay compatible) and
 /// `GET /relay-to/_health`.
-struct RelayRoutes {
-    let service: RelayService
+struct WebPushRelayRoutes {
+    let service: WebPushRelayService
 
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
         routes.on("/relay-to/**", [

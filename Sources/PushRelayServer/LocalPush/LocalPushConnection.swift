@@ -11,7 +11,7 @@ import Synchronization
 /// The writer task exists only while there is something to write: it starts with the first queued frame and ends when
 /// the queue is empty. An idle channel (almost all of them, almost always) holds no task and no task stack; a writer
 /// task per connection cost about 5 KB each, 50 MB at 10,000 channels.
-final class ChannelConnection: Sendable {
+final class LocalPushConnection: Sendable {
     /// Where frames go: the websocket's NIO channel (tests substitute their own).
     struct Sink: Sendable {
         let write: @Sendable (String) async throws -> Void
@@ -112,7 +112,7 @@ final class ChannelConnection: Sendable {
 
     /// Closes the connection unless it authenticates within `timeout`.
     func startAuthTimer(milliseconds: Int, onTimeout: @escaping @Sendable () -> Void) {
-        let timer = ChannelTimer.after(milliseconds: milliseconds, onTimeout)
+        let timer = LocalPushTimer.after(milliseconds: milliseconds, onTimeout)
         authTimer.withLock { $0 = timer }
     }
 
@@ -261,7 +261,7 @@ final class ChannelConnection: Sendable {
 /// One-shot timers for the channel (auth and confirm timeouts) on NIO's event loops: a scheduled task is an entry in a
 /// loop's timer queue, where a sleeping Swift task costs a task and a Dispatch timer (measured: ~5% of the server's
 /// CPU per local delivery at 16 posters).
-enum ChannelTimer {
+enum LocalPushTimer {
     static func after(milliseconds: Int, _ body: @escaping @Sendable () -> Void) -> Scheduled<Void> {
         MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .milliseconds(Int64(milliseconds)), body)
     }

@@ -6,8 +6,8 @@ import PushRelayStore
 import Synchronization
 
 /// A live subscription: one connection's channel for one webhook id.
-final class ChannelSubscription: Sendable {
-    let connection: ChannelConnection
+final class LocalPushSubscription: Sendable {
+    let connection: LocalPushConnection
     /// The subscribe command's id: events carry it.
     let id: Int64
     let webhookID: String
@@ -16,7 +16,7 @@ final class ChannelSubscription: Sendable {
     let supportConfirm: Bool
     let fallback: Bool
 
-    init(connection: ChannelConnection, id: Int64, webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) {
+    init(connection: LocalPushConnection, id: Int64, webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) {
         self.connection = connection
         self.id = id
         self.webhookID = webhookID
@@ -34,16 +34,16 @@ final class ChannelSubscription: Sendable {
 
 /// The registry of live channels and of messages waiting for a confirm. Every rule about local delivery lives here:
 /// local first, per-message confirm timeout with cloud fallback, replacement, `fallback: false` queueing, replay.
-final class ChannelHub: Sendable {
+final class LocalPushHub: Sendable {
     private struct Pending: Sendable {
         let message: ChannelMessage
-        let subscription: ChannelSubscription
+        let subscription: LocalPushSubscription
         let timer: Scheduled<Void>
     }
 
     private struct State {
-        var byWebhook: [String: ChannelSubscription] = [:]
-        var byToken: [String: ChannelSubscription] = [:]
+        var byWebhook: [String: LocalPushSubscription] = [:]
+        var byToken: [String: LocalPushSubscription] = [:]
         var pending: [String: Pending] = [:]
         var pendingCount: [ObjectIdentifier: Int] = [:]
     }
@@ -52,18 +52,18 @@ final class ChannelHub: Sendable {
     typealias CloudSender = @Sendable (HANotification, HAPlatform) async -> Void
 
     let store: ChannelStore
-    let settings: ChannelSettings
+    let settings: LocalPushSettings
     let clock: any WallClock
     let logger: Logger
     private let state = Mutex(State())
     private let cloudSender = Mutex<CloudSender?>(nil)
     /// Call invites waiting for their confirm (VoIP API).
-    let callWaiters = ChannelCallWaiters()
+    let callWaiters = CallInviteWaiters()
     /// Which push token may subscribe to which webhook id.
-    let bindings: ChannelBindingRegistry
+    let bindings: LocalPushBindingRegistry
 
-    init(store: ChannelStore, settings: ChannelSettings, clock: any WallClock, logger: Logger) {
-        self.bindings = ChannelBindingRegistry(store: store, clock: clock, logger: logger)
+    init(store: ChannelStore, settings: LocalPushSettings, clock: any WallClock, logger: Logger) {
+        self.bindings = LocalPushBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
         self.settings = settings
         self.clock = clock
@@ -108,7 +108,7 @@ final class ChannelHub: Sendable {
             return id
         }
         // Fire and forget; a failed socket write falls back to the cloud route.
-        let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: nil))
+        let event = LocalPushWire.event(subscription: sub.id, LocalPushWire.notificationEvent(n, confirmID: nil))
         sub.connection.send(event) { [self] in
             Task { await self.fallBack(n, platform: platform, reason: "socket write failed") }
         }
@@ -129,7 +129,7 @@ final class ChannelHub: Sendable {
     }
 
     /// The live channel of a device registered for calls: by its push token, else by its webhook id.
-    func subscription(pushToken: String, webhookID: String?) -> ChannelSubscription? {
+    func subscription(pushToken: String, webhookID: String?) -> LocalPushSubscription? {
         state.withLock { s in
             if let sub = s.byToken[pushToken] { return sub }
             if let webhookID, let sub = s.byWebhook[webhookID], sub.pushToken == nil || sub.pushToken == pushToken { return sub }
@@ -137,7 +137,7 @@ final class ChannelHub: Sendable {
         }
     }
 
-    private func subscription(for n: HANotification) -> ChannelSubscription? {
+    private func subscription(for n: HANotification) -> LocalPushSubscription? {
         state.withLock { s in
             if let w = n.registrationInfo.webhookID, let sub = s.byWebhook[w], sub.accepts(n) { return sub }
             if let sub = s.byToken[n.pushToken], sub.accepts(n) { return sub }
@@ -146,15 +146,15 @@ final class ChannelHub: Sendable {
     }
 
     /// Sends a stored message on a confirming channel and starts its confirm timer.
-    private func sendConfirmable(_ message: ChannelMessage, _ n: HANotification, on sub: ChannelSubscription, counted: Bool) {
-        let timer = ChannelTimer.after(milliseconds: settings.confirmTimeoutMs) { [self] in
+    private func sendConfirmable(_ message: ChannelMessage, _ n: HANotification, on sub: LocalPushSubscription, counted: Bool) {
+        let timer = LocalPushTimer.after(milliseconds: settings.confirmTimeoutMs) { [self] in
             Task { await self.confirmTimedOut(message.id) }
         }
         state.withLock { s in
             if !counted { s.pendingCount[ObjectIdentifier(sub), default: 0] += 1 }
             s.pending[message.id] = Pending(message: message, subscription: sub, timer: timer)
         }
-        let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: message.id))
+        let event = LocalPushWire.event(subscription: sub.id, LocalPushWire.notificationEvent(n, confirmID: message.id))
         // A write that fails is handled like a timeout, at once.
         sub.connection.send(event) { [self] in
             Task { await self.confirmTimedOut(message.id) }
@@ -164,7 +164,7 @@ final class ChannelHub: Sendable {
     // MARK: Confirms and timeouts
 
     /// A client confirmed a message. False when it is unknown, already timed out, or not this channel's.
-    func confirm(_ confirmID: String, webhookID: String, connection: ChannelConnection) async -> Bool {
+    func confirm(_ confirmID: String, webhookID: String, connection: LocalPushConnection) async -> Bool {
         if callWaiters.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
         let pending = state.withLock { s -> Pending? in
             guard let p = s.pending[confirmID], p.subscription.webhookID == webhookID, p.subscription.connection === connection else { return nil }
@@ -232,8 +232,8 @@ final class ChannelHub: Sendable {
     func enforce(_ binding: ChannelBinding) async {
         // A push token holds at most one channel (a new subscription replaces its old one), so the two candidates
         // are found by key: the webhook id's channel and the token's.
-        let ended = state.withLock { s -> [(ChannelSubscription, [Pending])] in
-            var conflicting: [ChannelSubscription] = []
+        let ended = state.withLock { s -> [(LocalPushSubscription, [Pending])] in
+            var conflicting: [LocalPushSubscription] = []
             if let sub = s.byWebhook[binding.webhookID], let token = sub.pushToken, token != binding.pushToken { conflicting.append(sub) }
             if let sub = s.byToken[binding.pushToken], sub.webhookID != binding.webhookID { conflicting.append(sub) }
             return conflicting.map { ($0, Self.remove($0, from: &s)) }
@@ -265,7 +265,7 @@ final class ChannelHub: Sendable {
     /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
     /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
     /// enforcement may have run before the registration) removes it again.
-    func subscribe(_ sub: ChannelSubscription, provisional: Bool = false, stillAllowed: () async -> Bool = { true },
+    func subscribe(_ sub: LocalPushSubscription, provisional: Bool = false, stillAllowed: () async -> Bool = { true },
                    onRegistered: () -> Void) async throws(SubscribeError) {
         let replaced = try state.withLock { s throws(SubscribeError) -> [Pending] in
             let old = s.byWebhook[sub.webhookID] ?? sub.pushToken.flatMap { s.byToken[$0] }
@@ -302,7 +302,7 @@ final class ChannelHub: Sendable {
     }
 
     /// Sends what is stored for this channel (queued, and unconfirmed ones no live channel holds).
-    private func replay(to sub: ChannelSubscription) async {
+    private func replay(to sub: LocalPushSubscription) async {
         let stored: [ChannelMessage]
         do {
             stored = try await store.pending(webhookID: sub.webhookID, pushToken: sub.pushToken)
@@ -319,7 +319,7 @@ final class ChannelHub: Sendable {
                 try? await store.save(message)
                 sendConfirmable(message, n, on: sub, counted: false)
             } else {
-                let event = ChannelWire.event(subscription: sub.id, ChannelWire.notificationEvent(n, confirmID: nil))
+                let event = LocalPushWire.event(subscription: sub.id, LocalPushWire.notificationEvent(n, confirmID: nil))
                 if sub.connection.send(event) {
                     try? await store.remove(id: message.id, count: .delivered, token: message.pushToken, now: clock.now())
                 }
@@ -328,7 +328,7 @@ final class ChannelHub: Sendable {
     }
 
     /// Ends one subscription (`unsubscribe_events`). Returns false when the id is not a live subscription of this connection.
-    func unsubscribe(connection: ChannelConnection, subscriptionID: Int64) async -> Bool {
+    func unsubscribe(connection: LocalPushConnection, subscriptionID: Int64) async -> Bool {
         let ended = state.withLock { s -> [Pending]? in
             guard let sub = s.byWebhook.values.first(where: { $0.connection === connection && $0.id == subscriptionID }) else { return nil }
             return Self.remove(sub, from: &s)
@@ -342,7 +342,7 @@ final class ChannelHub: Sendable {
     }
 
     /// The connection went away: every unconfirmed message of its channels falls back at once (or stays queued).
-    func disconnected(_ connection: ChannelConnection) async {
+    func disconnected(_ connection: LocalPushConnection) async {
         let ended = state.withLock { s -> [Pending] in
             s.byWebhook.values.filter { $0.connection === connection }.flatMap { Self.remove($0, from: &s) }
         }
@@ -352,7 +352,7 @@ final class ChannelHub: Sendable {
         }
     }
 
-    private static func remove(_ sub: ChannelSubscription, from s: inout State) -> [Pending] {
+    private static func remove(_ sub: LocalPushSubscription, from s: inout State) -> [Pending] {
         if s.byWebhook[sub.webhookID] === sub { s.byWebhook[sub.webhookID] = nil }
         if let t = sub.pushToken, s.byToken[t] === sub { s.byToken[t] = nil }
         var ended: [Pending] = []

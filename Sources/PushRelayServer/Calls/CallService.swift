@@ -4,19 +4,19 @@ import PushRelayCore
 import PushRelayStore
 
 /// Devices and call-invite pushes (`/api/v1/*`), after the SignalWire push format.
-final class VoIPService: Sendable {
+final class CallService: Sendable {
     let store: VoIPStore
     let apns: DeliveryRunner?
     let fcm: DeliveryRunner?
     /// The websocket channels: a device with a live, confirming channel is rung there first.
-    let hub: ChannelHub?
+    let hub: LocalPushHub?
     let channelConfirmTimeout: Duration
     /// Failed API keys count against the address, with every other failed credential check.
     let limiter: FailedAuthLimiter
     let clock: any WallClock
     let logger: Logger
 
-    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, hub: ChannelHub?, limiter: FailedAuthLimiter,
+    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, hub: LocalPushHub?, limiter: FailedAuthLimiter,
          channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
         self.hub = hub
         self.limiter = limiter
@@ -170,7 +170,7 @@ final class VoIPService: Sendable {
                     logger.error("could not mark the device dead", metadata: ["device": .string(device.id), "error": .string("\(error)")])
                 }
             }
-            throw RelayService.error(failure)
+            throw WebPushRelayService.error(failure)
         }
     }
 
@@ -185,7 +185,7 @@ final class VoIPService: Sendable {
         let confirmID = RandomID.hex128()
         guard case .object(var event) = invite.payload else { return false }
         event["hass_confirm_id"] = .string(confirmID)
-        let text = ChannelWire.event(subscription: sub.id, .object(event))
+        let text = LocalPushWire.event(subscription: sub.id, .object(event))
         if await hub.callWaiters.deliver(text, id: confirmID, on: sub, timeout: channelConfirmTimeout) { return true }
         logger.info("call invite not confirmed on the websocket channel; sending the push", metadata: ["device": .string(device.id)])
         return false

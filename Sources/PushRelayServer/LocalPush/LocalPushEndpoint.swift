@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// `GET /api/websocket`: Home Assistant's websocket protocol, serving the push-notification channel.
-struct ChannelEndpoint: Sendable {
+struct LocalPushEndpoint: Sendable {
     /// Who authenticated, and so which channels they may open.
     enum Credential: Sendable {
         /// The device's own push token: notifications addressed to that token.
@@ -16,9 +16,9 @@ struct ChannelEndpoint: Sendable {
         case channelToken(webhookID: String)
     }
 
-    let hub: ChannelHub
+    let hub: LocalPushHub
     let store: ChannelStore
-    let settings: ChannelSettings
+    let settings: LocalPushSettings
     let limiter: FailedAuthLimiter
     let clock: any WallClock
     let logger: Logger
@@ -36,25 +36,25 @@ struct ChannelEndpoint: Sendable {
     }
 
     /// A websocket was just upgraded: ask for authentication, and close it if none comes in time.
-    func opened(_ connection: ChannelConnection) {
-        connection.send(ChannelWire.authRequired(version: PushRelayVersion.string))
+    func opened(_ connection: LocalPushConnection) {
+        connection.send(LocalPushWire.authRequired(version: PushRelayVersion.string))
         connection.startAuthTimer(milliseconds: settings.authTimeoutMs) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
-                connection.send(ChannelWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
+                connection.send(LocalPushWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
                 connection.markClosed(.authFailed)
             }
         }
     }
 
     /// The socket is gone: its channels' unconfirmed messages fall back (or stay queued).
-    func closed(_ connection: ChannelConnection) async {
+    func closed(_ connection: LocalPushConnection) async {
         connection.cancelAuthTimer()
         connection.markClosed(.clientGone)
         await hub.disconnected(connection)
     }
 
     struct Session {
-        let connection: ChannelConnection
+        let connection: LocalPushConnection
         var credential: Credential?
         var lastID: Int64 = 0
     }
@@ -62,44 +62,44 @@ struct ChannelEndpoint: Sendable {
     /// Handles one text message of a connection (messages of one connection are handled one at a time, in order).
     func handle(_ text: String, session: inout Session) async {
         let c = session.connection
-        let message: ChannelWire.ClientMessage
+        let message: LocalPushWire.ClientMessage
         do {
-            message = try ChannelWire.parse(text)
+            message = try LocalPushWire.parse(text)
         } catch {
             if session.credential == nil {
-                c.send(ChannelWire.authInvalid("Expected {\"type\":\"auth\",\"access_token\":…}: \(error.message)"))
+                c.send(LocalPushWire.authInvalid("Expected {\"type\":\"auth\",\"access_token\":…}: \(error.message)"))
                 c.markClosed(.authFailed)
             } else {
-                c.send(ChannelWire.error(id: error.id, .invalidFormat, error.message))
+                c.send(LocalPushWire.error(id: error.id, .invalidFormat, error.message))
             }
             return
         }
         guard let credential = session.credential else {
             guard case .auth(let token) = message else {
-                c.send(ChannelWire.authInvalid("Authenticate first: send {\"type\":\"auth\",\"access_token\":…}."))
+                c.send(LocalPushWire.authInvalid("Authenticate first: send {\"type\":\"auth\",\"access_token\":…}."))
                 c.markClosed(.authFailed)
                 return
             }
             if limiter.isBlocked(c.peer, now: clock.now()) {
-                c.send(ChannelWire.authInvalid(FailedAuthLimiter.blockedMessage))
+                c.send(LocalPushWire.authInvalid(FailedAuthLimiter.blockedMessage))
                 c.markClosed(.authFailed)
             } else if let credential = await authenticate(token, peer: c.peer) {
                 session.credential = credential
                 c.markAuthenticated()
-                c.send(ChannelWire.authOK(version: PushRelayVersion.string))
+                c.send(LocalPushWire.authOK(version: PushRelayVersion.string))
             } else {
-                c.send(ChannelWire.authInvalid("Invalid access token: use the device's push token or a channel token from `pushrelay channel-token create`."))
+                c.send(LocalPushWire.authInvalid("Invalid access token: use the device's push token or a channel token from `pushrelay channel-token create`."))
                 c.markClosed(.authFailed)
             }
             return
         }
         if case .auth = message {
-            c.send(ChannelWire.error(id: nil, .invalidFormat, "Already authenticated."))
+            c.send(LocalPushWire.error(id: nil, .invalidFormat, "Already authenticated."))
             return
         }
         let id = message.commandID
         guard id > session.lastID else {
-            c.send(ChannelWire.error(id: id, .idReuse, "Command ids must increase (last was \(session.lastID))."))
+            c.send(LocalPushWire.error(id: id, .idReuse, "Command ids must increase (last was \(session.lastID))."))
             return
         }
         session.lastID = id
@@ -107,7 +107,7 @@ struct ChannelEndpoint: Sendable {
         case .auth:
             break
         case .ping(let id):
-            c.send(ChannelWire.pong(id: id))
+            c.send(LocalPushWire.pong(id: id))
         case .subscribe(let id, let webhookID, let supportConfirm, let fallback):
             let now = clock.now()
             guard !limiter.isBlocked(c.peer, now: now) else {
@@ -120,50 +120,50 @@ struct ChannelEndpoint: Sendable {
                 return
             }
             let pushToken: String? = if case .pushToken(let t) = credential { t } else { nil }
-            let sub = ChannelSubscription(connection: c, id: id, webhookID: webhookID, pushToken: pushToken,
+            let sub = LocalPushSubscription(connection: c, id: id, webhookID: webhookID, pushToken: pushToken,
                                           supportConfirm: supportConfirm, fallback: fallback)
             do {
                 // The result goes out once registered and before any replayed event.
                 try await hub.subscribe(sub, provisional: verdict == .provisional, stillAllowed: { [self] in
                     await self.verdict(credential, webhookID: webhookID) != .refused
-                }) { c.send(ChannelWire.success(id: id)) }
+                }) { c.send(LocalPushWire.success(id: id)) }
             } catch {
                 switch error {
                 case .tooManyChannels:
-                    c.send(ChannelWire.error(id: id, .tooManyChannels, "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."))
+                    c.send(LocalPushWire.error(id: id, .tooManyChannels, "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."))
                 case .notBound:
                     refuseSubscription(c, id: id, now: now)
                 }
             }
         case .confirm(let id, let webhookID, let confirmID):
             if await hub.confirm(confirmID, webhookID: webhookID, connection: c) {
-                c.send(ChannelWire.success(id: id))
+                c.send(LocalPushWire.success(id: id))
             } else {
-                c.send(ChannelWire.error(id: id, .notFound, "Push notification channel not found, or the confirm id is unknown or expired."))
+                c.send(LocalPushWire.error(id: id, .notFound, "Push notification channel not found, or the confirm id is unknown or expired."))
             }
         case .unsubscribe(let id, let subscription):
             if await hub.unsubscribe(connection: c, subscriptionID: subscription) {
-                c.send(ChannelWire.success(id: id))
+                c.send(LocalPushWire.success(id: id))
             } else {
-                c.send(ChannelWire.error(id: id, .notFound, "No subscription \(subscription) on this connection."))
+                c.send(LocalPushWire.error(id: id, .notFound, "No subscription \(subscription) on this connection."))
             }
         case .unknown(let id, let type):
-            c.send(ChannelWire.error(id: id, .unknownCommand, "Unknown command '\(type)'."))
+            c.send(LocalPushWire.error(id: id, .unknownCommand, "Unknown command '\(type)'."))
         }
     }
 
     /// One answer for every refused subscription, whichever part of the pair was wrong: it names the rule, not what
     /// PushRelay knows about the token or the webhook id. Counts as a failed credential check of the address.
-    private func refuseSubscription(_ c: ChannelConnection, id: Int64, now: Date) {
-        c.send(ChannelWire.error(id: id, .unauthorized, Self.notBoundMessage))
+    private func refuseSubscription(_ c: LocalPushConnection, id: Int64, now: Date) {
+        c.send(LocalPushWire.error(id: id, .unauthorized, Self.notBoundMessage))
         logger.info("websocket subscription refused", metadata: ["peer": .string(c.peer)])
         if limiter.recordFailure(c.peer, now: now) {
             c.markClosed(.authFailed)
         }
     }
 
-    private func refuseBlocked(_ c: ChannelConnection, id: Int64) {
-        c.send(ChannelWire.error(id: id, .unauthorized, FailedAuthLimiter.blockedMessage))
+    private func refuseBlocked(_ c: LocalPushConnection, id: Int64) {
+        c.send(LocalPushWire.error(id: id, .unauthorized, FailedAuthLimiter.blockedMessage))
         c.markClosed(.authFailed)
     }
 
@@ -188,7 +188,7 @@ struct ChannelEndpoint: Sendable {
         return credential
     }
 
-    private func verdict(_ credential: Credential, webhookID: String) async -> ChannelBindingRegistry.Verdict {
+    private func verdict(_ credential: Credential, webhookID: String) async -> LocalPushBindingRegistry.Verdict {
         switch credential {
         case .channelToken(let bound):
             return bound == webhookID ? .bound : .refused
@@ -198,7 +198,7 @@ struct ChannelEndpoint: Sendable {
     }
 }
 
-extension ChannelWire.ClientMessage {
+extension LocalPushWire.ClientMessage {
     var commandID: Int64 {
         switch self {
         case .auth: return 0
@@ -208,10 +208,10 @@ extension ChannelWire.ClientMessage {
 }
 
 /// Recovers stored channel messages at start, drops expired queued ones periodically, and closes connections on shutdown.
-struct ChannelService: Service {
-    let hub: ChannelHub
+struct LocalPushService: Service {
+    let hub: LocalPushHub
     let store: ChannelStore
-    let sockets: ChannelSockets
+    let sockets: LocalPushSockets
     let clock: any WallClock
     let logger: Logger
 

@@ -6,7 +6,7 @@ import PushRelayStore
 
 /// The shared delivery service: translate, route, apply the quota, deliver, record. No HTTP in here, so the
 /// Home Assistant endpoints, the websocket channel and other front doors all use the same rules.
-public final class NotificationService: Sendable {
+public final class HomeAssistantService: Sendable {
     public let store: QuotaStore
     public let registry: ProviderRegistry
     public let policy: QuotaPolicy
@@ -17,7 +17,7 @@ public final class NotificationService: Sendable {
     /// One runner (own in-flight bound) per provider instance.
     private let runners: [String: DeliveryRunner]
     /// The websocket channels: local delivery first.
-    let hub: ChannelHub?
+    let hub: LocalPushHub?
 
     public convenience init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, delivery: PushRelayConfig.Delivery = .init(),
                             clock: any WallClock, iosOptions: IOSTranslationOptions = .init(), logger: Logger) {
@@ -25,7 +25,7 @@ public final class NotificationService: Sendable {
     }
 
     init(store: QuotaStore, registry: ProviderRegistry, policy: QuotaPolicy, delivery: PushRelayConfig.Delivery,
-         clock: any WallClock, iosOptions: IOSTranslationOptions, hub: ChannelHub?, logger: Logger) {
+         clock: any WallClock, iosOptions: IOSTranslationOptions, hub: LocalPushHub?, logger: Logger) {
         self.hub = hub
         self.store = store
         self.registry = registry
@@ -57,7 +57,7 @@ public final class NotificationService: Sendable {
     /// used), else by the app's cloud route. Throws `APIError` for every non-2xx answer.
     ///
     /// An accepted notification also binds its push token to its webhook id for the websocket channel
-    /// (`ChannelBindingRegistry`): only Home Assistant's accepted posts move a binding.
+    /// (`LocalPushBindingRegistry`): only Home Assistant's accepted posts move a binding.
     public func send(_ n: HANotification, platform: HAPlatform) async throws(APIError) -> Reply {
         let reply: Reply
         if let hub, let id = await hub.deliver(n, platform: platform) {
@@ -160,7 +160,7 @@ public final class NotificationService: Sendable {
             throw storageFailure(error)
         }
         let body: JSONValue = [
-            "messageId": .string(messageID), "sentPayload": ChannelWire.notificationEvent(n, confirmID: nil),
+            "messageId": .string(messageID), "sentPayload": LocalPushWire.notificationEvent(n, confirmID: nil),
             "target": .string(n.pushToken), "rateLimits": limits.json,
         ]
         return Reply(status: 201, body: JSONWriter.bytes(body))

@@ -16,7 +16,7 @@ import Synchronization
 /// Why not HummingbirdWebSocket's handler: it keeps one Swift task (and child tasks) alive per websocket for the
 /// connection's whole life. Their task-allocator slabs, held while idle, cost about 25 KB per connection (heaptrack:
 /// 20 KB of slabs, plus task objects and a task group), 250 MB at 10,000 channels. Here the connection task ends once
-/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `ChannelConnection`, and a message
+/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `LocalPushConnection`, and a message
 /// starts a short task only while it is being handled.
 struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     enum Upgrade: Sendable {
@@ -34,11 +34,11 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     static let path = "/api/websocket"
 
     let responder: HTTPChannelHandler.Responder
-    let sockets: ChannelSockets
+    let sockets: LocalPushSockets
     /// Home Assistant's notify POSTs, answered in the pipeline (`HomeAssistantFastPath`).
     let notify: HomeAssistantFastPath.Endpoint?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, sockets: ChannelSockets, notify: HomeAssistantFastPath.Endpoint? = nil) {
+    init(responder: @escaping HTTPChannelHandler.Responder, sockets: LocalPushSockets, notify: HomeAssistantFastPath.Endpoint? = nil) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.sockets = sockets
         self.notify = notify
@@ -170,12 +170,12 @@ struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
 }
 
 /// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
-final class ChannelSockets: Sendable {
-    let endpoint: ChannelEndpoint
-    var settings: ChannelSettings { endpoint.settings }
-    private let live = Mutex<[Int: ChannelConnection]>([:])
+final class LocalPushSockets: Sendable {
+    let endpoint: LocalPushEndpoint
+    var settings: LocalPushSettings { endpoint.settings }
+    private let live = Mutex<[Int: LocalPushConnection]>([:])
 
-    init(endpoint: ChannelEndpoint) {
+    init(endpoint: LocalPushEndpoint) {
         self.endpoint = endpoint
     }
 
@@ -184,10 +184,10 @@ final class ChannelSockets: Sendable {
     /// Runs on the channel's event loop, right after the upgrade response.
     func attach(to channel: any Channel) throws {
         let shared = SocketClosing()
-        let connection = ChannelConnection(
+        let connection = LocalPushConnection(
             peer: channel.remoteAddress?.ipAddress ?? "unknown", bufferLimit: settings.outboundBuffer,
             sink: .init(channel: channel, closing: shared), logger: endpoint.logger)
-        let session = ChannelSessionRunner(endpoint: endpoint, connection: connection, setReading: { on in
+        let session = LocalPushSessionRunner(endpoint: endpoint, connection: connection, setReading: { on in
             channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in
                 if on { channel.read() }
             }
@@ -197,7 +197,7 @@ final class ChannelSockets: Sendable {
         }
         try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
             minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: settings.maxFrameBytes))
-        try channel.pipeline.syncOperations.addHandler(ChannelSocketHandler(
+        try channel.pipeline.syncOperations.addHandler(LocalPushSocketHandler(
             session: session, closing: shared, pingInterval: .milliseconds(Int64(settings.pingIntervalMs))))
         live.withLock { $0[connection.id] = connection }
         endpoint.opened(connection)
@@ -231,7 +231,7 @@ extension WebSocketFrame {
     }
 }
 
-extension ChannelConnection.Sink {
+extension LocalPushConnection.Sink {
     /// Frames go to the NIO channel (from any thread); a close sends a close frame, then the socket closes when the
     /// peer answers with its own, or after `SocketClosing.timeout`.
     init(channel: any Channel, closing: SocketClosing) {
@@ -253,7 +253,7 @@ extension ChannelConnection.Sink {
 /// Backpressure: past `pauseAt` waiting messages the socket stops being read (NIO `autoRead` off), and reading resumes
 /// once the backlog is down to `resumeAt`, so a client that sends faster than its messages are handled costs bounded
 /// memory.
-final class ChannelSessionRunner: Sendable {
+final class LocalPushSessionRunner: Sendable {
     static let pauseAt = 32
     static let resumeAt = 8
 
@@ -263,28 +263,28 @@ final class ChannelSessionRunner: Sendable {
     }
 
     private enum Step {
-        case message(Input, ChannelEndpoint.Session)
+        case message(Input, LocalPushEndpoint.Session)
         case disconnect
         case idle
     }
 
     private struct State {
         var inbox: [Input] = []
-        var session: ChannelEndpoint.Session
+        var session: LocalPushEndpoint.Session
         var running = false
         var socketGone = false
         var disconnected = false
         var readingPaused = false
     }
 
-    let endpoint: ChannelEndpoint
-    let connection: ChannelConnection
+    let endpoint: LocalPushEndpoint
+    let connection: LocalPushConnection
     private let onDisconnected: @Sendable () -> Void
     /// Turns reading from the socket off (false) or on (true).
     private let setReading: @Sendable (Bool) -> Void
     private let state: Mutex<State>
 
-    init(endpoint: ChannelEndpoint, connection: ChannelConnection, setReading: @escaping @Sendable (Bool) -> Void,
+    init(endpoint: LocalPushEndpoint, connection: LocalPushConnection, setReading: @escaping @Sendable (Bool) -> Void,
          onDisconnected: @escaping @Sendable () -> Void) {
         self.endpoint = endpoint
         self.connection = connection
@@ -342,7 +342,7 @@ final class ChannelSessionRunner: Sendable {
                 await connection.waitForRoom()
                 switch input {
                 case .text(let text): await endpoint.handle(text, session: &session)
-                case .binary: connection.send(ChannelWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
+                case .binary: connection.send(LocalPushWire.error(id: nil, .invalidFormat, "Only JSON text messages are accepted."))
                 }
                 state.withLock { $0.session = session }
             case .disconnect:
@@ -357,18 +357,18 @@ final class ChannelSessionRunner: Sendable {
 
 /// The websocket frames of one connection, on its event loop: text to the session, ping/pong/close handled here, and
 /// a keepalive ping every `pingInterval` that closes a peer which did not answer the previous one.
-final class ChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class LocalPushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    private let session: ChannelSessionRunner
+    private let session: LocalPushSessionRunner
     private let closing: SocketClosing
     private let pingInterval: TimeAmount
     private var keepalive: RepeatedTask?
     private var awaitingPong = false
     private var gone = false
 
-    init(session: ChannelSessionRunner, closing: SocketClosing, pingInterval: TimeAmount) {
+    init(session: LocalPushSessionRunner, closing: SocketClosing, pingInterval: TimeAmount) {
         self.session = session
         self.closing = closing
         self.pingInterval = pingInterval

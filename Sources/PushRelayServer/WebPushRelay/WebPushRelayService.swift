@@ -9,14 +9,14 @@ import PushRelayStore
 
 /// Relays one WebPush message to APNs or FCM: parse, build the toot-relay payload, check limits, deliver through the
 /// shared `DeliveryRunner` (in-flight bound, deadline, retries), and say unsubscribe when the token is dead.
-final class RelayService: Sendable {
+final class WebPushRelayService: Sendable {
     /// What a successful relay answers: the message id (for `Location`) and the TTL kept.
     struct Accepted: Sendable {
         var messageID: String
         var ttl: Int
     }
 
-    let settings: RelaySettings
+    let settings: WebPushRelaySettings
     let apnsProduction: DeliveryRunner?
     let apnsDevelopment: DeliveryRunner?
     let fcm: DeliveryRunner?
@@ -25,7 +25,7 @@ final class RelayService: Sendable {
     let clock: any WallClock
     let logger: Logger
 
-    init(settings: RelaySettings, apnsProduction: DeliveryRunner?, apnsDevelopment: DeliveryRunner?, fcm: DeliveryRunner?, store: QuotaStore,
+    init(settings: WebPushRelaySettings, apnsProduction: DeliveryRunner?, apnsDevelopment: DeliveryRunner?, fcm: DeliveryRunner?, store: QuotaStore,
          clock: any WallClock, logger: Logger) {
         self.settings = settings
         self.apnsProduction = apnsProduction

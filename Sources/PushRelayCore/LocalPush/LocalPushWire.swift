@@ -1,6 +1,6 @@
 /// Home Assistant's websocket push-channel protocol (`GET /api/websocket`): what clients send, what the server answers.
 /// Pure: parsing and building JSON text frames, no sockets.
-public enum ChannelWire {
+public enum LocalPushWire {
     /// A frame a client sent.
     public enum ClientMessage: Sendable, Equatable {
         case auth(accessToken: String)

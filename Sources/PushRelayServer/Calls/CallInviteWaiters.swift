@@ -3,12 +3,12 @@ import Synchronization
 /// Call invites sent over a websocket channel, each waiting for the app's confirm (`hass_confirm_id`).
 ///
 /// In memory only: an invite that is not confirmed within the timeout goes out as a push instead, so nothing needs
-/// to survive a restart. `ChannelHub.confirm` asks here first.
-final class ChannelCallWaiters: Sendable {
+/// to survive a restart. `LocalPushHub.confirm` asks here first.
+final class CallInviteWaiters: Sendable {
     private struct Waiter {
         let webhookID: String
         /// The connection itself, not its address: a later connection at the same address must not confirm.
-        let connection: ChannelConnection
+        let connection: LocalPushConnection
         let continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -18,7 +18,7 @@ final class ChannelCallWaiters: Sendable {
 
     /// Sends `event` (which carries `id` as its confirm id) on the subscription and waits for the confirm.
     /// True when confirmed in time; false on timeout or a failed write.
-    func deliver(_ event: String, id: String, on sub: ChannelSubscription, timeout: Duration) async -> Bool {
+    func deliver(_ event: String, id: String, on sub: LocalPushSubscription, timeout: Duration) async -> Bool {
         let timer = Task { [self] in
             do { try await Task.sleep(for: timeout) } catch { return }
             self.resolve(id, confirmed: false)
@@ -31,7 +31,7 @@ final class ChannelCallWaiters: Sendable {
     }
 
     /// A confirm from a client: true when it was for a waiting call invite sent on that connection.
-    func confirm(_ id: String, webhookID: String, connection: ChannelConnection) -> Bool {
+    func confirm(_ id: String, webhookID: String, connection: LocalPushConnection) -> Bool {
         let waiter = waiters.withLock { w -> Waiter? in
             guard let x = w[id], x.webhookID == webhookID, x.connection === connection else { return nil }
             return w.removeValue(forKey: id)

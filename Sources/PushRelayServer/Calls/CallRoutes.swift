@@ -3,8 +3,8 @@ import Hummingbird
 import PushRelayCore
 
 /// `/api/v1/devices` and `/api/v1/calls`, authenticated with `Authorization: Bearer <api key>`.
-struct VoIPRoutes {
-    let service: VoIPService
+struct CallRoutes {
+    let service: CallService
     let maxBodyBytes: Int
 
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
@@ -66,7 +66,7 @@ struct VoIPRoutes {
         case nil, .null?: withVideo = false
         default: throw APIError.badRequest("Field 'with_video' must be true or false.")
         }
-        let c = VoIPService.CallRequest(deviceID: try f.string("device_id"), callerName: try f.string("caller_name"), callerID: try f.string("caller_id"),
+        let c = CallService.CallRequest(deviceID: try f.string("device_id"), callerName: try f.string("caller_name"), callerID: try f.string("caller_id"),
                                         title: try f.optionalString("title"), withVideo: withVideo, invite: try f.string("invite"))
         let sent = try await service.call(c, apiKeyID: apiKey)
         return JSONResponse.make(status: .created, body: ["notification_uuid": .string(sent.notificationUUID), "delivered_via": .string(sent.deliveredVia)])

@@ -1,7 +1,7 @@
 import PushRelayCore
 
 /// `channel.*`: the websocket push channel.
-public struct ChannelSettings: Sendable {
+public struct LocalPushSettings: Sendable {
     /// How long a confirmable message may stay unconfirmed before it goes to the cloud route.
     public var confirmTimeoutMs = 10_000
     /// How long a queued message waits for its device (`fallback: false` and local-only apps); then it is dropped.

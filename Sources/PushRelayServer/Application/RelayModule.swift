@@ -7,12 +7,12 @@ import ServiceLifecycle
 /// Sets up the WebPush relay and the VoIP API from the config: their provider runners (with a second APNs instance
 /// for the other environment), their routes, and a service that closes what they opened.
 struct RelayModule {
-    let relay: RelayService
-    let voip: VoIPService
+    let relay: WebPushRelayService
+    let voip: CallService
     /// Provider instances created here (not in the registry), shut down after the server stopped.
     let ownedProviders: [any PushProvider]
 
-    init(config: PushRelayConfig, registry: ProviderRegistry, database: PushRelayDatabase, hub: ChannelHub?, limiter: FailedAuthLimiter,
+    init(config: PushRelayConfig, registry: ProviderRegistry, database: PushRelayDatabase, hub: LocalPushHub?, limiter: FailedAuthLimiter,
          clock: any WallClock, logger: Logger) {
         var owned: [any PushProvider] = []
         func runner(_ provider: any PushProvider) -> DeliveryRunner {
@@ -46,9 +46,9 @@ struct RelayModule {
             }
         }
         let fcm = config.relay.fcmProvider.flatMap { registry.providers[$0] }.map(runner)
-        relay = RelayService(settings: config.relay, apnsProduction: production, apnsDevelopment: development, fcm: fcm,
+        relay = WebPushRelayService(settings: config.relay, apnsProduction: production, apnsDevelopment: development, fcm: fcm,
                              store: QuotaStore(database: database), clock: clock, logger: logger)
-        voip = VoIPService(store: VoIPStore(database: database),
+        voip = CallService(store: VoIPStore(database: database),
                            apns: config.voip.apnsProvider.flatMap { registry.providers[$0] }.map(runner),
                            fcm: config.voip.fcmProvider.flatMap { registry.providers[$0] }.map(runner),
                            hub: hub, limiter: limiter, channelConfirmTimeoutMs: config.voip.channelConfirmTimeoutMs, clock: clock, logger: logger)
@@ -56,8 +56,8 @@ struct RelayModule {
     }
 
     func register(_ routes: RouteTable<PushRelayRequestContext>, maxBodyBytes: Int) {
-        RelayRoutes(service: relay).register(routes)
-        VoIPRoutes(service: voip, maxBodyBytes: maxBodyBytes).register(routes)
+        WebPushRelayRoutes(service: relay).register(routes)
+        CallRoutes(service: voip, maxBodyBytes: maxBodyBytes).register(routes)
     }
 
     var service: some Service { ProvidersService(providers: ownedProviders) }
