@@ -14,9 +14,4 @@ public struct ProviderRegistry: Sendable {
     public func provider(for appID: String?) -> (any PushProvider)? {
         routes.provider(for: appID).flatMap { providers[$0] }
     }
-
-    /// Every route is sandboxed: nothing leaves this machine.
-    public var everythingSandboxed: Bool {
-        providers.values.allSatisfy { $0 is SandboxProvider }
-    }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import PushRelayCore
 
-/// `type: sandbox`: never touches the network. Every would-be delivery is answered with a `sandbox:<uuid>` message id
-/// and recorded (with its payload) in the delivery log, so a new install can be exercised end to end offline.
+/// `type: sandbox`: never touches the network. Every delivery is answered with a `sandbox:<uuid>` message id, and what
+/// it would have sent is kept in the delivery log (`DeliveryReceipt.logged`), so a new install can be exercised end to
+/// end offline. It goes through the same pipeline as every other provider.
 public struct SandboxProvider: PushProvider {
     public let name: String
 
@@ -10,12 +11,8 @@ public struct SandboxProvider: PushProvider {
         self.name = name
     }
 
-    /// The sandbox keeps what it would have sent in the delivery log.
-    public var recordsPayload: Bool { true }
-
-    public var isLocal: Bool { true }
-
     public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
-        DeliveryReceipt(messageID: "sandbox:\(RandomID.uuid())", sentPayload: delivery.notification.fcmMessage)
+        let payload = delivery.notification.fcmMessage
+        return DeliveryReceipt(messageID: "sandbox:\(RandomID.uuid())", sentPayload: payload, logged: payload)
     }
 }

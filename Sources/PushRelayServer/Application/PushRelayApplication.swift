@@ -21,33 +21,34 @@ public enum PushRelayApplication {
     ) async throws -> some ApplicationProtocol {
         let store = QuotaStore(database: database)
         let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
-        if config.usingDefaultRoutes || registry.everythingSandboxed {
+        if config.usingDefaultRoutes || config.providers.values.allSatisfy({ $0.type == "sandbox" }) {
             logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
         }
         let channelStore = ChannelStore(database: database)
-        let hub = LocalPushHub(store: channelStore, settings: config.channel, clock: clock, logger: logger)
-        let service = HomeAssistantService(
-            store: store, registry: registry, policy: config.quotaPolicy, delivery: config.delivery, clock: clock,
-            iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), hub: hub, logger: logger)
-        hub.setCloudSender { [logger] n, platform in
-            do throws(APIError) {
-                _ = try await service.sendViaCloud(n, platform: platform)
-            } catch {
-                logger.warning("cloud fallback of a channel message failed", metadata: [
-                    "token": .string(TokenDisplay.short(n.pushToken)), "status": .stringConvertible(error.status.code), "reason": .string(error.message),
-                ])
-            }
-        }
+        let devices = VoIPStore(database: database)
+        let hubHolder = LocalPushGauges()
+        let metrics = config.metricsEnabled ? makeMetrics(database: database, gauges: hubHolder) : nil
+
+        // One pipeline: every entry point hands its deliveries to this dispatcher.
+        let relayProviders = RelayModule.providers(config: config, registry: registry, clock: clock, logger: logger)
+        let dispatcher = Dispatcher(providers: registry.providers.merging(relayProviders.owned) { a, _ in a }, quota: store,
+                                    settings: config.delivery, clock: clock, metrics: metrics, logger: logger)
+        let cloud = HomeAssistantCloudRoute(
+            routes: registry.routes, dispatcher: dispatcher, quota: store, policy: config.quotaPolicy,
+            sealer: PayloadSealer(routes: registry.routes, devices: devices, logger: logger),
+            iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), clock: clock, logger: logger)
+        let hub = LocalPushHub(store: channelStore, settings: config.channel, cloud: cloud, clock: clock, logger: logger)
+        let service = HomeAssistantService(localPush: hub, cloud: cloud)
 
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
         let channelEndpoint = LocalPushEndpoint(hub: hub, store: channelStore, settings: config.channel,
-                                              limiter: limiter, clock: clock, logger: logger)
+                                                limiter: limiter, clock: clock, logger: logger)
         let sockets = LocalPushSockets(endpoint: channelEndpoint)
+        hubHolder.attach(hub: hub, sockets: sockets)
 
         let router = Router(context: PushRelayRequestContext.self)
-        let metrics = config.metricsEnabled ? makeMetrics(database: database, hub: hub, sockets: sockets) : nil
         // Outermost, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
@@ -55,15 +56,16 @@ public enum PushRelayApplication {
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        let relay = RelayModule(config: config, registry: registry, database: database, hub: hub, limiter: limiter, clock: clock, logger: logger)
+        let relay = RelayModule(config: config, providers: relayProviders, registry: registry, dispatcher: dispatcher, devices: devices,
+                                localPush: hub, limiter: limiter, clock: clock, logger: logger)
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
         channelEndpoint.register(routes)
-        let matrix = MatrixGateway(settings: config.matrix, registry: registry, database: database, delivery: config.delivery, clock: clock, logger: logger)
+        let matrix = MatrixGateway(settings: config.matrix, dispatcher: dispatcher, store: MatrixStore(database: database),
+                                   deadTokenTTLms: config.delivery.deadTokenTTLms, clock: clock, logger: logger)
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let adminAuth {
-            AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock,
-                                                 auth: adminAuth,
-                                             maxBodyBytes: config.http.maxBodyBytes).register(routes)
+            AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, auth: adminAuth,
+                                                 maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 
         let notify = HomeAssistantFastPath.Endpoint(service: service, maxBodyBytes: config.http.maxBodyBytes, metrics: metrics, serverName: serverName)
@@ -74,8 +76,7 @@ public enum PushRelayApplication {
             services: [
                 DatabaseService(database: database, logger: logger),
                 PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
-                ProvidersService(providers: Array(registry.providers.values)),
-                relay.service,
+                ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 LocalPushService(hub: hub, store: channelStore, sockets: sockets, clock: clock, logger: logger),
                 MatrixRetryService(gateway: matrix),
             ],
@@ -84,11 +85,11 @@ public enum PushRelayApplication {
         )
     }
 
-    private static func makeMetrics(database: PushRelayDatabase, hub: LocalPushHub, sockets: LocalPushSockets) -> PushRelayMetrics {
+    private static func makeMetrics(database: PushRelayDatabase, gauges: LocalPushGauges) -> PushRelayMetrics {
         PushRelayMetrics(probes: [
-            .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(sockets.count) },
-            .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(hub.channelCount) },
-            .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(hub.pendingCount) },
+            .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(gauges.connections) },
+            .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(gauges.subscriptions) },
+            .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(gauges.unconfirmed) },
             .init(name: "pushrelay_sqlite_transactions", help: "Group-committed SQLite transactions since start.") { Double(database.commitStats.transactions) },
             .init(name: "pushrelay_sqlite_writes", help: "Writes those transactions carried since start.") { Double(database.commitStats.writes) },
             .init(name: "pushrelay_sqlite_wal_syncs", help: "WAL syncs since start; each answers the writes committed before it.") { Double(database.walSyncs) },

@@ -6,8 +6,10 @@ import PushRelayStore
 /// Devices and call-invite pushes (`/api/v1/*`), after the SignalWire push format.
 final class CallService: Sendable {
     let store: VoIPStore
-    let apns: DeliveryRunner?
-    let fcm: DeliveryRunner?
+    /// Provider instances (dispatcher names) for iOS (VoIP pushes) and Android; nil when not configured.
+    let apns: String?
+    let fcm: String?
+    let dispatcher: Dispatcher
     /// The websocket channels: a device with a live, confirming channel is rung there first.
     let hub: LocalPushHub?
     let channelConfirmTimeout: Duration
@@ -16,7 +18,7 @@ final class CallService: Sendable {
     let clock: any WallClock
     let logger: Logger
 
-    init(store: VoIPStore, apns: DeliveryRunner?, fcm: DeliveryRunner?, hub: LocalPushHub?, limiter: FailedAuthLimiter,
+    init(store: VoIPStore, apns: String?, fcm: String?, dispatcher: Dispatcher, hub: LocalPushHub?, limiter: FailedAuthLimiter,
          channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
         self.hub = hub
         self.limiter = limiter
@@ -24,6 +26,7 @@ final class CallService: Sendable {
         self.store = store
         self.apns = apns
         self.fcm = fcm
+        self.dispatcher = dispatcher
         self.clock = clock
         self.logger = logger
     }
@@ -128,7 +131,7 @@ final class CallService: Sendable {
         if await ringOverChannel(invite, device: device) {
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: "websocket")
         }
-        let runner: DeliveryRunner
+        let provider: String
         let notification: TranslatedNotification
         let token: String
         let via: String
@@ -139,13 +142,13 @@ final class CallService: Sendable {
                 guard let voip = device.voipToken else {
                     throw APIError(.unprocessableContent, "NoVoIPToken", "This iOS device was registered without a voip_token; register it again with its PushKit token.")
                 }
-                runner = r
+                provider = r
                 token = voip
                 via = "apns"
                 notification = try CallInvitePush.apns(invite)
             case .android:
                 guard let r = fcm else { throw APIError.configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).") }
-                runner = r
+                provider = r
                 token = device.pushToken
                 via = "fcm"
                 notification = try CallInvitePush.fcm(invite, token: device.pushToken)
@@ -157,11 +160,12 @@ final class CallService: Sendable {
         } catch {
             throw APIError(.internalServerError, "InternalError", "Could not build the call push.")
         }
-        let outcome = await runner.run(Delivery(platform: device.platform, pushToken: token, appID: device.appID, notification: notification))
-        switch outcome {
-        case .success:
+        // The device's own dead flag is checked above; calls are not counted against a daily quota.
+        let delivery = Delivery(platform: device.platform, pushToken: token, appID: device.appID, notification: notification, kind: .callInvite)
+        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: false))) {
+        case .delivered:
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: via)
-        case .failure(let failure):
+        case .failed(let failure, _):
             logger.notice("call push failed", metadata: ["device": .string(device.id), "token": .string(TokenDisplay.short(token)), "reason": .string(failure.message)])
             if case .invalidToken(let reason, _) = failure {
                 do {
@@ -171,6 +175,13 @@ final class CallService: Sendable {
                 }
             }
             throw WebPushRelayService.error(failure)
+        case .dead(let dead, _):
+            throw APIError(.gone, "InvalidToken", "The device's push token is no longer valid (\(dead.reason)); register the device again.",
+                           fields: ["errorCode": .string(dead.reason)])
+        case .refused(let r):
+            throw APIError(.tooManyRequests, "RateLimited", "This device has reached its \(r.maximum) pushes for today.")
+        case .storageUnavailable:
+            throw APIError.storageUnavailable
         }
     }
 
@@ -197,7 +208,6 @@ final class CallService: Sendable {
 
     private func storageFailure(_ error: any Error) -> APIError {
         logger.error("VoIP storage failed", metadata: ["error": .string("\(error)")])
-        return APIError(.serviceUnavailable, "StorageUnavailable", "PushRelay could not read or update its database; try again shortly.",
-                        headers: [.retryAfter: "5"])
+        return .storageUnavailable
     }
 }

@@ -1,27 +1,4 @@
-import Logging
 import PushRelayCore
-import Synchronization
-
-/// Bounds the requests in flight to one provider, so a slow or failing upstream cannot absorb every request:
-/// past the bound, requests fail fast (503) instead of queueing without limit.
-final class ProviderGate: Sendable {
-    let limit: Int
-    private let inFlight = Mutex(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    func tryAcquire() -> Bool {
-        inFlight.withLock { n in
-            guard n < limit else { return false }
-            n += 1
-            return true
-        }
-    }
-
-    func release() { inFlight.withLock { $0 -= 1 } }
-
-    var current: Int { inFlight.withLock { $0 } }
-}
 
 /// Runs one delivery against one provider within the request's deadline: bounded in-flight, a timeout on each
 /// attempt, and retries of transient failures with backoff and jitter, honouring `Retry-After`.
@@ -32,13 +9,6 @@ struct DeliveryRunner: Sendable {
     let deadlineMs: Int
 
     func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
-        if provider.isLocal {
-            do throws(DeliveryFailure) {
-                return .success(try await provider.send(delivery))
-            } catch {
-                return .failure(error)
-            }
-        }
         guard gate.tryAcquire() else {
             return .failure(.transient(reason: "ProviderBusy",
                                        message: "Provider '\(provider.name)' has \(gate.limit) deliveries in flight already; try again shortly.",

@@ -12,7 +12,7 @@ import Synchronization
 /// a fixed 201; `GET /health` costs ~34 µs): request and body async sequences, the response writer and their task
 /// hops. Here the body is collected by this handler and the request runs as one short task that writes its answer
 /// back on the loop. The rules are the same code: `HomeAssistantRequest` reads the body, `HomeAssistantService`
-/// decides, `APIError` renders errors.
+/// decides, `HomeAssistantAnswer` renders the outcome.
 ///
 /// Everything else passes through untouched to Hummingbird, which still serves these paths for other methods (the
 /// JSON 405). The handler sits after Hummingbird's `HTTPConnectionStateHandler`, which therefore still sees every
@@ -54,8 +54,8 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         func answer(_ body: ByteBuffer, platform: HAPlatform) async -> (HTTPResponse.Status, HTTPFields, [UInt8]) {
             do throws(APIError) {
                 let n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
-                let reply = try await service.send(n, platform: platform)
-                return (.init(code: reply.status), [:], reply.body)
+                let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
+                return (answer.status, answer.headers, answer.body)
             } catch {
                 return (error.status, error.headers, JSONWriter.bytes(error.body))
             }

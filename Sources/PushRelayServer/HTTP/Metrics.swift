@@ -3,7 +3,7 @@ import Hummingbird
 import Prometheus
 
 /// Prometheus metrics for `GET /metrics` (with `metrics.enabled`): requests counted by route, method and status, their
-/// durations by route, and gauges read at each scrape (websocket channels, unconfirmed messages, group commits).
+/// durations by route, deliveries by provider and outcome, and gauges read at each scrape (websocket channels, unconfirmed messages, group commits).
 ///
 /// The registry is the application's own (swift-prometheus), not the process-wide `MetricsSystem`, so several servers
 /// in one process (the tests) keep separate figures.
@@ -32,6 +32,15 @@ final class PushRelayMetrics: Sendable {
                              help: "HTTP requests answered, by route pattern, method and status.").increment()
         registry.makeDurationHistogram(name: "pushrelay_http_request_duration_seconds", labels: [("route", route)], buckets: Self.durationBuckets,
                                        help: "Time from request to response, by route pattern.").record(duration)
+    }
+
+    /// One provider call of the dispatcher (retries included), by provider instance and outcome (`delivered` or the
+    /// failure class).
+    func recordDelivery(provider: String, outcome: String, duration: Duration) {
+        registry.makeCounter(name: "pushrelay_deliveries_total", labels: [("provider", provider), ("outcome", outcome)],
+                             help: "Deliveries handed to a provider, by provider instance and outcome.").increment()
+        registry.makeDurationHistogram(name: "pushrelay_delivery_duration_seconds", labels: [("provider", provider)], buckets: Self.durationBuckets,
+                                       help: "Time a provider took to take or refuse a delivery (retries included), by provider instance.").record(duration)
     }
 
     /// The Prometheus text exposition of everything.

@@ -48,30 +48,25 @@ final class LocalPushHub: Sendable {
         var pendingCount: [ObjectIdentifier: Int] = [:]
     }
 
-    /// Sends a notification by its app's cloud route (set once the notification service exists).
-    typealias CloudSender = @Sendable (HANotification, HAPlatform) async -> Void
-
     let store: ChannelStore
     let settings: LocalPushSettings
     let clock: any WallClock
     let logger: Logger
     private let state = Mutex(State())
-    private let cloudSender = Mutex<CloudSender?>(nil)
+    /// Where an unconfirmed message goes: its app's cloud route.
+    let cloud: HomeAssistantCloudRoute
     /// Call invites waiting for their confirm (VoIP API).
     let callWaiters = CallInviteWaiters()
     /// Which push token may subscribe to which webhook id.
     let bindings: LocalPushBindingRegistry
 
-    init(store: ChannelStore, settings: LocalPushSettings, clock: any WallClock, logger: Logger) {
+    init(store: ChannelStore, settings: LocalPushSettings, cloud: HomeAssistantCloudRoute, clock: any WallClock, logger: Logger) {
+        self.cloud = cloud
         self.bindings = LocalPushBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
         self.settings = settings
         self.clock = clock
         self.logger = logger
-    }
-
-    func setCloudSender(_ sender: @escaping CloudSender) {
-        cloudSender.withLock { $0 = sender }
     }
 
     var channelCount: Int { state.withLock { $0.byWebhook.count } }
@@ -202,7 +197,7 @@ final class LocalPushHub: Sendable {
             } catch {
                 logger.error("could not update a channel message", metadata: ["error": .string("\(error)")])
             }
-            await cloudSender.withLock { $0 }?(n, message.platform)
+            await sendByCloud(n, platform: message.platform)
         } else {
             var queued = message
             queued.state = .queued
@@ -213,7 +208,15 @@ final class LocalPushHub: Sendable {
     private func fallBack(_ n: HANotification, platform: HAPlatform, reason: String) async {
         logger.info("local delivery failed; using the cloud route", metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "reason": .string(reason)])
         store.count(.fallbacks, token: n.pushToken, now: clock.now())
-        await cloudSender.withLock { $0 }?(n, platform)
+        await sendByCloud(n, platform: platform)
+    }
+
+    private func sendByCloud(_ n: HANotification, platform: HAPlatform) async {
+        let outcome = await cloud.send(n, platform: platform, localPush: self)
+        guard !outcome.isAccepted else { return }
+        logger.warning("cloud fallback of a channel message failed", metadata: [
+            "token": .string(TokenDisplay.short(n.pushToken)), "outcome": .string(outcome.summary),
+        ])
     }
 
     // MARK: Bindings

@@ -12,34 +12,26 @@ import PushRelayStore
 /// - If every device failed transiently the answer is 502 and nothing is queued: the homeserver retries.
 /// - Otherwise 200; transiently failed devices go to the durable retry queue (`MatrixRetryService`).
 /// - Devices that already got the same `event_id` within `matrix.dedup_window` are not pushed again.
-public final class MatrixGateway: Sendable {
+final class MatrixGateway: Sendable {
     let settings: PushRelayConfig.Matrix
     let apps: MatrixAppTable<PushRelayConfig.MatrixApp>
-    let registry: ProviderRegistry
+    let dispatcher: Dispatcher
     let store: MatrixStore
-    let quota: QuotaStore
     let clock: any WallClock
     let logger: Logger
+    /// How long a pushkey found dead during a retry is remembered (`delivery.dead_token_ttl`).
     let deadTokenTTLms: Int64
-    /// One runner (own in-flight bound) per provider instance, separate from the Home Assistant side's, so a burst
-    /// of Matrix traffic cannot starve Home Assistant requests of provider slots (or the reverse).
-    private let runners: [String: DeliveryRunner]
 
-    public init(settings: PushRelayConfig.Matrix, registry: ProviderRegistry, database: PushRelayDatabase, delivery: PushRelayConfig.Delivery,
-                clock: any WallClock, logger: Logger) {
+    init(settings: PushRelayConfig.Matrix, dispatcher: Dispatcher, store: MatrixStore, deadTokenTTLms: Int64, clock: any WallClock, logger: Logger) {
         self.settings = settings
         self.apps = MatrixAppTable(settings.apps)
-        self.registry = registry
-        self.store = MatrixStore(database: database)
-        self.quota = QuotaStore(database: database)
+        self.dispatcher = dispatcher
+        self.store = store
         self.clock = clock
         var logger = logger
         logger[metadataKey: "gateway"] = "matrix"
         self.logger = logger
-        self.deadTokenTTLms = delivery.deadTokenTTLms
-        self.runners = registry.providers.mapValues {
-            DeliveryRunner(provider: $0, gate: ProviderGate(limit: delivery.maxInFlight), retry: delivery.retryPolicy, deadlineMs: delivery.deadlineMs)
-        }
+        self.deadTokenTTLms = deadTokenTTLms
     }
 
     /// What happened to one device.
@@ -137,7 +129,8 @@ public final class MatrixGateway: Sendable {
         return Reply(status: 200, rejected: rejected, error: nil)
     }
 
-    /// Routes, translates, applies the daily limit and delivers one device. Used by requests and by the retry queue.
+    /// Routes, translates and hands one device to the dispatcher (under the app's daily limit, if it has one). Used
+    /// by requests and by the retry queue.
     func dispatch(_ n: MatrixNotification, device: MatrixDevice) async -> DeviceOutcome {
         let short = TokenDisplay.short(device.pushkey)
         let app: PushRelayConfig.MatrixApp
@@ -151,7 +144,7 @@ public final class MatrixGateway: Sendable {
             logger.warning("several matrix.apps globs match this app id; rejecting the pushkey", metadata: ["app_id": .string(device.appID), "globs": .string(keys.joined(separator: ", "))])
             return .rejected(reason: "app id '\(device.appID)' matches several matrix.apps globs (\(keys.joined(separator: ", ")))", provider: nil)
         }
-        guard let provider = registry.providers[app.provider], let runner = runners[app.provider] else {
+        guard dispatcher.has(provider: app.provider) else {
             return .failed("provider '\(app.provider)' is not running")
         }
         let translated: TranslatedNotification
@@ -165,60 +158,34 @@ public final class MatrixGateway: Sendable {
             return .skipped(reason)
         case .reject(let reason):
             logger.notice("rejecting pushkey", metadata: ["app_id": .string(device.appID), "token": .string(short), "reason": .string(reason)])
-            return .rejected(reason: reason, provider: provider.name)
+            return .rejected(reason: reason, provider: app.provider)
         case .tooLarge(let reason):
             logger.warning("notification too large for the provider; dropped", metadata: ["token": .string(short), "reason": .string(reason)])
             return .failed(reason)
         }
 
-        let key = Self.deviceKey(device)
-        var reservation: QuotaReservation?
-        if let limit = app.dailyLimit {
-            do {
-                let r = try await quota.reserve(pushToken: key, appID: device.appID, day: UTCDay(clock.now()),
-                                                policy: QuotaPolicy(dailyLimit: limit), now: clock.now())
-                guard r.decision.allowed else {
-                    logger.info("daily limit reached; not pushed", metadata: ["token": .string(short), "maximum": .stringConvertible(r.maximum)])
-                    return .skipped("daily limit of \(r.maximum) reached")
-                }
-                reservation = r
-            } catch {
-                logger.error("quota storage failed", metadata: ["error": .string("\(error)")])
-                return .transient(.transient(reason: "StorageError", message: "the quota ledger could not be written", retryAfterSeconds: nil))
-            }
-        }
-
         let platform: HAPlatform
         if case .apns = app.format { platform = .ios } else { platform = .android }
-        let delivery = Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated)
-        let result = await runner.run(delivery)
-        let payload = (try? result.get()).map { JSONWriter.string($0.sentPayload) }
-        let record = DeliveryRecord(
-            at: clock.now(), pushToken: key, appID: device.appID, platform: "matrix-\(app.format.name)", provider: provider.name,
-            kind: DeliveryKind.notification.rawValue, counted: reservation != nil, outcome: result.outcomeName,
-            messageID: try? result.get().messageID, errorMessage: result.failureMessage,
-            payload: provider.recordsPayload ? payload : nil)
-        switch result {
-        case .success:
-            let logger = self.logger
-            quota.recordDelivered(record, day: reservation?.day ?? UTCDay(record.at)) { error in
-                logger.error("could not write the delivery log", metadata: ["error": .string("\(error)")])
-            }
+        // The dead-token memory was read for the whole request (`notify`); only the daily limit is checked here.
+        let quota: Dispatch.Quota = app.dailyLimit.map { .counted(QuotaPolicy(dailyLimit: $0)) } ?? .uncounted(checkDead: false)
+        let dispatch = Dispatch(Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated),
+                                provider: app.provider, account: Self.deviceKey(device), logPlatform: "matrix-\(app.format.name)", quota: quota)
+        switch await dispatcher.dispatch(dispatch) {
+        case .delivered:
             return .delivered
-        case .failure(let failure):
-            do {
-                _ = try await quota.complete(reservation, record: record)
-            } catch {
-                logger.error("could not record delivery outcome", metadata: ["token": .string(short), "error": .string("\(error)")])
-            }
-            logger.warning("delivery failed", metadata: [
-                "token": .string(short), "provider": .string(provider.name), "outcome": .string(result.outcomeName), "reason": .string(failure.message),
-            ])
+        case .refused(let r):
+            logger.info("daily limit reached; not pushed", metadata: ["token": .string(short), "maximum": .stringConvertible(r.maximum)])
+            return .skipped("daily limit of \(r.maximum) reached")
+        case .dead(let dead, _):
+            return .rejected(reason: dead.reason, provider: dead.provider)
+        case .storageUnavailable:
+            return .transient(.transient(reason: "StorageError", message: "the quota ledger could not be written", retryAfterSeconds: nil))
+        case .failed(let failure, _):
             switch failure {
-            case .invalidToken(let reason, _): return .rejected(reason: reason, provider: provider.name)
+            case .invalidToken(let reason, _): return .rejected(reason: reason, provider: app.provider)
             // A pushkey that cannot be a device token is rejected; a push service outside allowed_endpoints is
             // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault).
-            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed: return .rejected(reason: reason, provider: provider.name)
+            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed: return .rejected(reason: reason, provider: app.provider)
             case .transient: return .transient(failure)
             case .payloadTooLarge, .invalidPayload, .invalidTarget, .configuration: return .failed(failure.message)
             }

@@ -1,0 +1,31 @@
+/// Why a provider did not deliver. Typed so callers switch on it instead of comparing strings.
+public enum DeliveryFailure: Error, Sendable, Equatable {
+    /// The token is dead or not for this app (FCM UNREGISTERED, APNs 410/BadDeviceToken…). `reason` is the provider's.
+    case invalidToken(reason: String, message: String)
+    /// The payload exceeds the provider's limit.
+    case payloadTooLarge(message: String)
+    /// The provider rejected the payload for another reason.
+    case invalidPayload(reason: String, message: String)
+    /// The request names a target the provider cannot address: a malformed device token, a push service that is not
+    /// allowed. The caller's mistake; nothing was sent, and the token is not remembered as dead. `reason` names the
+    /// problem (`MalformedToken`, `EndpointNotAllowed`).
+    case invalidTarget(reason: String, message: String)
+    /// Worth retrying: 429/500/503, timeouts, connection errors. `retryAfterSeconds` from `Retry-After` when given.
+    case transient(reason: String, message: String, retryAfterSeconds: Int?)
+    /// The relay is misconfigured for this app (wrong credentials, sender id mismatch, no route).
+    case configuration(message: String)
+
+    public var message: String {
+        switch self {
+        case .invalidToken(_, let m), .payloadTooLarge(let m), .invalidPayload(_, let m), .invalidTarget(_, let m), .transient(_, let m, _),
+             .configuration(let m):
+            return m
+        }
+    }
+}
+
+extension DeliveryFailure {
+    /// `invalidTarget` reasons (also the `errorType` of the HTTP answer).
+    public static let malformedToken = "MalformedToken"
+    public static let endpointNotAllowed = "EndpointNotAllowed"
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayStore
+
+/// The one delivery pipeline every entry point uses: reserve quota → deliver → record → remember dead tokens → metrics.
+///
+/// Home Assistant, Matrix, the WebPush relay and calls translate their input into a `Dispatch` and turn the
+/// `DispatchOutcome` into their own answer; none of them calls a provider, the quota or the delivery log directly.
+/// Each provider instance has one `DeliveryRunner` (in-flight bound, deadline, retries) shared by every entry point.
+final class Dispatcher: Sendable {
+    private let runners: [String: DeliveryRunner]
+    private let quota: QuotaStore
+    private let deadTokenTTL: TimeInterval
+    private let clock: any WallClock
+    private let metrics: PushRelayMetrics?
+    private let logger: Logger
+
+    init(providers: [String: any PushProvider], quota: QuotaStore, settings: PushRelayConfig.Delivery, clock: any WallClock,
+         metrics: PushRelayMetrics?, logger: Logger) {
+        self.runners = providers.mapValues {
+            DeliveryRunner(provider: $0, gate: ProviderGate(limit: settings.maxInFlight), retry: settings.retryPolicy, deadlineMs: settings.deadlineMs)
+        }
+        self.quota = quota
+        self.deadTokenTTL = TimeInterval(settings.deadTokenTTLms) / 1000
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Whether `name` is a provider this dispatcher can send through.
+    func has(provider name: String) -> Bool { runners[name] != nil }
+
+    func dispatch(_ d: Dispatch) async -> DispatchOutcome {
+        guard let runner = runners[d.provider] else {
+            return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
+        }
+        let now = clock.now()
+        var reservation: QuotaReservation?
+        do {
+            switch d.quota {
+            case .counted(let policy, let webhookID):
+                switch try await quota.reserveUnlessDead(pushToken: d.account, appID: d.delivery.appID, webhookID: webhookID, day: UTCDay(now),
+                                                         policy: policy, now: now) {
+                case .dead(let dead, let limits):
+                    return .dead(dead, rateLimits: limits)
+                case .reserved(let r):
+                    guard r.decision.allowed else { return .refused(r) }
+                    reservation = r
+                }
+            case .uncounted(checkDead: true):
+                if let dead = try await quota.deadToken(d.account, now: now) { return .dead(dead, rateLimits: nil) }
+            case .uncounted(checkDead: false):
+                break
+            }
+        } catch {
+            logger.error("quota storage failed", metadata: ["error": .string("\(error)")])
+            return .storageUnavailable
+        }
+
+        let started = ContinuousClock.now
+        let outcome = await runner.run(d.delivery)
+        metrics?.recordDelivery(provider: d.provider, outcome: outcome.outcomeName, duration: .now - started)
+        let receipt = try? outcome.get()
+        let record = DeliveryRecord(
+            at: clock.now(), pushToken: d.account, appID: d.delivery.appID, platform: d.logPlatform, provider: d.provider,
+            kind: d.delivery.kind.rawValue, counted: reservation != nil, outcome: outcome.outcomeName, messageID: receipt?.messageID,
+            errorMessage: outcome.failureMessage, payload: receipt?.logged.map(JSONWriter.string))
+        switch outcome {
+        case .success(let receipt):
+            // The reservation already counted it; the log row is committed with the next group commit.
+            let logger = self.logger
+            quota.recordDelivered(record, day: reservation?.day ?? UTCDay(record.at)) { error in
+                logger.error("could not write the delivery log", metadata: ["error": .string("\(error)")])
+            }
+            return .delivered(receipt, rateLimits: reservation?.rateLimits)
+        case .failure(let failure):
+            var dead: DeadMark?
+            if case .invalidToken(let reason, let message) = failure {
+                dead = DeadMark(provider: d.provider, reason: reason, message: message, until: record.at.addingTimeInterval(deadTokenTTL))
+            }
+            var limits = reservation?.rateLimits
+            do {
+                let counters = try await quota.complete(reservation, record: record, markDead: dead)
+                if let r = reservation, let counters { limits = RateLimits(counters: counters, maximum: r.maximum, day: r.day) }
+            } catch {
+                // The failure is final already; a ledger write failure must not turn it into a retry.
+                logger.error("could not record a delivery outcome", metadata: [
+                    "token": .string(TokenDisplay.short(d.account)), "error": .string("\(error)"),
+                ])
+            }
+            logger.warning("delivery failed", metadata: [
+                "token": .string(TokenDisplay.short(d.account)), "provider": .string(d.provider), "kind": .string(d.delivery.kind.rawValue),
+                "outcome": .string(outcome.outcomeName), "reason": .string(failure.message),
+            ])
+            return .failed(failure, rateLimits: limits)
+        }
+    }
+}
+
+extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
+    /// The delivery log's `outcome` (and the metrics label): `delivered` or the failure class.
+    var outcomeName: String {
+        switch self {
+        case .success: return "delivered"
+        case .failure(.invalidToken): return "invalid_token"
+        case .failure(.payloadTooLarge): return "payload_too_large"
+        case .failure(.invalidPayload): return "invalid_payload"
+        case .failure(.invalidTarget): return "invalid_target"
+        case .failure(.transient): return "transient"
+        case .failure(.configuration): return "configuration"
+        }
+    }
+
+    var failureMessage: String? {
+        if case .failure(let f) = self { return f.message }
+        return nil
+    }
+}

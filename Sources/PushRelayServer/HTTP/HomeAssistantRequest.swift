@@ -1,0 +1,33 @@
+import PushRelayCore
+
+/// How Home Assistant's endpoints read a request body (shared by the router and the NIO fast path).
+enum HomeAssistantRequest {
+    /// The notification in a parsed body: 403 without a push token, 400 for a malformed one.
+    static func notification(_ body: JSONValue) throws(APIError) -> HANotification {
+        do {
+            return try HANotification(body: body)
+        } catch {
+            switch error {
+            case .missingPushToken:
+                try reject403()
+            case .malformedBody, .wrongType:
+                throw APIError(.badRequest, "InvalidRequest", error.description, fields: ["errorMessage": .string(error.description)])
+            }
+        }
+    }
+
+    /// A body as Home Assistant's endpoints take it: 400 unless it is JSON.
+    static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
+        guard !bytes.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw APIError.badRequest("The request body is not valid JSON (\(error)).")
+        }
+    }
+
+    static func reject403() throws(APIError) -> Never {
+        let message = HARequestError.missingPushToken.description
+        throw APIError(.forbidden, "MissingToken", message, fields: ["errorMessage": .string("You did not send a token!")])
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayStore
+
+/// The cloud route of a Home Assistant notification: translate for the platform, seal when asked, and hand it to the
+/// dispatcher under the token's daily quota (the rate-limit notice included). Also what an unconfirmed websocket
+/// message falls back to.
+struct HomeAssistantCloudRoute: Sendable {
+    let routes: AppRoutes
+    let dispatcher: Dispatcher
+    let quota: QuotaStore
+    let policy: QuotaPolicy
+    let sealer: PayloadSealer
+    let iosOptions: IOSTranslationOptions
+    let clock: any WallClock
+    let logger: Logger
+
+    func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {
+        switch platform {
+        case .android: return AndroidTranslation.translate(n)
+        case .ios: return IOSTranslation.translate(n, options: iosOptions)
+        }
+    }
+
+    /// Sends `n` by its app's route. A local-only app's notification is queued on `localPush` for its device instead.
+    func send(_ n: HANotification, platform: HAPlatform, localPush: LocalPushHub?) async -> HomeAssistantOutcome {
+        let token = n.pushToken
+        let appID = n.registrationInfo.appID
+        guard let providerName = routes.provider(for: appID) else {
+            return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
+        }
+        if providerName == AppRoutes.localOnly {
+            guard let localPush else { return .misconfigured("App '\(appID ?? "")' is local-only but the websocket channel is not running.") }
+            do {
+                let id = try await localPush.queue(n, platform: platform)
+                return await accepted(n, messageID: "queued:\(id)")
+            } catch {
+                logger.error("could not queue a local-only notification", metadata: ["error": .string("\(error)")])
+                return .storageUnavailable
+            }
+        }
+        guard dispatcher.has(provider: providerName) else {
+            return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
+        }
+        let translated: TranslatedNotification
+        do {
+            translated = try await sealer.sealIfRegistered(translate(n, platform: platform), n, platform: platform)
+        } catch .storageUnavailable {
+            return .storageUnavailable
+        } catch {
+            return .internalError("Could not encrypt the notification for this device.")
+        }
+        let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
+        let exempt = policy.isExempt(translated)
+        let quotaMode: Dispatch.Quota = exempt ? .uncounted(checkDead: true) : .counted(policy, webhookID: n.registrationInfo.webhookID)
+        switch await dispatcher.dispatch(Dispatch(delivery, provider: providerName, quota: quotaMode)) {
+        case .delivered(let receipt, let limits):
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
+            return .accepted(messageID: receipt.messageID, sentPayload: JSONWriter.bytes(receipt.sentPayload), rateLimits: limits)
+        case .refused(let reservation):
+            if reservation.decision.sendNotice {
+                await sendRateLimitNotice(platform: platform, token: token, appID: appID, provider: providerName, reservation: reservation)
+            }
+            logger.debug("rate limited", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
+            return .rateLimited(maximum: reservation.maximum, rateLimits: reservation.rateLimits)
+        case .dead(let dead, let limits):
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
+            return .deadToken(dead, rateLimits: limits)
+        case .failed(let failure, let limits):
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
+            return .failed(failure, rateLimits: limits)
+        case .storageUnavailable:
+            return .storageUnavailable
+        }
+    }
+
+    /// 201 for a notification delivered or queued locally: the event as `sentPayload`, the untouched cloud quota.
+    func accepted(_ n: HANotification, messageID: String) async -> HomeAssistantOutcome {
+        guard let limits = await rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID) else { return .storageUnavailable }
+        return .accepted(messageID: messageID, sentPayload: JSONWriter.bytes(LocalPushWire.notificationEvent(n, confirmID: nil)), rateLimits: limits)
+    }
+
+    /// The token's quota today, read-only; nil when the quota database cannot be read.
+    func rateLimits(pushToken: String, appID: String?) async -> RateLimits? {
+        do {
+            return try await quota.rateLimits(pushToken: pushToken, appID: appID, day: UTCDay(clock.now()), policy: policy)
+        } catch {
+            logger.error("quota storage failed", metadata: ["error": .string("\(error)")])
+            return nil
+        }
+    }
+
+    private func sendRateLimitNotice(platform: HAPlatform, token: String, appID: String?, provider: String, reservation: QuotaReservation) async {
+        let notice = RateLimitNotice.translate(platform: platform, pushToken: token, maximum: reservation.maximum, resetsAt: reservation.rateLimits.resetsAt)
+        let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: notice, kind: .rateLimitNotice)
+        _ = await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: false)))
+        logger.info("sent rate-limit notice", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
+    }
+}
+
+extension Optional where Wrapped: Sendable {
+    /// The value, or what `fallback` finds when there is none.
+    fileprivate func asyncOr(_ fallback: () async -> Wrapped?) async -> Wrapped? {
+        if let self { return self }
+        return await fallback()
+    }
+}

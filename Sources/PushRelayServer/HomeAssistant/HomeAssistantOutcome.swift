@@ -1,0 +1,39 @@
+import PushRelayCore
+import PushRelayStore
+
+/// How one Home Assistant notification ended. The HTTP layer (`HomeAssistantAnswer`) turns it into the relay's wire
+/// answer: 201, 429, 410 and the other errors with their JSON bodies.
+enum HomeAssistantOutcome: Sendable {
+    /// Sent (by the cloud route or over a live websocket channel) or queued for the device. `sentPayload` is the
+    /// encoded JSON of what was sent.
+    case accepted(messageID: String, sentPayload: [UInt8], rateLimits: RateLimits)
+    /// The token's daily quota is spent; nothing was sent.
+    case rateLimited(maximum: Int, rateLimits: RateLimits)
+    /// The token is remembered as dead; nothing was sent or counted.
+    case deadToken(DeadToken, rateLimits: RateLimits)
+    /// The provider did not take the notification.
+    case failed(DeliveryFailure, rateLimits: RateLimits)
+    /// The quota or device database could not be read or written; nothing was sent.
+    case storageUnavailable
+    /// PushRelay's own configuration cannot serve this notification (no route for the app, …).
+    case misconfigured(String)
+    /// PushRelay failed in a way that is not the request's fault.
+    case internalError(String)
+
+    /// A short description for log lines (no tokens).
+    var summary: String {
+        switch self {
+        case .accepted: return "accepted"
+        case .rateLimited(let maximum, _): return "rate limited (maximum \(maximum))"
+        case .deadToken(let dead, _): return "dead token (\(dead.provider): \(dead.reason))"
+        case .failed(let failure, _): return "failed: \(failure.message)"
+        case .storageUnavailable: return "storage unavailable"
+        case .misconfigured(let message), .internalError(let message): return message
+        }
+    }
+
+    var isAccepted: Bool {
+        if case .accepted = self { return true }
+        return false
+    }
+}
