@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pushrelay", targets: ["pushrelay"]),
+        .executable(name: "pushrelay-dev", targets: ["pushrelay-dev"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -81,7 +82,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Strict in-process fakes of FCM and APNs (real TLS, HTTP/2), and the credentials they need.
-        // Used by the tests, the benchmark and `pushrelay dev fake-providers`.
+        // Used by the tests, the benchmarks and `pushrelay-dev fake-providers`; never by the `pushrelay` binary.
         .target(
             name: "PushRelayTestSupport",
             dependencies: [
@@ -125,11 +126,21 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
-                "PushRelayTestSupport",
                 "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Development helpers built from the test fakes (`pushrelay-dev fake-providers`); the release binary does not
+        // link them.
+        .executableTarget(
+            name: "pushrelay-dev",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Matrix push gateway benchmark (issue 5): release build, `pushrelay dev fake-providers` as the FCM upstream (real TLS,
+# Matrix push gateway benchmark (issue 5): release build, `pushrelay-dev fake-providers` as the FCM upstream (real TLS,
 # OAuth, HTTP/2), wrk at 64 connections for 10 s POSTing /_matrix/push/v1/notify with one FCM device per request
 # (a distinct event id and pushkey per request, so neither de-duplication nor caching flatters the figures).
 # Usage: Benchmarks/matrix.sh      (env: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_PORT=18282)
@@ -14,7 +14,9 @@ PORT=${BENCH_PORT:-18282}
 command -v wrk >/dev/null 2>&1 || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
 
 swift build -c release --product pushrelay >&2
+swift build -c release --product pushrelay-dev >&2
 BIN=$(swift build -c release --show-bin-path)/pushrelay
+DEVBIN=$(swift build -c release --show-bin-path)/pushrelay-dev
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -23,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN" dev fake-providers --apns-port 0 --fcm-port 0 --out "$WORK/fakes" > "$WORK/fakes.log" 2>&1 &
+"$DEVBIN" fake-providers --apns-port 0 --fcm-port 0 --out "$WORK/fakes" > "$WORK/fakes.log" 2>&1 &
 FAKES=$!
 for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && grep -q "waiting for requests" "$WORK/fakes.log" && break; sleep 0.1; done
 cat >> "$WORK/fakes/pushrelay.yaml" <<YAML

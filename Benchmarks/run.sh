@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PushRelay throughput benchmark: release build, wrk at 64 connections for 10 s each.
 #  1. sandbox provider: the Android endpoint over many tokens, and /health as the ceiling;
-#  2. real delivery through the in-repo fakes (`pushrelay dev fake-providers`): Android → fake FCM (OAuth + HTTPS),
+#  2. real delivery through the in-repo fakes (`pushrelay-dev fake-providers`): Android → fake FCM (OAuth + HTTPS),
 #     iOS → fake APNs (TLS + HTTP/2). The fakes run on the same 2 cores, so these figures include their cost.
 # Usage: Benchmarks/run.sh            (env: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_PORT=18181
 #                                      BENCH_ROUNDS=1: more rounds repeat the /health + notify pair and add the median
@@ -21,7 +21,9 @@ if ! command -v wrk >/dev/null 2>&1; then
 fi
 
 swift build -c release --product pushrelay >&2
+swift build -c release --product pushrelay-dev >&2
 BIN=$(swift build -c release --show-bin-path)/pushrelay
+DEVBIN=$(swift build -c release --show-bin-path)/pushrelay-dev
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -57,7 +59,7 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 # Real delivery through the fakes.
-"$BIN" dev fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
+"$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
 FAKES=$!
 for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
 PORT2=$((PORT + 1))

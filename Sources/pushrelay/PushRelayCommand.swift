@@ -26,7 +26,7 @@ struct PushRelay: AsyncParsableCommand {
         commandName: "pushrelay",
         abstract: "A self-hosted push gateway for Home Assistant's mobile_app notify platform.",
         version: PushRelayVersion.string,
-        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self, Dev.self],
+        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self],
         defaultSubcommand: nil
     )
 

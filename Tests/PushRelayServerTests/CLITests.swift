@@ -28,6 +28,20 @@ struct CLI {
         #expect(FileManager.default.isExecutableFile(atPath: CLI.binary.path), "build with `swift build` first: \(CLI.binary.path)")
     }
 
+    /// The fakes (`PushRelayTestSupport`) live in `pushrelay-dev`; the shipped binary must not carry them.
+    @Test func theShippedBinaryLinksNoTestFakes() throws {
+        let symbols = try ProcessSpawn.runBlocking(["/usr/bin/nm", "--defined-only", CLI.binary.path])
+        #expect(symbols.status == 0)
+        #expect(symbols.stdout.count > 100_000, "nm listed too little to judge")
+        #expect(!symbols.stdout.contains("PushRelayTestSupport"))
+        #expect(!symbols.stdout.contains("FakeFCM"))
+        let dev = try CLI.run(["dev"])
+        #expect(dev.status != 0)
+        let tool = try ProcessSpawn.runBlocking([CLI.binary.deletingLastPathComponent().appendingPathComponent("pushrelay-dev").path, "fake-providers", "--help"])
+        #expect(tool.status == 0)
+        #expect(tool.stdout.contains("--fcm-port"))
+    }
+
     @Test func quotaCommandsWorkOnTheDatabase() async throws {
         let db = TestServer.tempPath()
         let env = ["PUSHRELAY_STORAGE_SQLITE_PATH": db]
