@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayStore
+import Testing
+
+@testable import PushRelayServer
+
+/// The one delivery pipeline, driven directly: quota, provider, delivery log, dead-token memory and metrics.
+@Suite struct DispatcherTests {
+    struct Rig {
+        let dispatcher: Dispatcher
+        let store: QuotaStore
+        let clock: TestClock
+        let metrics: PushRelayMetrics
+        let provider: ScriptedProvider
+    }
+
+    static func rig(_ steps: [ScriptedProvider.Step] = [.deliver], deadTokenTTLms: Int64 = 3_600_000) throws -> Rig {
+        let database = try PushRelayDatabase(path: TestServer.tempPath())
+        try database.migrate()
+        let store = QuotaStore(database: database)
+        let clock = TestClock()
+        let metrics = PushRelayMetrics(probes: [])
+        let provider = ScriptedProvider(name: "scripted", steps)
+        var settings = PushRelayConfig.Delivery()
+        settings.deadTokenTTLms = deadTokenTTLms
+        settings.retryBaseMs = 1
+        let dispatcher = Dispatcher(providers: ["scripted": provider, "sandbox": SandboxProvider()], quota: store, settings: settings,
+                                    clock: clock, metrics: metrics, logger: Logger(label: "test"))
+        return Rig(dispatcher: dispatcher, store: store, clock: clock, metrics: metrics, provider: provider)
+    }
+
+    static func dispatch(token: String = "tok:dispatch", provider: String = "scripted", quota: Dispatch.Quota,
+                         kind: DeliveryKind = .notification) -> Dispatch {
+        let n = AndroidTranslation.translate(try! HANotification(body: ["message": "Hi", "push_token": .string(token)]))
+        return Dispatch(Delivery(platform: .android, pushToken: token, appID: "app", notification: n, kind: kind), provider: provider, quota: quota)
+    }
+
+    @Test func countedDispatchesStopAtTheLimitAndTheNoticeIsDecidedOnce() async throws {
+        let rig = try Self.rig()
+        let counted = Dispatch.Quota.counted(QuotaPolicy(dailyLimit: 2))
+        var notices = 0
+        var delivered = 0
+        for _ in 0..<5 {
+            switch await rig.dispatcher.dispatch(Self.dispatch(quota: counted)) {
+            case .delivered(_, let limits):
+                delivered += 1
+                #expect(limits?.successful == delivered)
+            case .refused(let r):
+                #expect(r.maximum == 2)
+                if r.decision.sendNotice { notices += 1 }
+            default:
+                Issue.record("unexpected outcome")
+            }
+        }
+        #expect(delivered == 2)
+        #expect(notices == 1)
+        #expect(rig.provider.callCount == 2)
+        let log = try await rig.store.recentDeliveries(pushToken: "tok:dispatch")
+        #expect(log.count == 2)
+        #expect(log.allSatisfy { $0.counted && $0.outcome == "delivered" && $0.payload == nil })
+    }
+
+    @Test func aDeadTokenIsRememberedForTheConfiguredTimeAndItsSlotBecomesAnError() async throws {
+        let rig = try Self.rig([.fail(.invalidToken(reason: "UNREGISTERED", message: "gone"))], deadTokenTTLms: 3_600_000)
+        let counted = Dispatch.Quota.counted(QuotaPolicy(dailyLimit: 10))
+        guard case .failed(.invalidToken, let limits) = await rig.dispatcher.dispatch(Self.dispatch(quota: counted)) else {
+            Issue.record("expected the provider's invalid token")
+            return
+        }
+        #expect(limits?.errors == 1)
+        #expect(limits?.successful == 0)
+        // Remembered: answered dead without calling the provider, counted or not, until the TTL passes.
+        guard case .dead(let dead, _) = await rig.dispatcher.dispatch(Self.dispatch(quota: counted)) else {
+            Issue.record("expected the token to be remembered as dead")
+            return
+        }
+        #expect(dead.reason == "UNREGISTERED")
+        #expect(dead.provider == "scripted")
+        guard case .dead = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: true))) else {
+            Issue.record("an uncounted dispatch that checks must see the mark")
+            return
+        }
+        #expect(rig.provider.callCount == 1)
+        rig.clock.advance(seconds: 3_601)
+        _ = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: true)))
+        #expect(rig.provider.callCount == 2)
+    }
+
+    @Test func uncountedDispatchesLeaveTheQuotaAlone() async throws {
+        let rig = try Self.rig()
+        for kind in [DeliveryKind.rateLimitNotice, .webPushRelay, .callInvite] {
+            guard case .delivered(_, let limits) = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: false), kind: kind)) else {
+                Issue.record("expected a delivery")
+                return
+            }
+            #expect(limits == nil)
+        }
+        let limits = try await rig.store.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
+        #expect(limits.attempts == 0)
+        let log = try await rig.store.recentDeliveries(pushToken: "tok:dispatch")
+        #expect(Set(log.map(\.kind)) == ["rate_limit_notice", "webpush_relay", "call_invite"])
+        #expect(log.allSatisfy { !$0.counted })
+    }
+
+    @Test func theSandboxGoesThroughTheSamePipelineAndKeepsItsPayloadInTheLog() async throws {
+        let rig = try Self.rig()
+        let counted = Dispatch.Quota.counted(QuotaPolicy(dailyLimit: 1))
+        guard case .delivered(let receipt, _) = await rig.dispatcher.dispatch(Self.dispatch(provider: "sandbox", quota: counted)) else {
+            Issue.record("expected a delivery")
+            return
+        }
+        #expect(receipt.messageID.hasPrefix("sandbox:"))
+        guard case .refused = await rig.dispatcher.dispatch(Self.dispatch(provider: "sandbox", quota: counted)) else {
+            Issue.record("the sandbox is counted like any provider")
+            return
+        }
+        let log = try await rig.store.recentDeliveries(pushToken: "tok:dispatch")
+        #expect(log.count == 1)
+        let payload = try #require(log.first?.payload)
+        #expect(try JSONParser.parse(Array(payload.utf8)) == receipt.sentPayload)
+    }
+
+    @Test func everyProviderCallIsCountedInTheMetricsByOutcome() async throws {
+        let rig = try Self.rig([.deliver, .fail(.payloadTooLarge(message: "too big"))])
+        _ = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: false)))
+        _ = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: false)))
+        let text = String(decoding: rig.metrics.render(), as: UTF8.self)
+        #expect(text.contains(#"pushrelay_deliveries_total{provider="scripted",outcome="delivered"} 1"#))
+        #expect(text.contains(#"pushrelay_deliveries_total{provider="scripted",outcome="payload_too_large"} 1"#))
+        #expect(text.contains(#"pushrelay_delivery_duration_seconds_count{provider="scripted"} 2"#))
+    }
+
+    @Test func anUnknownProviderIsAConfigurationFailureAndCountsNothing() async throws {
+        let rig = try Self.rig()
+        guard case .failed(.configuration, nil) = await rig.dispatcher.dispatch(Self.dispatch(provider: "missing", quota: .counted(QuotaPolicy()))) else {
+            Issue.record("expected a configuration failure")
+            return
+        }
+        let limits = try await rig.store.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
+        #expect(limits.attempts == 0)
+    }
+}
