@@ -1,5 +1,6 @@
 -- wrk script: POSTs Home Assistant notifications spread over many push tokens.
--- BENCH_PLATFORM=android (default): /api/sendPush/android/v1 with FCM-style tokens;
+-- BENCH_PLATFORM=android (default): /api/sendPush/android/v1 with FCM-style tokens (app id BENCH_APP, default the
+-- Android companion app);
 -- BENCH_PLATFORM=ios: /api/sendPushNotification as the companion app, with hex APNs tokens.
 -- Each thread builds 4,096 requests (random tokens out of BENCH_TOKENS) before the run and sends them in turn, so the
 -- load generator spends about as little CPU per request as it does on GET /health: on a 2-core machine its CPU is
@@ -28,7 +29,7 @@ function init(args)
       data = '{"subtitle":"Porch","tag":"door","group":"doors","push":{"badge":1}}'
     else
       token = string.format("bench-%d:%08d", thread_id, n)
-      path, app = "/api/sendPush/android/v1", "io.homeassistant.companion.android"
+      path, app = "/api/sendPush/android/v1", os.getenv("BENCH_APP") or "io.homeassistant.companion.android"
       data = '{"ttl":0,"priority":"high","tag":"door","actions":[{"action":"OPEN","title":"Open"}]}'
     end
     local body = string.format(
