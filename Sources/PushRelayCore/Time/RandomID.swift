@@ -8,7 +8,7 @@ import Synchronization
 /// Random identifiers without Foundation's `UUID()`, which on Linux opens and reads `/dev/urandom` for every id
 /// (a measurable share of a request's CPU). The bytes come from the kernel's generator, read 4 KiB at a time from a
 /// `/dev/urandom` descriptor kept open. (`SystemRandomNumberGenerator` makes one `getrandom` call per 8 bytes: two
-/// system calls per id, measured on the notify path.)
+/// system calls per id.)
 public enum RandomID {
     /// A random (version 4) UUID in lowercase canonical form, e.g. `3f0c6a1e-8d2b-4c4e-9a57-0b1e2d3c4f5a`.
     public static func uuid() -> String {

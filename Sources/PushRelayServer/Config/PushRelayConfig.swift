@@ -172,7 +172,7 @@ extension PushRelayConfig {
     public init(tree: [String: JSONValue], baseDirectory: String? = nil) throws {
         self.init()
         self.baseDirectory = baseDirectory
-        var r = ConfigTreeReader(tree: tree)
+        let r = ConfigTreeReader(tree: tree)
         try r.checkUnknownKeys(Self.knownKeys)
 
         if let v = try r.string("http.host") {

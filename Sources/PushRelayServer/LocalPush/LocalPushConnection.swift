@@ -259,8 +259,7 @@ final class LocalPushConnection: Sendable {
 }
 
 /// One-shot timers for the channel (auth and confirm timeouts) on NIO's event loops: a scheduled task is an entry in a
-/// loop's timer queue, where a sleeping Swift task costs a task and a Dispatch timer (measured: ~5% of the server's
-/// CPU per local delivery at 16 posters).
+/// loop's timer queue, where a sleeping Swift task would cost a task and a Dispatch timer per message.
 enum LocalPushTimer {
     static func after(milliseconds: Int, _ body: @escaping @Sendable () -> Void) -> Scheduled<Void> {
         MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .milliseconds(Int64(milliseconds)), body)

@@ -14,8 +14,8 @@ import Synchronization
 /// event-driven NIO handlers.
 ///
 /// Why not HummingbirdWebSocket's handler: it keeps one Swift task (and child tasks) alive per websocket for the
-/// connection's whole life. Their task-allocator slabs, held while idle, cost about 25 KB per connection (heaptrack:
-/// 20 KB of slabs, plus task objects and a task group), 250 MB at 10,000 channels. Here the connection task ends once
+/// connection's whole life, and their task-allocator slabs stay held while the connection idles (the memory figures
+/// are in `Benchmarks/README.md`). Here the connection task ends once
 /// the upgrade is done; an idle channel is a NIO channel, its handlers and a `LocalPushConnection`, and a message
 /// starts a short task only while it is being handled.
 struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
