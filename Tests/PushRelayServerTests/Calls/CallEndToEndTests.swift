@@ -7,7 +7,7 @@ import PushRelayTestSupport
 import Testing
 
 /// API keys, device registration and call-invite pushes to the fake APNs (VoIP) and FCM.
-@Suite struct VoIPEndToEndTests {
+@Suite struct CallEndToEndTests {
     static let voipToken = String(repeating: "5eed", count: 16)
     static let invite = "v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0\r\n"
 

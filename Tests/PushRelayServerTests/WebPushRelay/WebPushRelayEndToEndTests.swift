@@ -5,7 +5,7 @@ import PushRelayTestSupport
 import Testing
 
 /// WebPush POST → /relay-to/… → fake APNs / fake FCM over real sockets.
-@Suite struct RelayEndToEndTests {
+@Suite struct WebPushRelayEndToEndTests {
     static let token = String(repeating: "c0ffee00", count: 8)
     static let body: [UInt8] = (0..<200).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
 

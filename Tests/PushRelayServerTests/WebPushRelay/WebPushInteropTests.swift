@@ -8,7 +8,7 @@ import Testing
 /// Independent implementations (Python `pywebpush`, `http_ece`, `cryptography`, `zlib`, and a Python extended-Z85
 /// decoder written from the reference) send to and decode what PushRelay produces. `.ci/run` installs the packages;
 /// without them these tests FAIL, saying what to install.
-@Suite struct InteropTests {
+@Suite struct WebPushInteropTests {
     static let script = #"""
 import base64, json, os, sys, zlib
 

@@ -357,8 +357,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 "endpoint": .string(sub.endpoint), "receiver_private_key": .string(sub.privateKeyRaw), "auth": .string(sub.auth),
                 "now": .int(Int64(s.clock.now().timeIntervalSince1970)),
             ]
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Interop/webpush_interop.py").path
+            let script = RepositoryRoot.url.appendingPathComponent("Tests/Interop/webpush_interop.py").path
             let (status, out, err) = try runPython(script, stdin: input.jsonString())
             try #require(status != 2, "the interop test needs Python packages: \(err). Install them with `python3 -m pip install http_ece py_vapid cryptography` (.ci/run does).")
             #expect(status == 0, "interop check failed: \(err)")

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func exampleConfigIsValidAndEqualsTheDefaults() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = RepositoryRoot.url
         let c = try PushRelayConfig.load(file: root.appendingPathComponent("config/pushrelay.example.yaml").path, environment: [:])
         let d = try PushRelayConfig.load(file: nil, environment: [:])
         #expect(c.http.port == d.http.port && c.http.host == d.http.host && c.http.maxBodyBytes == d.http.maxBodyBytes)

@@ -6,12 +6,12 @@ import Testing
 
 /// Who may hold a device's websocket push channel: the attacks of a stranger who knows a webhook id, over real
 /// websockets, in both arrival orders, and the binding following Home Assistant's token refreshes and re-registrations.
-@Suite struct ChannelBindingTests {
+@Suite struct LocalPushBindingTests {
     static let device = "device-push-token:" + String(repeating: "d", count: 40)
     static let stranger = "stranger-push-token:" + String(repeating: "s", count: 40)
     static let webhook = "hook-1"
 
-    static func subscribe(_ c: WSTestClient, id: Int64, webhookID: String = ChannelBindingTests.webhook) -> JSONValue {
+    static func subscribe(_ c: WSTestClient, id: Int64, webhookID: String = LocalPushBindingTests.webhook) -> JSONValue {
         ["id": .int(id), "type": "mobile_app/push_notification_channel", "webhook_id": .string(webhookID), "support_confirm": true]
     }
 
@@ -31,16 +31,16 @@ import Testing
         #expect(reply["error"]?["message"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
     }
 
-    static func post(_ s: TestServer, _ message: String, token: String = ChannelBindingTests.device,
-                     webhookID: String = ChannelBindingTests.webhook, sourceLocation: SourceLocation = #_sourceLocation) async throws -> HTTPReply {
-        let r = try await s.android(ChannelTests.body(message, token: token, webhookID: webhookID))
+    static func post(_ s: TestServer, _ message: String, token: String = LocalPushBindingTests.device,
+                     webhookID: String = LocalPushBindingTests.webhook, sourceLocation: SourceLocation = #_sourceLocation) async throws -> HTTPReply {
+        let r = try await s.android(LocalPushTests.body(message, token: token, webhookID: webhookID))
         #expect(r.status == 201, "\(r.rawBody)", sourceLocation: sourceLocation)
         return r
     }
 
     func withServer(limit: Int = 50, _ body: @Sendable (TestServer, ScriptedProvider) async throws -> Void) async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        try await TestServer.with(providers: ["cloud": cloud], configure: ChannelTests.cloud(10_000) { $0.maxFailedAuthsPerMinute = limit }) { s in
+        try await TestServer.with(providers: ["cloud": cloud], configure: LocalPushTests.cloud(10_000) { $0.maxFailedAuthsPerMinute = limit }) { s in
             try await body(s, cloud)
         }
     }
@@ -151,10 +151,10 @@ import Testing
     @Test func bindingsSurviveARestart() async throws {
         let path = TestServer.tempPath()
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: ChannelTests.cloud()) { s in
+        try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: LocalPushTests.cloud()) { s in
             _ = try await Self.post(s, "binds")
         }
-        try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: ChannelTests.cloud()) { s in
+        try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: LocalPushTests.cloud()) { s in
             let stranger = try await Self.authenticated(s, Self.stranger)
             stranger.send(Self.subscribe(stranger, id: 1))
             Self.expectRefused(try await stranger.receive(), id: 1)

@@ -11,8 +11,7 @@ struct CLI {
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay"),
             Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pushrelay"),
             Bundle.main.bundleURL.appendingPathComponent("pushrelay"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent(".build/debug/pushrelay"),
+            RepositoryRoot.url.appendingPathComponent(".build/debug/pushrelay"),
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates.last!
     }

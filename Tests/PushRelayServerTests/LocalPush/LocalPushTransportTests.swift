@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import GRDB
+import PushRelayCore
+@testable import PushRelayServer
+import PushRelayStore
+import Synchronization
+import Testing
+
+/// The websocket transport itself: keepalive, upgrades, shutdown.
+@Suite struct LocalPushTransportTests {
+    @Test func aPeerThatStopsAnsweringPingsIsClosed() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud(10_000) {
+            $0.channel.pingIntervalMs = 1_000
+            $0.channel.authTimeoutMs = 60_000
+        }) { (s: TestServer) async throws in
+            let capture = await RawWebSocket.watch(port: s.port, limit: 30)
+            #expect(capture.handshake.hasPrefix("HTTP/1.1 101"), "\(capture.handshake)")
+            // auth_required (text) and a ping that goes unanswered; the next keepalive round closes the socket.
+            #expect(capture.opcodes.contains(0x1))
+            #expect(capture.opcodes.contains(0x9))
+            let closedAfter = try #require(capture.closedAfter, "the server kept a silent peer open")
+            #expect(closedAfter >= 1.5, "closed after \(closedAfter) s, before a ping went unanswered")
+        }
+    }
+
+    @Test func answeredPingsKeepTheChannelOpen() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud(10_000) { $0.channel.pingIntervalMs = 2_000 }) { (s: TestServer) async throws in
+            // The test client answers pings (as phones do): after several intervals the channel still delivers. (An
+            // interval of 2 s, so that a loaded machine that stalls the client for a second does not miss a pong.)
+            let ws = try await WSTestClient.subscribed(port: s.port, token: LocalPushTests.token)
+            try await Task.sleep(for: .milliseconds(6_500))
+            #expect(!ws.isClosed)
+            let r = try await s.android(LocalPushTests.body("still here"))
+            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
+            #expect(try await ws.receive()["event"]?["message"] == "still here")
+        }
+    }
+
+    @Test func aFragmentedMessageOverTheLimitClosesWithAReason() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud(10_000) { $0.channel.maxFrameBytes = 1024 }) { (s: TestServer) async throws in
+            let part = [UInt8](repeating: UInt8(ascii: "x"), count: 800)
+            let capture = await RawWebSocket.watch(port: s.port, send: [
+                RawWebSocket.frame(opcode: 0x1, fin: false, part),
+                RawWebSocket.frame(opcode: 0x0, fin: false, part),
+            ], limit: 10)
+            #expect(capture.opcodes.last == 0x8, "a close frame: \(capture.opcodes)")
+            // 1009 (0x03F1), then the reason.
+            let tail = String(decoding: capture.bytes.suffix(40), as: UTF8.self)
+            #expect(tail.contains("message too big"), "\(tail)")
+            #expect(capture.bytes.suffix(17).prefix(2) == [0x03, 0xF1])
+            #expect(capture.closedAfter != nil)
+        }
+    }
+
+    @Test func aBurstOfCommandsIsAnsweredInOrderWithNoneLost() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            // Far more than the backlog at which the server stops reading the socket for a while.
+            let ws = try await WSTestClient.subscribed(port: s.port, token: LocalPushTests.token)
+            for id in 2...801 { ws.send(["id": .int(Int64(id)), "type": "ping"]) }
+            for id in 2...801 {
+                let pong = try await ws.receive()
+                #expect(pong == ["id": .int(Int64(id)), "type": "pong"])
+                if pong["id"] != .int(Int64(id)) { break }
+            }
+        }
+    }
+
+    @Test func textThatIsNotUTF8ClosesWith1007() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            let capture = await RawWebSocket.watch(port: s.port, send: [RawWebSocket.frame(opcode: 0x1, fin: true, [0x7B, 0xFF, 0xFE, 0x7D])], limit: 10)
+            #expect(capture.opcodes.last == 0x8, "a close frame: \(capture.opcodes)")
+            let tail = String(decoding: capture.bytes.suffix(40), as: UTF8.self)
+            #expect(tail.contains("not valid UTF-8"), "\(tail)")
+            let reason = Array("text frame is not valid UTF-8".utf8)
+            #expect(Array(capture.bytes.suffix(reason.count + 2).prefix(2)) == [0x03, 0xEF])  // 1007
+        }
+    }
+
+    @Test func aPlainGETOfTheChannelPathIsAJSONError() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            let r = try await s.request(.GET, "/api/websocket")
+            #expect(r.status == 426)
+            #expect(r["errorType"] == "UpgradeRequired")
+            #expect(r["message"]?.stringValue?.isEmpty == false)
+            #expect(r.headers["content-type"] == "application/json")
+        }
+    }
+
+    @Test func aWebsocketUpgradeElsewhereIsRefusedWithJSON() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            let capture = await RawWebSocket.watch(port: s.port, path: "/api/elsewhere", limit: 10)
+            #expect(capture.handshake.hasPrefix("HTTP/1.1 404"), "\(capture.handshake)")
+            #expect(String(decoding: capture.bytes, as: UTF8.self).contains(#""errorType":"NotFound""#))
+            #expect(capture.closedAfter != nil)
+        }
+    }
+
+    @Test func anIncompleteHandshakeIsA400() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            let r = try await s.request(.GET, "/api/websocket", headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")])
+            #expect(r.status == 400)
+            #expect(r["message"]?.stringValue?.contains("Sec-WebSocket-Key") == true, "\(r.rawBody)")
+        }
+    }
+
+    @Test func anUpgradeAfterAPlainRequestIsRedirectedToANewConnection() async throws {
+        try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            // NIO negotiates upgrades on a connection's first request only.
+            let capture = await RawWebSocket.watch(port: s.port, before: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", limit: 10)
+            let text = String(decoding: capture.bytes, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200"), "\(text)")
+            #expect(text.contains("HTTP/1.1 307"), "\(text)")
+            #expect(text.lowercased().contains("location: /api/websocket"), "\(text)")
+            #expect(capture.closedAfter != nil)
+        }
+    }
+
+    @Test func shutdownClosesEveryChannel() async throws {
+        let ws = try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
+            try await WSTestClient.subscribed(port: s.port, token: LocalPushTests.token)
+        }
+        #expect(await ws.waitUntilClosed(timeout: .seconds(10)))
+    }
+}
