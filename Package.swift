@@ -150,6 +150,16 @@ let package = Package(
             resources: [.copy("Golden"), .copy("MatrixGolden")],
             swiftSettings: swiftSettings
         ),
+        // The storage contract suite (every engine must pass it) and the SQLite implementation's own tests.
+        .testTarget(
+            name: "PushRelayStoreTests",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayWebPushTests",
             dependencies: [

@@ -65,7 +65,7 @@ struct Serve: AsyncParsableCommand {
         let config = try options.load()
         let logger = makeLogger(config.logLevel)
         let db = try openDatabase(config)
-        let app = try await PushRelayApplication.build(config: config, database: db, logger: logger)
+        let app = try await PushRelayApplication.build(config: config, storage: .sqlite(db), logger: logger)
         logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), database \(config.storage.sqlitePath)")
         do {
             try await app.runService()
@@ -128,7 +128,7 @@ struct Quota: AsyncParsableCommand {
             let d = try parseDay(day)
             if let top, top <= 0 { throw ValidationError("--top must be a positive number") }
             let db = try openDatabase(config)
-            let rows = try await QuotaStore(database: db).list(day: d, top: top)
+            let rows = try await SQLiteQuotaAdministration(database: db).list(day: d, top: top)
             print(json ? QuotaReport.json(rows, policy: config.quotaPolicy, fullTokens: full)
                        : QuotaReport.table(rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
             try db.close()
@@ -145,10 +145,10 @@ struct Quota: AsyncParsableCommand {
         func run() async throws {
             let config = try options.load()
             let db = try openDatabase(config)
-            let store = QuotaStore(database: db)
-            let history = try await store.history(pushToken: token)
+            let storage = Storage.sqlite(db)
+            let history = try await storage.admin.history(pushToken: token)
             let today = UTCDay(Date())
-            let limits = try await store.rateLimits(pushToken: token, appID: nil, day: today, policy: config.quotaPolicy)
+            let limits = try await storage.quota.rateLimits(pushToken: token, appID: nil, day: today, policy: config.quotaPolicy)
             if json {
                 print(QuotaReport.json(history.rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
             } else {
@@ -171,7 +171,7 @@ struct Quota: AsyncParsableCommand {
             guard limit >= 0 else { throw ValidationError("the limit must be 0 or more") }
             let config = try options.load()
             let db = try openDatabase(config)
-            try await QuotaStore(database: db).setLimit(pushToken: token, limit: limit)
+            try await SQLiteQuotaAdministration(database: db).setLimit(pushToken: token, limit: limit)
             print("limit for \(TokenDisplay.short(token)) set to \(limit)/day")
             try db.close()
         }
@@ -185,7 +185,7 @@ struct Quota: AsyncParsableCommand {
         func run() async throws {
             let config = try options.load()
             let db = try openDatabase(config)
-            let existed = try await QuotaStore(database: db).clearLimit(pushToken: token)
+            let existed = try await SQLiteQuotaAdministration(database: db).clearLimit(pushToken: token)
             print(existed ? "limit override for \(TokenDisplay.short(token)) removed" : "no limit override was set for \(TokenDisplay.short(token))")
             try db.close()
         }
@@ -201,7 +201,7 @@ struct Quota: AsyncParsableCommand {
             let config = try options.load()
             let d = try parseDay(day)
             let db = try openDatabase(config)
-            let existed = try await QuotaStore(database: db).reset(pushToken: token, day: d)
+            let existed = try await SQLiteQuotaAdministration(database: db).reset(pushToken: token, day: d)
             print(existed ? "counters for \(TokenDisplay.short(token)) on \(d) reset" : "no usage recorded for \(TokenDisplay.short(token)) on \(d)")
             try db.close()
         }
@@ -229,7 +229,7 @@ struct ChannelToken: AsyncParsableCommand {
         func run() async throws {
             guard !webhookID.isEmpty else { throw ValidationError("--webhook-id must not be empty") }
             let db = try openDatabase(try options.load())
-            let (token, id) = try await ChannelStore(database: db).createToken(webhookID: webhookID, label: label)
+            let (token, id) = try await SQLiteLocalPushStore(database: db).createToken(webhookID: webhookID, label: label)
             print("channel token \(id) for webhook id \(webhookID) (shown only now; store it in the app):")
             print(token)
             try db.close()
@@ -242,7 +242,7 @@ struct ChannelToken: AsyncParsableCommand {
 
         func run() async throws {
             let db = try openDatabase(try options.load())
-            let tokens = try await ChannelStore(database: db).listTokens()
+            let tokens = try await SQLiteLocalPushStore(database: db).listTokens()
             if tokens.isEmpty { print("(no channel tokens)") }
             for t in tokens {
                 print("\(t.id)  webhook \(t.webhookID)  created \(t.createdAt)" + (t.label.map { "  \"\($0)\"" } ?? "")
@@ -259,7 +259,7 @@ struct ChannelToken: AsyncParsableCommand {
 
         func run() async throws {
             let db = try openDatabase(try options.load())
-            let revoked = try await ChannelStore(database: db).revokeToken(id: id)
+            let revoked = try await SQLiteLocalPushStore(database: db).revokeToken(id: id)
             print(revoked ? "channel token \(id) revoked" : "no live channel token with id \(id)")
             try db.close()
             if !revoked { throw ExitCode(1) }

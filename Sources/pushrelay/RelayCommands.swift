@@ -14,7 +14,7 @@ struct APIKey: AsyncParsableCommand {
 
         func run() async throws {
             let db = try openDatabase(try options.load())
-            let (key, id) = try await VoIPStore(database: db).createAPIKey(label: label)
+            let (key, id) = try await SQLiteDeviceStore(database: db).createAPIKey(label: label)
             print("API key \(id) (shown only now; store it with the calling service):")
             print(key)
             try db.close()
@@ -27,7 +27,7 @@ struct APIKey: AsyncParsableCommand {
 
         func run() async throws {
             let db = try openDatabase(try options.load())
-            let keys = try await VoIPStore(database: db).listAPIKeys()
+            let keys = try await SQLiteDeviceStore(database: db).listAPIKeys()
             if keys.isEmpty { print("(no API keys)") }
             for k in keys {
                 print("\(k.id)  created \(k.createdAt)" + (k.label.map { "  \"\($0)\"" } ?? "") + (k.revokedAt.map { "  REVOKED \($0)" } ?? ""))
@@ -43,7 +43,7 @@ struct APIKey: AsyncParsableCommand {
 
         func run() async throws {
             let db = try openDatabase(try options.load())
-            let revoked = try await VoIPStore(database: db).revokeAPIKey(id: id)
+            let revoked = try await SQLiteDeviceStore(database: db).revokeAPIKey(id: id)
             print(revoked ? "API key \(id) revoked" : "no live API key with id \(id)")
             try db.close()
             if !revoked { throw ExitCode(1) }

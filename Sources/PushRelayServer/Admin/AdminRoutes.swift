@@ -35,7 +35,8 @@ struct AdminAuth: Sendable {
 /// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`.
 /// Not registered at all (so 404) when no admin token is configured.
 struct AdminRoutes<Context: PeerAddressContext> {
-    let store: QuotaStore
+    let admin: any QuotaAdministration
+    let quota: any QuotaLedger
     let policy: QuotaPolicy
     let clock: any WallClock
     let auth: AdminAuth
@@ -71,7 +72,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
             guard let n = Int(String(t)), n > 0 else { throw APIError.badRequest("Query parameter 'top' must be a positive whole number.") }
             top = n
         }
-        let rows = try await store.list(day: day, top: top)
+        let rows = try await admin.list(day: day, top: top)
         return JSONResponse.make(status: .ok, body: [
             "day": .string(day.description),
             "quotas": .array(rows.map { usageJSON($0, day: day) }),
@@ -81,8 +82,8 @@ struct AdminRoutes<Context: PeerAddressContext> {
     private func showQuota(_ context: Context) async throws -> Response {
         let token = try tokenParameter(context)
         let today = UTCDay(clock.now())
-        let history = try await store.history(pushToken: token)
-        let limits = try await store.rateLimits(pushToken: token, appID: nil, day: today, policy: policy)
+        let history = try await admin.history(pushToken: token)
+        let limits = try await quota.rateLimits(pushToken: token, appID: nil, day: today, policy: policy)
         return JSONResponse.make(status: .ok, body: [
             "target": .string(token),
             "limitOverride": history.limitOverride.map { .int(Int64($0)) } ?? .null,
@@ -98,13 +99,13 @@ struct AdminRoutes<Context: PeerAddressContext> {
         guard case .int(let n)? = body["limit"], n >= 0, n <= 10_000_000 else {
             throw APIError.badRequest("Send {\"limit\": N} with N a whole number from 0 to 10000000.")
         }
-        try await store.setLimit(pushToken: token, limit: Int(n), now: clock.now())
+        try await admin.setLimit(pushToken: token, limit: Int(n), now: clock.now())
         return try await showQuota(context)
     }
 
     private func clearLimit(_ context: Context) async throws -> Response {
         let token = try tokenParameter(context)
-        guard try await store.clearLimit(pushToken: token) else {
+        guard try await admin.clearLimit(pushToken: token) else {
             throw APIError.notFound("No limit override is set for this token.")
         }
         return try await showQuota(context)

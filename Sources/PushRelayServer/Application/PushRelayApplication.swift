@@ -7,43 +7,40 @@ import PushRelayProviders
 import PushRelayStore
 import ServiceLifecycle
 
-/// Builds the PushRelay HTTP application from a validated config and an open database.
+/// Builds the PushRelay HTTP application from a validated config and open storage.
 public enum PushRelayApplication {
     static let serverName = "PushRelay"
 
     public static func build(
         config: PushRelayConfig,
-        database: PushRelayDatabase,
+        storage: Storage,
         clock: any WallClock = SystemWallClock(),
         providerInstances: [String: any PushProvider] = [:],
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
-        let store = QuotaStore(database: database)
         let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
         if config.usingDefaultRoutes || config.providers.values.allSatisfy({ $0.type == "sandbox" }) {
             logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
         }
-        let channelStore = ChannelStore(database: database)
-        let devices = VoIPStore(database: database)
         let hubHolder = LocalPushGauges()
-        let metrics = config.metricsEnabled ? makeMetrics(database: database, gauges: hubHolder) : nil
+        let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine, gauges: hubHolder) : nil
 
         // One pipeline: every entry point hands its deliveries to this dispatcher.
         let relayProviders = RelayModule.providers(config: config, registry: registry, clock: clock, logger: logger)
-        let dispatcher = Dispatcher(providers: registry.providers.merging(relayProviders.owned) { a, _ in a }, quota: store,
-                                    settings: config.delivery, clock: clock, metrics: metrics, logger: logger)
+        let dispatcher = Dispatcher(providers: registry.providers.merging(relayProviders.owned) { a, _ in a }, quota: storage.quota,
+                                    deliveries: storage.deliveries, settings: config.delivery, clock: clock, metrics: metrics, logger: logger)
         let cloud = HomeAssistantCloudRoute(
-            routes: registry.routes, dispatcher: dispatcher, quota: store, policy: config.quotaPolicy,
-            sealer: PayloadSealer(routes: registry.routes, devices: devices, logger: logger),
+            routes: registry.routes, dispatcher: dispatcher, quota: storage.quota, policy: config.quotaPolicy,
+            sealer: PayloadSealer(routes: registry.routes, devices: storage.devices, logger: logger),
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), clock: clock, logger: logger)
-        let hub = LocalPushHub(store: channelStore, settings: config.channel, cloud: cloud, clock: clock, logger: logger)
+        let hub = LocalPushHub(store: storage.localPush, settings: config.channel, cloud: cloud, clock: clock, logger: logger)
         let service = HomeAssistantService(localPush: hub, cloud: cloud)
 
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
-        let channelEndpoint = LocalPushEndpoint(hub: hub, store: channelStore, settings: config.channel,
+        let channelEndpoint = LocalPushEndpoint(hub: hub, store: storage.localPush, settings: config.channel,
                                                 limiter: limiter, clock: clock, logger: logger)
         let sockets = LocalPushSockets(endpoint: channelEndpoint)
         hubHolder.attach(hub: hub, sockets: sockets)
@@ -56,15 +53,15 @@ public enum PushRelayApplication {
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        let relay = RelayModule(config: config, providers: relayProviders, registry: registry, dispatcher: dispatcher, devices: devices,
-                                localPush: hub, limiter: limiter, clock: clock, logger: logger)
+        let relay = RelayModule(config: config, providers: relayProviders, registry: registry, dispatcher: dispatcher, devices: storage.devices,
+                                apiKeys: storage.apiKeys,                                localPush: hub, limiter: limiter, clock: clock, logger: logger)
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
         channelEndpoint.register(routes)
-        let matrix = MatrixGateway(settings: config.matrix, dispatcher: dispatcher, store: MatrixStore(database: database),
+        let matrix = MatrixGateway(settings: config.matrix, dispatcher: dispatcher, store: storage.matrix,
                                    deadTokenTTLms: config.delivery.deadTokenTTLms, clock: clock, logger: logger)
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let adminAuth {
-            AdminRoutes<PushRelayRequestContext>(store: store, policy: config.quotaPolicy, clock: clock, auth: adminAuth,
+            AdminRoutes<PushRelayRequestContext>(admin: storage.admin, quota: storage.quota, policy: config.quotaPolicy, clock: clock, auth: adminAuth,
                                                  maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 
@@ -74,10 +71,10 @@ public enum PushRelayApplication {
             server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify) },
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
             services: [
-                DatabaseService(database: database, logger: logger),
-                PruneService(store: store, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
+                StorageService(engine: storage.engine, logger: logger),
+                PruneService(admin: storage.admin, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
-                LocalPushService(hub: hub, store: channelStore, sockets: sockets, clock: clock, logger: logger),
+                LocalPushService(hub: hub, store: storage.localPush, sockets: sockets, clock: clock, logger: logger),
                 MatrixRetryService(gateway: matrix),
             ],
             onServerRunning: onServerRunning,
@@ -85,15 +82,16 @@ public enum PushRelayApplication {
         )
     }
 
-    private static func makeMetrics(database: PushRelayDatabase, gauges: LocalPushGauges) -> PushRelayMetrics {
-        PushRelayMetrics(probes: [
+    private static func makeMetrics(engine: any StorageEngine, gauges: LocalPushGauges) -> PushRelayMetrics {
+        var probes: [PushRelayMetrics.Probe] = [
             .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(gauges.connections) },
             .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(gauges.subscriptions) },
             .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(gauges.unconfirmed) },
-            .init(name: "pushrelay_sqlite_transactions", help: "Group-committed SQLite transactions since start.") { Double(database.commitStats.transactions) },
-            .init(name: "pushrelay_sqlite_writes", help: "Writes those transactions carried since start.") { Double(database.commitStats.writes) },
-            .init(name: "pushrelay_sqlite_wal_syncs", help: "WAL syncs since start; each answers the writes committed before it.") { Double(database.walSyncs) },
-        ])
+        ]
+        for (i, s) in engine.statistics().enumerated() {
+            probes.append(.init(name: s.name, help: s.help) { engine.statistics()[i].value })
+        }
+        return PushRelayMetrics(probes: probes)
     }
 
     /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).
@@ -138,20 +136,19 @@ struct ProvidersService: Service {
     }
 }
 
-/// Keeps the database open while the server runs; checkpoints and closes it after the server stopped
-/// (services shut down in reverse order, so every in-flight request has finished and committed by then).
-struct DatabaseService: Service {
-    let database: PushRelayDatabase
+/// Keeps the storage open while the server runs; makes every queued write durable and closes it after the server
+/// stopped (services shut down in reverse order, so every in-flight request has finished by then).
+struct StorageService: Service {
+    let engine: any StorageEngine
     let logger: Logger
 
     func run() async throws {
         try? await gracefulShutdown()
         do {
-            try await database.flushAndClose()
-            let stats = database.commitStats
-            logger.info("database closed", metadata: [
-                "path": .string(database.path), "transactions": .stringConvertible(stats.transactions), "writes": .stringConvertible(stats.writes),
-            ])
+            try await engine.flushAndClose()
+            var figures: Logger.Metadata = [:]
+            for s in engine.statistics() { figures[s.name] = .stringConvertible(Int(s.value)) }
+            logger.info("database closed", metadata: figures)
         } catch {
             logger.error("closing the database failed: \(error)")
         }
@@ -160,7 +157,7 @@ struct DatabaseService: Service {
 
 /// Deletes usage and delivery-log days older than `quota.retention_days`, at start and every hour.
 struct PruneService: Service {
-    let store: QuotaStore
+    let admin: any QuotaAdministration
     let clock: any WallClock
     let retentionDays: Int
     let logger: Logger
@@ -168,7 +165,7 @@ struct PruneService: Service {
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                let n = try await store.prune(today: UTCDay(clock.now()), retentionDays: retentionDays)
+                let n = try await admin.prune(today: UTCDay(clock.now()), retentionDays: retentionDays)
                 if n > 0 { logger.info("pruned \(n) rows older than \(retentionDays) days") }
             } catch {
                 logger.error("pruning old quota days failed: \(error)")

@@ -5,7 +5,8 @@ import PushRelayStore
 
 /// Devices and call-invite pushes (`/api/v1/*`), after the SignalWire push format.
 final class CallService: Sendable {
-    let store: VoIPStore
+    let store: any CallDeviceStorage
+    let apiKeys: any APIKeyStorage
     /// Provider instances (dispatcher names) for iOS (VoIP pushes) and Android; nil when not configured.
     let apns: String?
     let fcm: String?
@@ -18,12 +19,13 @@ final class CallService: Sendable {
     let clock: any WallClock
     let logger: Logger
 
-    init(store: VoIPStore, apns: String?, fcm: String?, dispatcher: Dispatcher, hub: LocalPushHub?, limiter: FailedAuthLimiter,
+    init(store: any CallDeviceStorage, apiKeys: any APIKeyStorage, apns: String?, fcm: String?, dispatcher: Dispatcher, hub: LocalPushHub?, limiter: FailedAuthLimiter,
          channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
         self.hub = hub
         self.limiter = limiter
         self.channelConfirmTimeout = .milliseconds(channelConfirmTimeoutMs)
         self.store = store
+        self.apiKeys = apiKeys
         self.apns = apns
         self.fcm = fcm
         self.dispatcher = dispatcher
@@ -45,7 +47,7 @@ final class CallService: Sendable {
         let key = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         let id: Int64?
         do {
-            id = try await store.apiKeyID(forKey: key)
+            id = try await apiKeys.apiKeyID(forKey: key)
         } catch {
             throw storageFailure(error)
         }
@@ -63,7 +65,7 @@ final class CallService: Sendable {
 
     func register(apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
                   webhookID: String?) async throws(APIError) -> Registered {
-        let device = VoIPDevice(id: RandomID.uuid(), apiKeyID: apiKeyID, platform: platform, appID: appID, pushToken: pushToken,
+        let device = CallDevice(id: RandomID.uuid(), apiKeyID: apiKeyID, platform: platform, appID: appID, pushToken: pushToken,
                                 voipToken: voipToken, label: label, webhookID: webhookID, encryptionKey: CallInviteSealer.newKey())
         do {
             try await store.addDevice(device, now: clock.now())
@@ -110,7 +112,7 @@ final class CallService: Sendable {
     }
 
     func call(_ c: CallRequest, apiKeyID: Int64) async throws(APIError) -> CallSent {
-        let found: VoIPDevice?
+        let found: CallDevice?
         do {
             found = try await store.device(id: c.deviceID, apiKeyID: apiKeyID)
         } catch {
@@ -188,7 +190,7 @@ final class CallService: Sendable {
     /// As SignalWire does: no push while the device has a live websocket channel. The invite goes over a channel
     /// that confirms (`support_confirm`) as an event with `type: "call_invite"` and a `hass_confirm_id`; without a
     /// confirm in `voip.channel_confirm_timeout_ms` the push is sent after all.
-    private func ringOverChannel(_ invite: CallInvite, device: VoIPDevice) async -> Bool {
+    private func ringOverChannel(_ invite: CallInvite, device: CallDevice) async -> Bool {
         guard let hub, let sub = hub.subscription(pushToken: device.pushToken, webhookID: device.webhookID), sub.supportConfirm else { return false }
         // A channel opened with a channel token serves a webhook id, not a token: ring there only when Home Assistant
         // has bound the device's push token to that webhook id (an API key holder cannot name someone else's).

@@ -10,18 +10,20 @@ import PushRelayStore
 /// Each provider instance has one `DeliveryRunner` (in-flight bound, deadline, retries) shared by every entry point.
 final class Dispatcher: Sendable {
     private let runners: [String: DeliveryRunner]
-    private let quota: QuotaStore
+    private let quota: any QuotaLedger
+    private let deliveries: any DeliveryLog
     private let deadTokenTTL: TimeInterval
     private let clock: any WallClock
     private let metrics: PushRelayMetrics?
     private let logger: Logger
 
-    init(providers: [String: any PushProvider], quota: QuotaStore, settings: PushRelayConfig.Delivery, clock: any WallClock,
+    init(providers: [String: any PushProvider], quota: any QuotaLedger, deliveries: any DeliveryLog, settings: PushRelayConfig.Delivery, clock: any WallClock,
          metrics: PushRelayMetrics?, logger: Logger) {
         self.runners = providers.mapValues {
             DeliveryRunner(provider: $0, gate: ProviderGate(limit: settings.maxInFlight), retry: settings.retryPolicy, deadlineMs: settings.deadlineMs)
         }
         self.quota = quota
+        self.deliveries = deliveries
         self.deadTokenTTL = TimeInterval(settings.deadTokenTTLms) / 1000
         self.clock = clock
         self.metrics = metrics
@@ -41,7 +43,7 @@ final class Dispatcher: Sendable {
             switch d.quota {
             case .counted(let policy, let webhookID):
                 switch try await quota.reserveUnlessDead(pushToken: d.account, appID: d.delivery.appID, webhookID: webhookID, day: UTCDay(now),
-                                                         policy: policy, now: now) {
+                                                         policy: policy, now: now, checkDead: true) {
                 case .dead(let dead, let limits):
                     return .dead(dead, rateLimits: limits)
                 case .reserved(let r):
@@ -49,7 +51,7 @@ final class Dispatcher: Sendable {
                     reservation = r
                 }
             case .uncounted(checkDead: true):
-                if let dead = try await quota.deadToken(d.account, now: now) { return .dead(dead, rateLimits: nil) }
+                if let dead = try await deliveries.deadToken(d.account, now: now) { return .dead(dead, rateLimits: nil) }
             case .uncounted(checkDead: false):
                 break
             }

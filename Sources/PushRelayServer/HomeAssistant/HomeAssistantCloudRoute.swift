@@ -10,7 +10,7 @@ import PushRelayStore
 struct HomeAssistantCloudRoute: Sendable {
     let routes: AppRoutes
     let dispatcher: Dispatcher
-    let quota: QuotaStore
+    let quota: any QuotaLedger
     let policy: QuotaPolicy
     let sealer: PayloadSealer
     let iosOptions: IOSTranslationOptions

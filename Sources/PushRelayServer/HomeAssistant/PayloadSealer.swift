@@ -17,7 +17,7 @@ struct PayloadSealer: Sendable {
     static let sealedAlertText = "New notification"
 
     let routes: AppRoutes
-    let devices: VoIPStore
+    let devices: any CallDeviceStorage
     let logger: Logger
 
     /// Seals `t` when the app's route asks for it and the push token belongs to a registered device; otherwise returns

@@ -30,11 +30,11 @@ final class LocalPushBindingRegistry: Sendable {
     private let confirmed = Mutex<[String: String]>([:])
     /// Past this many cached pairs the cache starts over (each pair is then read or written once more).
     private let cacheLimit: Int
-    let store: ChannelStore
+    let store: any LocalPushStorage
     let clock: any WallClock
     let logger: Logger
 
-    init(store: ChannelStore, clock: any WallClock, logger: Logger, cacheLimit: Int = 200_000) {
+    init(store: any LocalPushStorage, clock: any WallClock, logger: Logger, cacheLimit: Int = 200_000) {
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -43,7 +43,7 @@ final class LocalPushBindingRegistry: Sendable {
 
     /// Home Assistant had a notification for `binding` accepted. Returns nil when the pair was bound already, else
     /// the pairs it replaced (possibly none: a first notification), whose channels the caller closes.
-    func observe(_ binding: ChannelBinding) async -> [ChannelBinding]? {
+    func observe(_ binding: LocalPushBinding) async -> [LocalPushBinding]? {
         if confirmed.withLock({ $0[binding.pushToken] == binding.webhookID }) { return nil }
         let limit = cacheLimit
         do {

@@ -17,7 +17,7 @@ struct LocalPushEndpoint: Sendable {
     }
 
     let hub: LocalPushHub
-    let store: ChannelStore
+    let store: any LocalPushStorage
     let settings: LocalPushSettings
     let limiter: FailedAuthLimiter
     let clock: any WallClock
@@ -210,7 +210,7 @@ extension LocalPushWire.ClientMessage {
 /// Recovers stored channel messages at start, drops expired queued ones periodically, and closes connections on shutdown.
 struct LocalPushService: Service {
     let hub: LocalPushHub
-    let store: ChannelStore
+    let store: any LocalPushStorage
     let sockets: LocalPushSockets
     let clock: any WallClock
     let logger: Logger

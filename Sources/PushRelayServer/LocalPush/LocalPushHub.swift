@@ -36,7 +36,7 @@ final class LocalPushSubscription: Sendable {
 /// local first, per-message confirm timeout with cloud fallback, replacement, `fallback: false` queueing, replay.
 final class LocalPushHub: Sendable {
     private struct Pending: Sendable {
-        let message: ChannelMessage
+        let message: LocalPushMessage
         let subscription: LocalPushSubscription
         let timer: Scheduled<Void>
     }
@@ -48,7 +48,7 @@ final class LocalPushHub: Sendable {
         var pendingCount: [ObjectIdentifier: Int] = [:]
     }
 
-    let store: ChannelStore
+    let store: any LocalPushStorage
     let settings: LocalPushSettings
     let clock: any WallClock
     let logger: Logger
@@ -60,7 +60,7 @@ final class LocalPushHub: Sendable {
     /// Which push token may subscribe to which webhook id.
     let bindings: LocalPushBindingRegistry
 
-    init(store: ChannelStore, settings: LocalPushSettings, cloud: HomeAssistantCloudRoute, clock: any WallClock, logger: Logger) {
+    init(store: any LocalPushStorage, settings: LocalPushSettings, cloud: HomeAssistantCloudRoute, clock: any WallClock, logger: Logger) {
         self.cloud = cloud
         self.bindings = LocalPushBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
@@ -88,7 +88,7 @@ final class LocalPushHub: Sendable {
                 return true
             }
             guard reserved else { return nil }
-            let message = ChannelMessage(
+            let message = LocalPushMessage(
                 id: id, webhookID: sub.webhookID, pushToken: n.pushToken, platform: platform, notification: n.requestBody,
                 state: .unconfirmed, fallback: sub.fallback, createdAt: now, expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
             // Queue the durable copy first (a confirm's delete is then ordered after it), send the event without
@@ -115,7 +115,7 @@ final class LocalPushHub: Sendable {
     func queue(_ n: HANotification, platform: HAPlatform) async throws -> String {
         let now = clock.now()
         let id = RandomID.hex128()
-        let message = ChannelMessage(
+        let message = LocalPushMessage(
             id: id, webhookID: n.registrationInfo.webhookID ?? "", pushToken: n.pushToken, platform: platform,
             notification: n.requestBody, state: .queued, fallback: false, createdAt: now,
             expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
@@ -141,7 +141,7 @@ final class LocalPushHub: Sendable {
     }
 
     /// Sends a stored message on a confirming channel and starts its confirm timer.
-    private func sendConfirmable(_ message: ChannelMessage, _ n: HANotification, on sub: LocalPushSubscription, counted: Bool) {
+    private func sendConfirmable(_ message: LocalPushMessage, _ n: HANotification, on sub: LocalPushSubscription, counted: Bool) {
         let timer = LocalPushTimer.after(milliseconds: settings.confirmTimeoutMs) { [self] in
             Task { await self.confirmTimedOut(message.id) }
         }
@@ -190,7 +190,7 @@ final class LocalPushHub: Sendable {
     }
 
     /// A message leaves the channel unconfirmed: cloud route, or back to the queue.
-    private func release(_ message: ChannelMessage) async {
+    private func release(_ message: LocalPushMessage) async {
         if message.fallback, let n = try? HANotification(body: message.notification) {
             do {
                 try await store.remove(id: message.id, count: .fallbacks, token: message.pushToken, now: clock.now())
@@ -225,14 +225,14 @@ final class LocalPushHub: Sendable {
     /// every push-token channel that does not match the pair is closed (the old pair's, a provisional stranger's).
     func observe(_ n: HANotification) async {
         guard let webhookID = n.registrationInfo.webhookID, !webhookID.isEmpty else { return }
-        let binding = ChannelBinding(pushToken: n.pushToken, webhookID: webhookID)
+        let binding = LocalPushBinding(pushToken: n.pushToken, webhookID: webhookID)
         guard await bindings.observe(binding) != nil else { return }
         await enforce(binding)
     }
 
     /// Closes the push-token channels that contradict `binding`: the token on another webhook id, or another token
     /// on its webhook id. Their unconfirmed messages fall back (or stay queued) as on any disconnect.
-    func enforce(_ binding: ChannelBinding) async {
+    func enforce(_ binding: LocalPushBinding) async {
         // A push token holds at most one channel (a new subscription replaces its old one), so the two candidates
         // are found by key: the webhook id's channel and the token's.
         let ended = state.withLock { s -> [(LocalPushSubscription, [Pending])] in
@@ -243,7 +243,7 @@ final class LocalPushHub: Sendable {
         }
         for (sub, pending) in ended {
             logger.info("closing a channel that Home Assistant's binding replaced", metadata: [
-                "channel": .string(ChannelBinding(pushToken: sub.pushToken ?? "", webhookID: sub.webhookID).description),
+                "channel": .string(LocalPushBinding(pushToken: sub.pushToken ?? "", webhookID: sub.webhookID).description),
                 "binding": .string(binding.description),
             ])
             sub.connection.markClosed(.bindingReplaced)
@@ -306,7 +306,7 @@ final class LocalPushHub: Sendable {
 
     /// Sends what is stored for this channel (queued, and unconfirmed ones no live channel holds).
     private func replay(to sub: LocalPushSubscription) async {
-        let stored: [ChannelMessage]
+        let stored: [LocalPushMessage]
         do {
             stored = try await store.pending(webhookID: sub.webhookID, pushToken: sub.pushToken)
         } catch {

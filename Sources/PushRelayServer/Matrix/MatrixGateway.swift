@@ -16,13 +16,13 @@ final class MatrixGateway: Sendable {
     let settings: PushRelayConfig.Matrix
     let apps: MatrixAppTable<PushRelayConfig.MatrixApp>
     let dispatcher: Dispatcher
-    let store: MatrixStore
+    let store: any MatrixStorage
     let clock: any WallClock
     let logger: Logger
     /// How long a pushkey found dead during a retry is remembered (`delivery.dead_token_ttl`).
     let deadTokenTTLms: Int64
 
-    init(settings: PushRelayConfig.Matrix, dispatcher: Dispatcher, store: MatrixStore, deadTokenTTLms: Int64, clock: any WallClock, logger: Logger) {
+    init(settings: PushRelayConfig.Matrix, dispatcher: Dispatcher, store: any MatrixStorage, deadTokenTTLms: Int64, clock: any WallClock, logger: Logger) {
         self.settings = settings
         self.apps = MatrixAppTable(settings.apps)
         self.dispatcher = dispatcher

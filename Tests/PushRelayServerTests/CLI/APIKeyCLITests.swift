@@ -17,7 +17,7 @@ import Testing
         #expect(!list.out.contains(key), "the key is never listed")
 
         let database = try PushRelayDatabase(path: env["PUSHRELAY_STORAGE_SQLITE_PATH"]!)
-        let store = VoIPStore(database: database)
+        let store = SQLiteDeviceStore(database: database)
         let id = try #require(try await store.apiKeyID(forKey: key))
         try database.close()
 
@@ -25,7 +25,7 @@ import Testing
         #expect(revoke.status == 0, "\(revoke.err)")
         #expect(try CLI.run(["api-key", "revoke", String(id)], env: env).status != 0)
         let again = try PushRelayDatabase(path: env["PUSHRELAY_STORAGE_SQLITE_PATH"]!)
-        #expect(try await VoIPStore(database: again).apiKeyID(forKey: key) == nil)
+        #expect(try await SQLiteDeviceStore(database: again).apiKeyID(forKey: key) == nil)
         try again.close()
     }
 }

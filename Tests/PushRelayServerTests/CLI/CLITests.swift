@@ -50,7 +50,7 @@ struct CLI {
 
         // Seed today's usage as the server would.
         let database = try PushRelayDatabase(path: db)
-        let store = QuotaStore(database: database)
+        let store = SQLiteQuotaLedger(database: database)
         let today = UTCDay(Date())
         let token = "cli-token:APA91bHun4MxP5egoKMwt2KZFBaFUH1RYqx"
         for _ in 0..<4 { _ = try await store.reserve(pushToken: token, appID: "io.x", day: today, policy: QuotaPolicy(), now: Date()) }

@@ -12,7 +12,7 @@ import Testing
     static let invite = "v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0\r\n"
 
     static func apiKey(_ s: TestServer) async throws -> String {
-        try await VoIPStore(database: s.database).createAPIKey(label: "test").key
+        try await SQLiteDeviceStore(database: s.database).createAPIKey(label: "test").key
     }
 
     static func register(_ s: TestServer, key: String, platform: String = "ios", pushToken: String = "apns-or-fcm-token") async throws -> (id: String, key: [UInt8]) {
@@ -197,7 +197,7 @@ import Testing
             // Delete, then it is unknown; revoked keys are refused.
             #expect(try await s.request(.DELETE, "/api/v1/devices/\(device.id)", headers: [("Authorization", "Bearer \(key)")]).status == 200)
             expectJSONError(try await s.request(.DELETE, "/api/v1/devices/\(device.id)", headers: [("Authorization", "Bearer \(key)")]), status: 404)
-            let store = VoIPStore(database: s.database)
+            let store = SQLiteDeviceStore(database: s.database)
             let id = try #require(try await store.listAPIKeys().first?.id)
             #expect(try await store.revokeAPIKey(id: id))
             expectJSONError(try await s.bearerPost("/api/v1/devices", body, key: key), status: 401)

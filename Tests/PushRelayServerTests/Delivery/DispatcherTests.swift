@@ -11,7 +11,7 @@ import Testing
 @Suite struct DispatcherTests {
     struct Rig {
         let dispatcher: Dispatcher
-        let store: QuotaStore
+        let storage: Storage
         let clock: TestClock
         let metrics: PushRelayMetrics
         let provider: ScriptedProvider
@@ -20,16 +20,16 @@ import Testing
     static func rig(_ steps: [ScriptedProvider.Step] = [.deliver], deadTokenTTLms: Int64 = 3_600_000) throws -> Rig {
         let database = try PushRelayDatabase(path: TestServer.tempPath())
         try database.migrate()
-        let store = QuotaStore(database: database)
+        let storage = Storage.sqlite(database)
         let clock = TestClock()
         let metrics = PushRelayMetrics(probes: [])
         let provider = ScriptedProvider(name: "scripted", steps)
         var settings = PushRelayConfig.Delivery()
         settings.deadTokenTTLms = deadTokenTTLms
         settings.retryBaseMs = 1
-        let dispatcher = Dispatcher(providers: ["scripted": provider, "sandbox": SandboxProvider()], quota: store, settings: settings,
+        let dispatcher = Dispatcher(providers: ["scripted": provider, "sandbox": SandboxProvider()], quota: storage.quota, deliveries: storage.deliveries, settings: settings,
                                     clock: clock, metrics: metrics, logger: Logger(label: "test"))
-        return Rig(dispatcher: dispatcher, store: store, clock: clock, metrics: metrics, provider: provider)
+        return Rig(dispatcher: dispatcher, storage: storage, clock: clock, metrics: metrics, provider: provider)
     }
 
     static func dispatch(token: String = "tok:dispatch", provider: String = "scripted", quota: Dispatch.Quota,
@@ -58,7 +58,7 @@ import Testing
         #expect(delivered == 2)
         #expect(notices == 1)
         #expect(rig.provider.callCount == 2)
-        let log = try await rig.store.recentDeliveries(pushToken: "tok:dispatch")
+        let log = try await rig.storage.deliveries.recentDeliveries(pushToken: "tok:dispatch")
         #expect(log.count == 2)
         #expect(log.allSatisfy { $0.counted && $0.outcome == "delivered" && $0.payload == nil })
     }
@@ -98,9 +98,9 @@ import Testing
             }
             #expect(limits == nil)
         }
-        let limits = try await rig.store.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
+        let limits = try await rig.storage.quota.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
         #expect(limits.attempts == 0)
-        let log = try await rig.store.recentDeliveries(pushToken: "tok:dispatch")
+        let log = try await rig.storage.deliveries.recentDeliveries(pushToken: "tok:dispatch")
         #expect(Set(log.map(\.kind)) == ["rate_limit_notice", "webpush_relay", "call_invite"])
         #expect(log.allSatisfy { !$0.counted })
     }
@@ -117,7 +117,7 @@ import Testing
             Issue.record("the sandbox is counted like any provider")
             return
         }
-        let log = try await rig.store.recentDeliveries(pushToken: "tok:dispatch")
+        let log = try await rig.storage.deliveries.recentDeliveries(pushToken: "tok:dispatch")
         #expect(log.count == 1)
         let payload = try #require(log.first?.payload)
         #expect(try JSONParser.parse(Array(payload.utf8)) == receipt.sentPayload)
@@ -139,7 +139,7 @@ import Testing
             Issue.record("expected a configuration failure")
             return
         }
-        let limits = try await rig.store.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
+        let limits = try await rig.storage.quota.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
         #expect(limits.attempts == 0)
     }
 }

@@ -28,7 +28,7 @@ import Testing
                 }
             }
             // Nothing was counted.
-            #expect(try await s.store.list(day: UTCDay(s.clock.now()), top: nil).isEmpty)
+            #expect(try await s.storage.admin.list(day: UTCDay(s.clock.now()), top: nil).isEmpty)
         }
     }
 

@@ -58,7 +58,7 @@ import Testing
                 #expect(r.int("rateLimits", "successful") == 3)
                 #expect(r.int("rateLimits", "remaining") == 0)
             }
-            let log = try await s.store.recentDeliveries(pushToken: "tok:en-1")
+            let log = try await s.storage.deliveries.recentDeliveries(pushToken: "tok:en-1")
             #expect(log.filter { $0.kind == "notification" }.count == 3)
             let notices = log.filter { $0.kind == "rate_limit_notice" }
             #expect(notices.count == 1)
@@ -120,7 +120,7 @@ import Testing
             #expect(next.int("rateLimits", "attempts") == 1)
             // A new day: the notice may go out once more.
             #expect(try await s.android(TestServer.haBody()).status == 429)
-            let notices = try await s.store.recentDeliveries().filter { $0.kind == "rate_limit_notice" }
+            let notices = try await s.storage.deliveries.recentDeliveries().filter { $0.kind == "rate_limit_notice" }
             #expect(notices.map(\.day).sorted() == ["2026-11-21", "2026-11-22"])
         }
     }
@@ -140,11 +140,11 @@ import Testing
             #expect(exact.int("rateLimits", "maximum") == 3)
             let other = try await s.android(TestServer.haBody(token: "a:3", appID: "org.other"))
             #expect(other.int("rateLimits", "maximum") == 5)
-            try await s.store.setLimit(pushToken: "a:3", limit: 1)
+            try await s.storage.admin.setLimit(pushToken: "a:3", limit: 1)
             let capped = try await s.android(TestServer.haBody(token: "a:3", appID: "org.other"))
             expectJSONError(capped, status: 429)
             #expect(capped.int("rateLimits", "maximum") == 1)
-            try await s.store.clearLimit(pushToken: "a:3")
+            try await s.storage.admin.clearLimit(pushToken: "a:3")
             #expect(try await s.android(TestServer.haBody(token: "a:3", appID: "org.other")).status == 201)
         }
     }

@@ -34,7 +34,7 @@ import Testing
             #expect(check.int("rateLimits", "attempts") == 256)
             #expect(check.int("rateLimits", "successful") == 50)
             #expect(check.int("rateLimits", "errors") == 0)
-            let log = try await s.store.recentDeliveries(pushToken: "race:token", limit: 1000)
+            let log = try await s.storage.deliveries.recentDeliveries(pushToken: "race:token", limit: 1000)
             #expect(log.filter { $0.kind == "notification" && $0.outcome == "delivered" }.count == 50)
             #expect(log.filter { $0.kind == "rate_limit_notice" }.count == 1)
             // Group commit: the racing writes shared transactions.
@@ -46,20 +46,20 @@ import Testing
     /// Many tokens at once: every counter ends exact.
     @Test func manyTokensConcurrently() async throws {
         try await TestServer.with(yaml: "quota:\n  daily_limit: 5\n") { (s: TestServer) async throws in
-            let store = s.store
+            let store = s.storage
             let day = UTCDay(s.clock.now())
             let policy = QuotaPolicy(dailyLimit: 5)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for t in 0..<40 {
                     for _ in 0..<8 {
                         group.addTask {
-                            _ = try await store.reserve(pushToken: "t\(t)", appID: nil, day: day, policy: policy, now: s.clock.now())
+                            _ = try await store.quota.reserve(pushToken: "t\(t)", appID: nil, day: day, policy: policy, now: s.clock.now())
                         }
                     }
                 }
                 try await group.waitForAll()
             }
-            let rows = try await store.list(day: day, top: nil)
+            let rows = try await store.admin.list(day: day, top: nil)
             #expect(rows.count == 40)
             #expect(rows.allSatisfy { $0.attempts == 8 && $0.successful == 5 && $0.noticeSent })
         }

@@ -110,7 +110,7 @@ import Testing
             let r = try await Self.post(s, "hello")
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
             #expect(try await device.receive()["event"]?["message"] == "hello")
-            #expect(try await ChannelStore(database: s.database).bindings() == [ChannelBinding(pushToken: Self.device, webhookID: Self.webhook)])
+            #expect(try await SQLiteLocalPushStore(database: s.database).bindings() == [LocalPushBinding(pushToken: Self.device, webhookID: Self.webhook)])
         }
     }
 

@@ -100,9 +100,9 @@ import Testing
             ws.send(["id": 8, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1", "confirm_id": .string(confirmID)])
             #expect(try await ws.receive() == ["id": 8, "type": "result", "success": true, "result": .null])
             #expect(cloud.callCount == 0)
-            let counts = try await ChannelStore(database: s.database).localCounts(pushToken: Self.token, day: UTCDay(s.clock.now()))
+            let counts = try await SQLiteLocalPushStore(database: s.database).localCounts(pushToken: Self.token, day: UTCDay(s.clock.now()))
             #expect(counts.delivered == 1 && counts.fallbacks == 0)
-            #expect(try await ChannelStore(database: s.database).all().isEmpty, "a confirmed message is forgotten")
+            #expect(try await SQLiteLocalPushStore(database: s.database).all().isEmpty, "a confirmed message is forgotten")
         }
     }
 
@@ -195,7 +195,7 @@ import Testing
             _ = try await s.android(Self.body("keep me"))
             _ = try await ws.receive()
             // No confirm: after the timeout the message goes back to the queue, not to the cloud.
-            let store = ChannelStore(database: s.database)
+            let store = SQLiteLocalPushStore(database: s.database)
             try await eventually("the message is queued again") { (try? await store.all().map(\.state)) == [.queued] }
             #expect(cloud.callCount == 0)
             let queued = try await store.all()
@@ -208,7 +208,7 @@ import Testing
             again.send(["id": 2, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1",
                         "confirm_id": replay["event"]?["hass_confirm_id"] ?? .null])
             #expect(try await again.receive()["success"] == true)
-            #expect(try await ChannelStore(database: s.database).all().isEmpty)
+            #expect(try await SQLiteLocalPushStore(database: s.database).all().isEmpty)
             #expect(cloud.callCount == 0)
         }
     }
@@ -221,8 +221,8 @@ import Testing
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             let event = try await ws.receive()
             #expect(event["event"]?["message"] == "while away")
-            try await eventually("the confirmed message leaves the store") { (try? await ChannelStore(database: s.database).all().isEmpty) == true }
-            #expect(try await ChannelStore(database: s.database).all().isEmpty)
+            try await eventually("the confirmed message leaves the store") { (try? await SQLiteLocalPushStore(database: s.database).all().isEmpty) == true }
+            #expect(try await SQLiteLocalPushStore(database: s.database).all().isEmpty)
         }
     }
 
@@ -231,7 +231,7 @@ import Testing
         try await TestServer.with(clock: clock, configure: Self.cloud(10_000) { $0.channel.offlineTTLms = 60_000 }) { (s: TestServer) async throws in
             _ = try await s.android(Self.body("stale", appID: "io.local.app"))
             clock.advance(seconds: 61)
-            let store = ChannelStore(database: s.database)
+            let store = SQLiteLocalPushStore(database: s.database)
             #expect(try await store.dropExpired(now: clock.now()) == 1)
             #expect(try await store.localCounts(pushToken: Self.token, day: UTCDay(clock.now())).dropped == 1)
         }
@@ -243,13 +243,13 @@ import Testing
         do {
             let db = try PushRelayDatabase(path: path)
             try db.migrate()
-            let store = ChannelStore(database: db)
+            let store = SQLiteLocalPushStore(database: db)
             let n = try HANotification(body: Self.body("unconfirmed before the crash"))
-            try await store.save(ChannelMessage(id: "c1", webhookID: "hook-1", pushToken: Self.token, platform: .android,
+            try await store.save(LocalPushMessage(id: "c1", webhookID: "hook-1", pushToken: Self.token, platform: .android,
                                                 notification: n.requestBody, state: .unconfirmed, fallback: true,
                                                 createdAt: Date(), expiresAt: Date().addingTimeInterval(3600)))
             let q = try HANotification(body: Self.body("queued before the crash"))
-            try await store.save(ChannelMessage(id: "q1", webhookID: "hook-1", pushToken: Self.token, platform: .android,
+            try await store.save(LocalPushMessage(id: "q1", webhookID: "hook-1", pushToken: Self.token, platform: .android,
                                                 notification: q.requestBody, state: .unconfirmed, fallback: false,
                                                 createdAt: Date(), expiresAt: Date().addingTimeInterval(3600)))
             try db.close()
@@ -266,7 +266,7 @@ import Testing
 
     @Test func subscriptionsNeedALinkedCredential() async throws {
         try await TestServer.with(providers: ["cloud": ScriptedProvider(name: "cloud", [.deliver])], configure: Self.cloud()) { (s: TestServer) async throws in
-            let store = ChannelStore(database: s.database)
+            let store = SQLiteLocalPushStore(database: s.database)
             let (channelToken, id) = try await store.createToken(webhookID: "hook-A", label: "tablet")
             let c = WSTestClient.connect(port: s.port)
             _ = try await c.receive()

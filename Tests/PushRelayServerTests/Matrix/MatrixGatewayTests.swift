@@ -130,7 +130,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 ],
             ]])
             // Logged like every delivery, under the device's quota key.
-            let log = try await s.store.recentDeliveries(limit: 5)
+            let log = try await s.storage.deliveries.recentDeliveries(pushToken: nil, limit: 5)
             #expect(log.first?.pushToken == "matrix:\(MatrixFakes.fcmApp):fcm-token-1")
             #expect(log.first?.platform == "matrix-fcm")
             #expect(log.first?.outcome == "delivered")
@@ -197,7 +197,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(f.web.records.count == 2)
             #expect(f.web.records.allSatisfy { $0.path.hasPrefix("/push/") })
             // The transient one waits in the durable queue.
-            let queued = try await MatrixStore(database: s.database).queued()
+            let queued = try await SQLiteMatrixStore(database: s.database).queued()
             #expect(queued.map(\.pushkey) == ["fcm-flaky"])
             #expect(queued.first?.eventID == "$ev1")
             #expect(queued.first?.lastError?.contains("UNAVAILABLE") == true)
@@ -210,7 +210,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             f.env.fcm.script("b", [.quotaExceeded(retryAfter: nil)])
             let r = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "a"), device(MatrixFakes.fcmApp, "b")])
             expectMatrixError(r, status: 502, errcode: "M_UNKNOWN")
-            #expect(try await MatrixStore(database: s.database).queued().isEmpty)
+            #expect(try await SQLiteMatrixStore(database: s.database).queued().isEmpty)
             // The homeserver's retry is not mistaken for a duplicate.
             let again = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "a"), device(MatrixFakes.fcmApp, "b")])
             #expect(again.json == ["rejected": []])
@@ -226,7 +226,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             f.env.fcm.script("flaky", [.unavailable(retryAfter: nil), .internalError])
             let r = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "ok"), device(MatrixFakes.fcmApp, "flaky")])
             #expect(r.json == ["rejected": []])
-            let store = MatrixStore(database: s.database)
+            let store = SQLiteMatrixStore(database: s.database)
             try await eventually("the queued device is delivered") {
                 s.clock.advance(seconds: 1)
                 return try await store.queued().isEmpty && f.env.fcm.records.filter { $0.token == "flaky" && $0.status == 200 }.count == 1
@@ -241,7 +241,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             f.env.fcm.script("flaky", [.unavailable(retryAfter: nil)])
             let r = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "ok"), device(MatrixFakes.fcmApp, "flaky")])
             #expect(r.json == ["rejected": []])
-            #expect(try await MatrixStore(database: s.database).queued().count == 1)
+            #expect(try await SQLiteMatrixStore(database: s.database).queued().count == 1)
         }
         // A new process on the same database (and new fakes) picks the item up.
         try await withMatrix(dbPath: db, configure: { c in
@@ -252,7 +252,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 s.clock.advance(seconds: 1)
                 return f.env.fcm.records.contains { $0.token == "flaky" && $0.status == 200 }
             }
-            try await eventually("the queue is empty") { try await MatrixStore(database: s.database).queued().isEmpty }
+            try await eventually("the queue is empty") { try await SQLiteMatrixStore(database: s.database).queued().isEmpty }
             let body = try #require(f.env.fcm.records.first { $0.token == "flaky" }?.body)
             #expect(body["message"]?["data"]?["event_id"] == "$ev1")
         }
@@ -269,7 +269,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 s.clock.advance(seconds: 1)
                 return f.env.fcm.records.contains { $0.token == "doomed" && $0.status == 404 }
             }
-            try await eventually("the queue is empty") { try await MatrixStore(database: s.database).queued().isEmpty }
+            try await eventually("the queue is empty") { try await SQLiteMatrixStore(database: s.database).queued().isEmpty }
             let sent = f.env.fcm.records.count
             var next = message
             next["event_id"] = "$ev2"
@@ -315,7 +315,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 #expect(r.json == ["rejected": []])
             }
             #expect(f.env.fcm.records.count == 2)
-            let limits = try await s.store.rateLimits(pushToken: "matrix:\(MatrixFakes.fcmApp):limited", appID: MatrixFakes.fcmApp,
+            let limits = try await s.storage.quota.rateLimits(pushToken: "matrix:\(MatrixFakes.fcmApp):limited", appID: MatrixFakes.fcmApp,
                                                       day: UTCDay(s.clock.now()), policy: QuotaPolicy(dailyLimit: 2))
             #expect(limits.successful == 2)
             #expect(limits.attempts == 3)

@@ -30,7 +30,7 @@ import Testing
 
     @Test func wrongAPIKeysAreLimitedPerAddress() async throws {
         try await TestServer.with(yaml: Self.yaml) { s in
-            let key = try await VoIPStore(database: s.database).createAPIKey(label: "test").key
+            let key = try await SQLiteDeviceStore(database: s.database).createAPIKey(label: "test").key
             let call: JSONValue = ["device_id": "no-such-device", "caller_name": "Eve", "caller_id": "eve", "invite": "v=0"]
             // A valid key naming a device that does not exist, or belongs to another key: one 404, and no failure counted.
             for _ in 0..<4 {
@@ -110,8 +110,8 @@ import Testing
 
     @Test func aChannelTokenChannelRingsOnlyForDevicesBoundToItsWebhook() async throws {
         try await withRelayFakes(configure: { $0.voip.channelConfirmTimeoutMs = 300 }) { s, env in
-            let key = try await VoIPStore(database: s.database).createAPIKey(label: "test").key
-            let (channelToken, _) = try await ChannelStore(database: s.database).createToken(webhookID: "victim-hook", label: "tablet")
+            let key = try await SQLiteDeviceStore(database: s.database).createAPIKey(label: "test").key
+            let (channelToken, _) = try await SQLiteLocalPushStore(database: s.database).createToken(webhookID: "victim-hook", label: "tablet")
             let tablet = WSTestClient.connect(port: s.port)
             _ = try await tablet.receive()
             tablet.send(["type": "auth", "access_token": .string(channelToken)])

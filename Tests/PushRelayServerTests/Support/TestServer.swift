@@ -54,7 +54,7 @@ final class TestServer: Sendable {
         self.clock = clock
     }
 
-    var store: QuotaStore { QuotaStore(database: database) }
+    var storage: Storage { .sqlite(database) }
 
     static func tempPath() -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-tests-\(UUID().uuidString)")
@@ -88,7 +88,7 @@ final class TestServer: Sendable {
         let database = try PushRelayDatabase(path: dbPath)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
-        let app = try await PushRelayApplication.build(config: config, database: database, clock: clock, providerInstances: providers, logger: logger) { channel in
+        let app = try await PushRelayApplication.build(config: config, storage: .sqlite(database), clock: clock, providerInstances: providers, logger: logger) { channel in
             portCont.yield(channel.localAddress?.port ?? 0)
             portCont.finish()
         }

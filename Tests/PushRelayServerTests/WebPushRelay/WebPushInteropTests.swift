@@ -131,7 +131,7 @@ elif mode == "invite":
     @Test func pythonOpensACallInvite() async throws {
         try await Self.requirePythonPackages()
         try await withRelayFakes { s, env in
-            let apiKey = try await VoIPStore(database: s.database).createAPIKey(label: nil).key
+            let apiKey = try await SQLiteDeviceStore(database: s.database).createAPIKey(label: nil).key
             let reg = try await s.bearerPost("/api/v1/devices", [
                 "platform": "ios", "app_id": "com.example.phone", "push_token": "x", "voip_token": .string(Self.token),
             ], key: apiKey)
@@ -150,7 +150,7 @@ elif mode == "invite":
     @Test func pythonOpensAnEncryptedHomeAssistantNotification() async throws {
         try await Self.requirePythonPackages()
         try await withRelayFakes(configure: { c in c.apps = [.init(match: "*", provider: "fcm", encryptPayloads: true)] }) { s, env in
-            let apiKey = try await VoIPStore(database: s.database).createAPIKey(label: nil).key
+            let apiKey = try await SQLiteDeviceStore(database: s.database).createAPIKey(label: nil).key
             let reg = try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "a", "push_token": "fcm:sealed"], key: apiKey)
             #expect(reg.status == 201, "\(reg.rawBody)")
             let r = try await s.android(TestServer.haBody(token: "fcm:sealed", message: "Washer done ✓", title: "Laundry"))

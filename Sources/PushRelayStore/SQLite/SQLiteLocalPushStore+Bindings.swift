@@ -2,23 +2,9 @@ import Foundation
 import GRDB
 import PushRelayCore
 
-/// A push token and the webhook id Home Assistant sends it with: the one pair allowed to open a push-token channel.
-public struct ChannelBinding: Sendable, Hashable, CustomStringConvertible {
-    public var pushToken: String
-    public var webhookID: String
-
-    public init(pushToken: String, webhookID: String) {
-        self.pushToken = pushToken
-        self.webhookID = webhookID
-    }
-
-    /// The token shortened, as logs show it.
-    public var description: String { "\(TokenDisplay.short(pushToken)) ↔ \(webhookID)" }
-}
-
-extension ChannelStore {
+extension SQLiteLocalPushStore {
     /// The binding of a push token, or of a webhook id, if Home Assistant has shown one.
-    public func binding(pushToken: String? = nil, webhookID: String? = nil) async throws -> ChannelBinding? {
+    public func binding(pushToken: String? = nil, webhookID: String? = nil) async throws -> LocalPushBinding? {
         try await pool.read { db in
             let row: Row?
             if let pushToken {
@@ -28,20 +14,20 @@ extension ChannelStore {
             } else {
                 row = nil
             }
-            return row.map { ChannelBinding(pushToken: $0[0], webhookID: $0[1]) }
+            return row.map { LocalPushBinding(pushToken: $0[0], webhookID: $0[1]) }
         }
     }
 
     /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token. Returns the pairs
     /// it replaced (empty when the pair was stored already). `whileWriting` runs inside the transaction, in commit
     /// order with every other binding write, with the replaced pairs: callers keep caches in step there.
-    public func bind(_ binding: ChannelBinding, now: Date,
-                     whileWriting: @escaping @Sendable ([ChannelBinding]) -> Void = { _ in }) async throws -> [ChannelBinding] {
+    public func bind(_ binding: LocalPushBinding, now: Date,
+                     whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void = { _ in }) async throws -> [LocalPushBinding] {
         try await database.batcher.write { db in
             let former = try Row.fetchAll(db, sql: """
                 SELECT push_token, webhook_id FROM channel_bindings
                 WHERE (push_token = ?1 OR webhook_id = ?2) AND NOT (push_token = ?1 AND webhook_id = ?2)
-                """, arguments: [binding.pushToken, binding.webhookID]).map { ChannelBinding(pushToken: $0[0], webhookID: $0[1]) }
+                """, arguments: [binding.pushToken, binding.webhookID]).map { LocalPushBinding(pushToken: $0[0], webhookID: $0[1]) }
             let stored = try Bool.fetchOne(db, sql: "SELECT 1 FROM channel_bindings WHERE push_token = ? AND webhook_id = ?",
                                            arguments: [binding.pushToken, binding.webhookID]) ?? false
             if !former.isEmpty || !stored {
@@ -56,10 +42,10 @@ extension ChannelStore {
     }
 
     /// Every binding (for the admin and for tests).
-    public func bindings() async throws -> [ChannelBinding] {
+    public func bindings() async throws -> [LocalPushBinding] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT push_token, webhook_id FROM channel_bindings ORDER BY bound_at, push_token").map {
-                ChannelBinding(pushToken: $0[0], webhookID: $0[1])
+                LocalPushBinding(pushToken: $0[0], webhookID: $0[1])
             }
         }
     }

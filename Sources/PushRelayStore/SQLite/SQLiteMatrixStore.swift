@@ -2,24 +2,9 @@ import Foundation
 import GRDB
 import PushRelayCore
 
-/// A device delivery waiting in the Matrix retry queue.
-public struct MatrixRetryItem: Sendable, Equatable {
-    public var id: Int64
-    public var appID: String
-    public var pushkey: String
-    public var eventID: String?
-    /// The Matrix notification JSON narrowed to this device.
-    public var notification: String
-    /// Attempts made so far.
-    public var attempts: Int
-    public var nextAttemptAt: Date
-    public var createdAt: Date
-    public var lastError: String?
-}
-
 /// The Matrix gateway's tables: the durable retry queue and the (event_id, pushkey) de-duplication window.
 /// Writes are group-committed with the rest of PushRelay's request-path writes.
-public final class MatrixStore: Sendable {
+public final class SQLiteMatrixStore: MatrixStorage {
     public let database: PushRelayDatabase
 
     public init(database: PushRelayDatabase) {
@@ -55,9 +40,9 @@ public final class MatrixStore: Sendable {
 
     /// Remembers a device a background retry found dead, so the next notify for it answers it in `rejected`.
     public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
-        let ledger = database.ledger
+        let cache = database.usageCache
         let mark = DeadMark(provider: provider, reason: reason, message: message, until: until)
-        try await database.batcher.write { db in try QuotaStore.insertDead(db, ledger, token: key, mark: mark, now: now) }
+        try await database.batcher.write { db in try SQLiteRows.insertDead(db, cache, token: key, mark: mark, now: now) }
     }
 
     /// Remembers that `eventID` went to `pushkeys` (committed with the next batch, without waiting).

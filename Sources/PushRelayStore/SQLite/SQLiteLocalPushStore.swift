@@ -3,59 +3,8 @@ import Foundation
 import GRDB
 import PushRelayCore
 
-/// A message owed to a device over the websocket channel.
-public struct ChannelMessage: Sendable, Equatable {
-    public enum State: String, Sendable {
-        /// Sent on a channel with confirmation; waiting for its confirm.
-        case unconfirmed
-        /// Waiting for the device to subscribe.
-        case queued
-    }
-
-    public var id: String
-    public var webhookID: String
-    public var pushToken: String
-    public var platform: HAPlatform
-    /// The Home Assistant request body.
-    public var notification: JSONValue
-    public var state: State
-    /// Go to the cloud route when unconfirmed (false: stay queued for the device).
-    public var fallback: Bool
-    public var createdAt: Date
-    public var expiresAt: Date
-
-    public init(id: String, webhookID: String, pushToken: String, platform: HAPlatform, notification: JSONValue, state: State,
-                fallback: Bool, createdAt: Date, expiresAt: Date) {
-        self.id = id
-        self.webhookID = webhookID
-        self.pushToken = pushToken
-        self.platform = platform
-        self.notification = notification
-        self.state = state
-        self.fallback = fallback
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-    }
-}
-
-/// A channel token as listed (the token itself is never stored).
-public struct ChannelTokenInfo: Sendable, Equatable {
-    public var id: Int64
-    public var webhookID: String
-    public var label: String?
-    public var createdAt: String
-    public var revokedAt: String?
-}
-
-/// Which local-delivery counter to bump.
-public enum LocalCounter: String, Sendable {
-    case delivered = "local_delivered"
-    case fallbacks = "local_fallbacks"
-    case dropped = "local_dropped"
-}
-
 /// SQLite side of the websocket channel: channel tokens, messages owed to devices, local delivery counts.
-public final class ChannelStore: Sendable {
+public final class SQLiteLocalPushStore: LocalPushStorage {
     public let database: PushRelayDatabase
     var pool: DatabasePool { database.pool }
 
@@ -103,10 +52,10 @@ public final class ChannelStore: Sendable {
         }
     }
 
-    public func listTokens() async throws -> [ChannelTokenInfo] {
+    public func listTokens() async throws -> [LocalPushTokenInfo] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, webhook_id, label, created_at, revoked_at FROM channel_tokens ORDER BY id").map {
-                ChannelTokenInfo(id: $0[0], webhookID: $0[1], label: $0[2], createdAt: $0[3], revokedAt: $0[4])
+                LocalPushTokenInfo(id: $0[0], webhookID: $0[1], label: $0[2], createdAt: $0[3], revokedAt: $0[4])
             }
         }
     }
@@ -114,12 +63,12 @@ public final class ChannelStore: Sendable {
     // MARK: Messages
 
     /// Stores (or replaces) a message, and optionally bumps a local counter, in one group-committed transaction.
-    public func save(_ m: ChannelMessage, count: LocalCounter? = nil) async throws {
+    public func save(_ m: LocalPushMessage, count: LocalCounter? = nil) async throws {
         try await enqueueSave(m, count: count).value
     }
 
     /// Queues the save now and returns at once: writes queued later (a confirm's delete) commit after it.
-    public func enqueueSave(_ m: ChannelMessage, count: LocalCounter? = nil) -> WriteTicket<Void> {
+    public func enqueueSave(_ m: LocalPushMessage, count: LocalCounter? = nil) -> WriteTicket<Void> {
         database.batcher.submit { db in
             try Self.upsert(db, m)
             if let count { try Self.bump(db, count, token: m.pushToken, at: m.createdAt) }
@@ -144,7 +93,7 @@ public final class ChannelStore: Sendable {
     }
 
     /// Messages owed to a webhook id (channel tokens) or a push token (push-token credentials), oldest first.
-    public func pending(webhookID: String?, pushToken: String?) async throws -> [ChannelMessage] {
+    public func pending(webhookID: String?, pushToken: String?) async throws -> [LocalPushMessage] {
         try await pool.read { db in
             if let pushToken {
                 return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE push_token = ? ORDER BY created_at", arguments: [pushToken]).map(Self.message)
@@ -154,7 +103,7 @@ public final class ChannelStore: Sendable {
     }
 
     /// Every stored message (for recovery at start).
-    public func all() async throws -> [ChannelMessage] {
+    public func all() async throws -> [LocalPushMessage] {
         try await pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM channel_messages ORDER BY created_at").map(Self.message) }
     }
 
@@ -180,7 +129,7 @@ public final class ChannelStore: Sendable {
         }
     }
 
-    private static func upsert(_ db: Database, _ m: ChannelMessage) throws {
+    private static func upsert(_ db: Database, _ m: LocalPushMessage) throws {
         try db.cachedStatement(sql: """
             INSERT INTO channel_messages (id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -198,12 +147,12 @@ public final class ChannelStore: Sendable {
             """).execute(arguments: [UTCDay(at).description, token, ISO8601UTC.string(at)])
     }
 
-    private static func message(_ r: Row) -> ChannelMessage {
+    private static func message(_ r: Row) -> LocalPushMessage {
         let notification = (try? JSONParser.parse(Array((r["notification"] as String).utf8))) ?? .null
-        return ChannelMessage(
+        return LocalPushMessage(
             id: r["id"], webhookID: r["webhook_id"], pushToken: r["push_token"],
             platform: HAPlatform(rawValue: r["platform"]) ?? .android, notification: notification,
-            state: ChannelMessage.State(rawValue: r["state"]) ?? .queued, fallback: (r["fallback"] as Int) != 0,
+            state: LocalPushMessage.State(rawValue: r["state"]) ?? .queued, fallback: (r["fallback"] as Int) != 0,
             createdAt: ISO8601UTC.date(r["created_at"]) ?? Date(), expiresAt: ISO8601UTC.date(r["expires_at"]) ?? Date())
     }
 }

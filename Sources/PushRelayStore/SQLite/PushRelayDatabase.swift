@@ -42,8 +42,8 @@ public final class PushRelayDatabase: Sendable {
     public let path: String
     /// Group commit for every write on the request path.
     let batcher: WriteBatcher
-    /// The writer's quota counters and the write-behind of `daily_usage` (used inside the batcher's transactions).
-    let ledger: UsageLedger
+    /// The writer connection's cache of quota rows (used inside the batcher's transactions).
+    let usageCache: SQLiteUsageCache
 
     /// Group-commit statistics: write transactions committed, and the writes they carried.
     public var commitStats: (transactions: Int, writes: Int) {
@@ -80,10 +80,10 @@ public final class PushRelayDatabase: Sendable {
             throw StoreError.cannotOpen(path: path, underlying: "\(error)")
         }
         self.path = path
-        let ledger = UsageLedger()
-        self.ledger = ledger
-        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), began: { db in try ledger.validate(db) },
-                                   rolledBack: { ledger.resync() })
+        let usageCache = SQLiteUsageCache()
+        self.usageCache = usageCache
+        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), began: { db in try usageCache.validate(db) },
+                                   rolledBack: { usageCache.resync() })
     }
 
     /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
@@ -118,8 +118,6 @@ public final class PushRelayDatabase: Sendable {
                 }
                 done.append(m.name)
             }
-            // Counts a crash left pending in the delivery log go to their rows (migrations/007_usage_journal.sql).
-            try UsageLedger.foldLogCommitted(db)
             return done
         }
     }
@@ -149,7 +147,6 @@ public final class PushRelayDatabase: Sendable {
     public func close() throws {
         batcher.stop()
         try? pool.writeWithoutTransaction { db in
-            try UsageLedger.foldLogCommitted(db)
             _ = try db.checkpoint(.truncate)
         }
         try pool.close()

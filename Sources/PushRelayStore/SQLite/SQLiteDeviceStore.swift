@@ -3,47 +3,8 @@ import Foundation
 import GRDB
 import PushRelayCore
 
-/// An API key as listed (the key itself is never stored).
-public struct APIKeyInfo: Sendable, Equatable {
-    public var id: Int64
-    public var label: String?
-    public var createdAt: String
-    public var revokedAt: String?
-}
-
-/// A device registered for call-invite pushes.
-public struct VoIPDevice: Sendable, Equatable {
-    public var id: String
-    public var apiKeyID: Int64
-    public var platform: HAPlatform
-    public var appID: String
-    public var pushToken: String
-    public var voipToken: String?
-    public var label: String?
-    /// The webhook id of the device's websocket channel, if it has one.
-    public var webhookID: String?
-    /// The 32-byte AES-256-GCM key, shared with the app at registration.
-    public var encryptionKey: [UInt8]
-    /// Set when a provider reported the token invalid.
-    public var deadReason: String?
-
-    public init(id: String, apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
-                webhookID: String? = nil, encryptionKey: [UInt8], deadReason: String? = nil) {
-        self.id = id
-        self.apiKeyID = apiKeyID
-        self.platform = platform
-        self.appID = appID
-        self.pushToken = pushToken
-        self.voipToken = voipToken
-        self.label = label
-        self.webhookID = webhookID
-        self.encryptionKey = encryptionKey
-        self.deadReason = deadReason
-    }
-}
-
 /// SQLite side of the VoIP API: API keys (hashed) and registered devices with their encryption keys.
-public final class VoIPStore: Sendable {
+public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
     public let database: PushRelayDatabase
     private var pool: DatabasePool { database.pool }
 
@@ -97,7 +58,7 @@ public final class VoIPStore: Sendable {
 
     // MARK: Devices
 
-    public func addDevice(_ d: VoIPDevice, now: Date = Date()) async throws {
+    public func addDevice(_ d: CallDevice, now: Date = Date()) async throws {
         let key = Data(d.encryptionKey).base64EncodedString()
         try await database.batcher.write { db in
             try db.execute(sql: """
@@ -108,13 +69,13 @@ public final class VoIPStore: Sendable {
     }
 
     /// The device, if it exists and belongs to `apiKeyID`.
-    public func device(id: String, apiKeyID: Int64) async throws -> VoIPDevice? {
+    public func device(id: String, apiKeyID: Int64) async throws -> CallDevice? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
                 FROM voip_devices WHERE id = ? AND api_key_id = ?
                 """, arguments: [id, apiKeyID]).map { row in
-                VoIPDevice(id: row[0], apiKeyID: row[1], platform: HAPlatform(rawValue: row[2]) ?? .android, appID: row[3], pushToken: row[4],
+                CallDevice(id: row[0], apiKeyID: row[1], platform: HAPlatform(rawValue: row[2]) ?? .android, appID: row[3], pushToken: row[4],
                            voipToken: row[5], label: row[6], webhookID: row[9], encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
                            deadReason: row[8])
             }

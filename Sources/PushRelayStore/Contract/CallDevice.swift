@@ -1,0 +1,32 @@
+import PushRelayCore
+
+/// A device registered for call-invite pushes.
+public struct CallDevice: Sendable, Equatable {
+    public var id: String
+    public var apiKeyID: Int64
+    public var platform: HAPlatform
+    public var appID: String
+    public var pushToken: String
+    public var voipToken: String?
+    public var label: String?
+    /// The webhook id of the device's websocket channel, if it has one.
+    public var webhookID: String?
+    /// The 32-byte AES-256-GCM key, shared with the app at registration.
+    public var encryptionKey: [UInt8]
+    /// Set when a provider reported the token invalid.
+    public var deadReason: String?
+
+    public init(id: String, apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
+                webhookID: String? = nil, encryptionKey: [UInt8], deadReason: String? = nil) {
+        self.id = id
+        self.apiKeyID = apiKeyID
+        self.platform = platform
+        self.appID = appID
+        self.pushToken = pushToken
+        self.voipToken = voipToken
+        self.label = label
+        self.webhookID = webhookID
+        self.encryptionKey = encryptionKey
+        self.deadReason = deadReason
+    }
+}

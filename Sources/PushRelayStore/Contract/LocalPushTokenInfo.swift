@@ -1,0 +1,11 @@
+import Foundation
+import PushRelayCore
+
+/// A channel token as listed (the token itself is never stored).
+public struct LocalPushTokenInfo: Sendable, Equatable {
+    public var id: Int64
+    public var webhookID: String
+    public var label: String?
+    public var createdAt: String
+    public var revokedAt: String?
+}

@@ -1,0 +1,24 @@
+/// Everything PushRelay stores, as small protocols by concern. The server depends only on these; SQLite implements
+/// them today (`Storage.sqlite`), and the contract test suite (`PushRelayStoreTests`) is what any engine must pass.
+public struct Storage: Sendable {
+    public var quota: any QuotaLedger
+    public var deliveries: any DeliveryLog
+    public var admin: any QuotaAdministration
+    public var localPush: any LocalPushStorage
+    public var matrix: any MatrixStorage
+    public var devices: any CallDeviceStorage
+    public var apiKeys: any APIKeyStorage
+    public var engine: any StorageEngine
+
+    public init(quota: any QuotaLedger, deliveries: any DeliveryLog, admin: any QuotaAdministration, localPush: any LocalPushStorage,
+                matrix: any MatrixStorage, devices: any CallDeviceStorage, apiKeys: any APIKeyStorage, engine: any StorageEngine) {
+        self.quota = quota
+        self.deliveries = deliveries
+        self.admin = admin
+        self.localPush = localPush
+        self.matrix = matrix
+        self.devices = devices
+        self.apiKeys = apiKeys
+        self.engine = engine
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+import PushRelayCore
+
+/// One row of `daily_usage` joined with the token's override.
+public struct UsageRow: Sendable, Equatable, Codable {
+    public var day: String
+    public var pushToken: String
+    public var appID: String?
+    public var attempts: Int
+    public var successful: Int
+    public var errors: Int
+    public var noticeSent: Bool
+    public var limitOverride: Int?
+    public var updatedAt: String
+
+    public var counters: UsageCounters { UsageCounters(attempts: attempts, successful: successful, errors: errors) }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import GRDB
+import PushRelayCore
+
+/// SQLite's quota administration: per-day usage lists, a token's history, overrides, resets and pruning.
+public final class SQLiteQuotaAdministration: QuotaAdministration {
+    let database: PushRelayDatabase
+    private var pool: DatabasePool { database.pool }
+
+    public init(database: PushRelayDatabase) {
+        self.database = database
+    }
+
+    /// Usage for one day, busiest tokens first.
+    public func list(day: UTCDay, top: Int?) async throws -> [UsageRow] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
+                FROM daily_usage u LEFT JOIN token_limits l ON l.push_token = u.push_token
+                WHERE u.day = ? ORDER BY u.successful + u.errors DESC, u.attempts DESC, u.push_token LIMIT ?
+                """, arguments: [day.description, top ?? -1]).map(Self.usageRow)
+        }
+    }
+
+    /// The token's recent days (newest first) and its override.
+    public func history(pushToken: String, days: Int = 30) async throws -> (rows: [UsageRow], limitOverride: Int?) {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                \(TokenDays.cte)
+                SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
+                FROM days CROSS JOIN daily_usage u ON u.day = days.day AND u.push_token = ?1
+                LEFT JOIN token_limits l ON l.push_token = u.push_token
+                ORDER BY u.day DESC LIMIT ?2
+                """, arguments: [pushToken, days]).map(Self.usageRow)
+            let override = try Int.fetchOne(db, sql: "SELECT daily_limit FROM token_limits WHERE push_token = ?", arguments: [pushToken])
+            return (rows, override)
+        }
+    }
+
+    /// Sets a per-token limit override (takes effect on the next request).
+    public func setLimit(pushToken: String, limit: Int, now: Date = Date()) async throws {
+        let cache = database.usageCache
+        try await database.batcher.write { db in
+            cache.metadataChanged(token: pushToken)
+            try db.execute(sql: """
+                INSERT INTO token_limits (push_token, daily_limit, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (push_token) DO UPDATE SET daily_limit = excluded.daily_limit, updated_at = excluded.updated_at
+                """, arguments: [pushToken, limit, ISO8601UTC.string(now)])
+        }
+    }
+
+    /// Removes a per-token override. Returns whether one existed.
+    @discardableResult
+    public func clearLimit(pushToken: String) async throws -> Bool {
+        let cache = database.usageCache
+        return try await database.batcher.write { db in
+            cache.metadataChanged(token: pushToken)
+            try db.execute(sql: "DELETE FROM token_limits WHERE push_token = ?", arguments: [pushToken])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes the token's counters for a day (the notice may be sent again that day). Returns whether a row existed.
+    @discardableResult
+    public func reset(pushToken: String, day: UTCDay) async throws -> Bool {
+        let cache = database.usageCache
+        return try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM daily_usage WHERE day = ? AND push_token = ?", arguments: [day.description, pushToken])
+            cache.forgetAll()
+            return db.changesCount > 0
+        }
+    }
+
+    /// How many log rows past the first kept one pruning also checks for older days.
+    static let pruneLookahead = 10_000
+
+    /// Deletes usage and delivery-log days older than `retentionDays` before `today`. Returns rows deleted.
+    @discardableResult
+    public func prune(today: UTCDay, retentionDays: Int) async throws -> Int {
+        let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
+        let cache = database.usageCache
+        return try await database.batcher.write { db in
+            try db.execute(sql: "DELETE FROM daily_usage WHERE day < ?", arguments: [cutoff])
+            var n = db.changesCount
+            // The log has no index on day: it is appended in time order, so everything before its first row of a
+            // kept day is older. Rows logged late (a delivery that finished after midnight) are caught by a bounded
+            // look past that boundary.
+            try db.execute(sql: """
+                DELETE FROM delivery_log WHERE id < coalesce(
+                    (SELECT id FROM delivery_log WHERE day >= ?1 ORDER BY id LIMIT 1), (SELECT max(id) + 1 FROM delivery_log))
+                """, arguments: [cutoff])
+            n += db.changesCount
+            try db.execute(sql: """
+                DELETE FROM delivery_log WHERE id < (SELECT min(id) + ?2 FROM delivery_log) AND day < ?1
+                """, arguments: [cutoff, Self.pruneLookahead])
+            n += db.changesCount
+            try db.execute(sql: "DELETE FROM dead_tokens WHERE expires_at <= ?", arguments: [ISO8601UTC.string(today.start)])
+            n += db.changesCount
+            cache.forgetAll()
+            return n
+        }
+    }
+
+    private static func usageRow(_ r: Row) -> UsageRow {
+        UsageRow(day: r[0], pushToken: r[1], appID: r[2], attempts: r[3], successful: r[4], errors: r[5],
+                 noticeSent: (r[6] as Int) != 0, limitOverride: r[7], updatedAt: r[8])
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import PushRelayCore
+import PushRelayStore
+import Testing
+
+/// What any engine's `QuotaAdministration` and `DeliveryLog` must do for admins.
+@Suite struct QuotaAdministrationContractTests {
+    let day = UTCDay(string: "2026-11-21")!
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func overridesResetsAndListsAreSeenAtOnce(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let policy = QuotaPolicy(dailyLimit: 10)
+        for _ in 0..<3 { _ = try await storage.quota.reserve(pushToken: "busy", appID: nil, day: day, policy: policy, now: day.start) }
+        _ = try await storage.quota.reserve(pushToken: "quiet", appID: nil, day: day, policy: policy, now: day.start)
+        #expect(try await storage.admin.list(day: day, top: nil).map(\.pushToken) == ["busy", "quiet"])
+        #expect(try await storage.admin.list(day: day, top: 1).map(\.pushToken) == ["busy"])
+        try await storage.admin.setLimit(pushToken: "busy", limit: 3)
+        #expect(try await storage.admin.history(pushToken: "busy").limitOverride == 3)
+        #expect(try await storage.quota.reserve(pushToken: "busy", appID: nil, day: day, policy: policy, now: day.start).decision.allowed == false)
+        #expect(try await storage.admin.clearLimit(pushToken: "busy"))
+        #expect(try await storage.admin.clearLimit(pushToken: "busy") == false)
+        #expect(try await storage.admin.reset(pushToken: "busy", day: day))
+        #expect(try await storage.quota.rateLimits(pushToken: "busy", appID: nil, day: day, policy: policy).attempts == 0)
+        #expect(try await storage.quota.reserve(pushToken: "busy", appID: nil, day: day, policy: policy, now: day.start).decision.allowed)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func pruneKeepsTheRetentionWindow(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        for back in [0, 29, 30, 31, 90] {
+            let d = day.adding(days: -Int64(back))
+            _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: d, policy: QuotaPolicy(), now: d.start)
+        }
+        #expect(try await storage.admin.prune(today: day, retentionDays: 30) >= 2)
+        #expect(try await storage.admin.history(pushToken: "t").rows.map(\.day) == ["2026-11-21", "2026-10-23", "2026-10-22"])
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func deadTokensAreRememberedAndForgotten(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let mark = DeadMark(provider: "apns", reason: "BadDeviceToken", message: nil, until: day.start.addingTimeInterval(60))
+        try await storage.deliveries.markDead("x", mark, now: day.start)
+        #expect(try await storage.deliveries.deadToken("x", now: day.start)?.provider == "apns")
+        #expect(try await storage.deliveries.forgetDead("x"))
+        #expect(try await storage.deliveries.forgetDead("x") == false)
+        #expect(try await storage.deliveries.deadToken("x", now: day.start) == nil)
+        try await storage.deliveries.log(DeliveryRecord(at: day.start, pushToken: "x", appID: nil, platform: nil, provider: "p",
+                                                        kind: "rate_limit_notice", counted: false, outcome: "delivered", payload: "{\"a\":1}"))
+        let row = try #require(try await storage.deliveries.recentDeliveries(pushToken: "x").first)
+        #expect(row.kind == "rate_limit_notice" && row.payload == "{\"a\":1}" && !row.counted)
+        await close()
+    }
+}

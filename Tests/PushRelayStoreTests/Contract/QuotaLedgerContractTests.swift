@@ -1,0 +1,88 @@
+import Foundation
+import PushRelayCore
+import PushRelayStore
+import Testing
+
+/// What any engine's `QuotaLedger` must do: decide exactly, under any concurrency, per token and UTC day.
+@Suite struct QuotaLedgerContractTests {
+    let day = UTCDay(string: "2026-11-21")!
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func concurrentReservationsGetExactlyTheLimitAndOneNotice(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let day = self.day
+        let decisions = try await withThrowingTaskGroup(of: QuotaDecision.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    try await storage.quota.reserve(pushToken: "hot", appID: "io.app", day: day, policy: QuotaPolicy(dailyLimit: 50), now: day.start).decision
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(decisions.filter(\.allowed).count == 50)
+        #expect(decisions.filter(\.sendNotice).count == 1)
+        let limits = try await storage.quota.rateLimits(pushToken: "hot", appID: "io.app", day: day, policy: QuotaPolicy(dailyLimit: 50))
+        #expect(limits.successful == 50 && limits.attempts == 200 && limits.remaining == 0)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func eachUTCDayAndTokenHasItsOwnCount(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let policy = QuotaPolicy(dailyLimit: 2)
+        for _ in 0..<3 { _ = try await storage.quota.reserve(pushToken: "a", appID: nil, day: day, policy: policy, now: day.start) }
+        let next = day.adding(days: 1)
+        #expect(try await storage.quota.reserve(pushToken: "a", appID: nil, day: next, policy: policy, now: next.start).decision.allowed)
+        #expect(try await storage.quota.reserve(pushToken: "b", appID: nil, day: day, policy: policy, now: day.start).decision.allowed)
+        #expect(try await storage.quota.rateLimits(pushToken: "a", appID: nil, day: day, policy: policy).attempts == 3)
+        #expect(try await storage.quota.rateLimits(pushToken: "a", appID: nil, day: next, policy: policy).attempts == 1)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aFailedCountedDeliveryBecomesAnErrorAndFreesItsSlot(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let policy = QuotaPolicy(dailyLimit: 1)
+        let r = try await storage.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start)
+        let record = DeliveryRecord(at: day.start, pushToken: "x", appID: "a", platform: "android", provider: "p", kind: "notification",
+                                    counted: true, outcome: "transient", errorMessage: "upstream down")
+        #expect(try await storage.quota.complete(r, record: record) == UsageCounters(attempts: 1, successful: 0, errors: 1))
+        #expect(try await storage.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start).decision.allowed)
+        let logged = try await storage.deliveries.recentDeliveries(pushToken: "x")
+        #expect(logged.map(\.outcome) == ["transient"])
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aDeadTokenIsAnsweredDeadUncountedUntilItsMarkExpires(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let policy = QuotaPolicy()
+        let mark = DeadMark(provider: "fcm", reason: "UNREGISTERED", message: "gone", until: day.start.addingTimeInterval(3600))
+        let r = try await storage.quota.reserve(pushToken: "d", appID: nil, day: day, policy: policy, now: day.start)
+        let record = DeliveryRecord(at: day.start, pushToken: "d", appID: nil, platform: "android", provider: "fcm", kind: "notification",
+                                    counted: true, outcome: "invalid_token")
+        _ = try await storage.quota.complete(r, record: record, markDead: mark)
+        let dead = try await storage.quota.reserveUnlessDead(pushToken: "d", appID: nil, webhookID: nil, day: day, policy: policy,
+                                                             now: day.start.addingTimeInterval(60), checkDead: true)
+        guard case .dead(let token, let limits) = dead else { Issue.record("expected dead, got \(dead)"); return }
+        #expect(token.reason == "UNREGISTERED")
+        #expect(limits.attempts == 1 && limits.errors == 1)
+        let later = day.start.addingTimeInterval(7200)
+        #expect(try await storage.deliveries.deadToken("d", now: later) == nil)
+        let after = try await storage.quota.reserveUnlessDead(pushToken: "d", appID: nil, webhookID: nil, day: day, policy: policy, now: later,
+                                                              checkDead: true)
+        guard case .reserved(let again) = after else { Issue.record("expected a reservation after expiry"); return }
+        #expect(again.decision.allowed)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func rateLimitsUseTheAppTheTokenLastPostedWith(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try engine.open()
+        let policy = QuotaPolicy(dailyLimit: 500, appLimits: [("io.small", 7)])
+        _ = try await storage.quota.reserve(pushToken: "b", appID: "io.small", day: day.adding(days: -1), policy: policy, now: day.start)
+        #expect(try await storage.quota.rateLimits(pushToken: "b", appID: nil, day: day, policy: policy).maximum == 7)
+        #expect(try await storage.quota.rateLimits(pushToken: "never", appID: nil, day: day, policy: policy).maximum == 500)
+        await close()
+    }
+}
