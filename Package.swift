@@ -48,7 +48,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // SQLite storage (GRDB): migrations, quota ledger, overrides, delivery log.
+        // The storage contract (protocols by concern) and its SQLite implementation (GRDB, group commit). No NIO.
         .target(
             name: "PushRelayStore",
             dependencies: [
@@ -57,8 +57,6 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -49,7 +49,7 @@ func makeLogger(_ level: Logger.Level) -> Logger {
 
 func openDatabase(_ config: PushRelayConfig) throws -> PushRelayDatabase {
     do {
-        let db = try PushRelayDatabase(path: config.storage.sqlitePath)
+        let db = try PushRelayDatabase(path: config.storage.sqlitePath, callers: EventLoopCallers.lookup)
         try db.migrate()
         return db
     } catch let error as StoreError {

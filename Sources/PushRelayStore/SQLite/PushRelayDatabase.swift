@@ -57,8 +57,9 @@ public final class PushRelayDatabase: Sendable {
     /// The migrations this build carries (generated from `migrations/*.sql`).
     public static var migrations: [Migration] { EmbeddedMigrations.all }
 
-    /// Opens (creating if needed) the database. Does not migrate: call `migrate()`.
-    public init(path: String) throws {
+    /// Opens (creating if needed) the database. Does not migrate: call `migrate()`. `callers` says where a caller
+    /// whose write committed is resumed (the server passes its event loops; by default, on the syncing thread).
+    public init(path: String, callers: @escaping WriteCallerExecutor.Lookup = { nil }) throws {
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.label = "pushrelay"
@@ -82,7 +83,7 @@ public final class PushRelayDatabase: Sendable {
         self.path = path
         let usageCache = SQLiteUsageCache()
         self.usageCache = usageCache
-        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), began: { db in try usageCache.validate(db) },
+        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), callers: callers, began: { db in try usageCache.validate(db) },
                                    rolledBack: { usageCache.resync() })
     }
 
@@ -135,7 +136,7 @@ public final class PushRelayDatabase: Sendable {
     public func flushAndClose() async throws {
         try? await batcher.flush()
         // Closing blocks until every reader is returned to the pool, and returning one can need a Swift task to
-        // run. The server runs tasks on NIO's event loops, so block a Dispatch thread instead of one of those.
+        // run. The server may run tasks on its I/O threads, so block a Dispatch thread instead of one of those.
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
             DispatchQueue.global().async {
                 c.resume(with: Result { try self.close() })

@@ -85,7 +85,7 @@ final class TestServer: Sendable {
         let config = tree
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let database = try PushRelayDatabase(path: dbPath)
+        let database = try PushRelayDatabase(path: dbPath, callers: EventLoopCallers.lookup)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
         let app = try await PushRelayApplication.build(config: config, storage: .sqlite(database), clock: clock, providerInstances: providers, logger: logger) { channel in
