@@ -17,8 +17,10 @@ public protocol LocalPushStorage: Sendable {
     /// Queues the same write and returns at once; the ticket answers once it is durable.
     func enqueueSave(_ m: LocalPushMessage, count: LocalCounter?) -> WriteTicket<Void>
     /// Deletes a message, bumping `count` for `token` today. Returns whether it existed.
+    @discardableResult
     func remove(id: String, count: LocalCounter?, token: String?, now: Date) async throws -> Bool
     /// Bumps a local counter for a token today.
+    @discardableResult
     func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void>
     /// Messages owed to a device, by its webhook id or push token, oldest first.
     func pending(webhookID: String?, pushToken: String?) async throws -> [LocalPushMessage]
@@ -46,6 +48,7 @@ extension LocalPushStorage {
         enqueueSave(m, count: nil)
     }
 
+    @discardableResult
     public func remove(id: String, count: LocalCounter? = nil, token: String? = nil) async throws -> Bool {
         try await remove(id: id, count: count, token: token, now: Date())
     }
