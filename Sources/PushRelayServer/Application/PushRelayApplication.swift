@@ -65,7 +65,8 @@ public enum PushRelayApplication {
                                                  maxBodyBytes: config.http.maxBodyBytes).register(routes)
         }
 
-        let notify = HomeAssistantFastPath.Endpoint(service: service, maxBodyBytes: config.http.maxBodyBytes, metrics: metrics, serverName: serverName)
+        let notify = HomeAssistantFastPath.Endpoint.homeAssistant(service: service, maxBodyBytes: config.http.maxBodyBytes, metrics: metrics,
+                                                                  serverName: serverName)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify) },

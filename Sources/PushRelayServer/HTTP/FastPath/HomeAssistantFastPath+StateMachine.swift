@@ -1,0 +1,141 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import PushRelayCore
+
+extension HomeAssistantFastPath {
+    /// The fast path's decisions for one connection, with no channel in it: each event returns what the handler must
+    /// do. Requests the fast path does not take are forwarded to Hummingbird in order, and a request is taken only
+    /// when every forwarded one has been answered, so responses stay in request order.
+    struct StateMachine {
+        /// Where a notify POST goes: its route pattern (for metrics) and platform.
+        typealias Route = (path: String, platform: HAPlatform)
+
+        enum State {
+            /// Between requests.
+            case idle
+            /// Inside a request forwarded to Hummingbird, until its end.
+            case forwarding
+            /// Reading the body of a request the fast path takes.
+            case collecting(HTTPRequest, Route, body: ByteBuffer)
+            /// The body passed the limit: the rest is read and dropped, then the answer is a 413.
+            case discarding(HTTPRequest, path: String)
+            /// The answer is being prepared; parts read meanwhile are held until it is written.
+            case answering(held: [HTTPRequestPart])
+        }
+
+        /// What to do with a part that was read.
+        enum ReadAction {
+            /// Pass it on to Hummingbird.
+            case forward(HTTPRequestPart)
+            /// Nothing now (a body chunk kept or dropped, a part held).
+            case none
+            /// The request is complete: answer it.
+            case answer(HTTPRequest, Route, body: ByteBuffer)
+            /// The body was too large: answer 413 and close.
+            case rejectTooLarge(HTTPRequest, path: String)
+            /// A part NIO's decoder cannot produce in this state.
+            case protocolError
+        }
+
+        /// What to do once an answer was written.
+        enum AnsweredAction {
+            /// Close the connection (the request asked for it, or its body was dropped).
+            case close
+            /// Feed `held` back through `read`, in order, then issue a read if `read` is true and nothing is being
+            /// answered again.
+            case resume(held: [HTTPRequestPart])
+        }
+
+        private(set) var state = State.idle
+        /// Requests forwarded to Hummingbird whose response has not ended.
+        private(set) var forwarded = 0
+        /// A read was asked for while parts were held: issue it once the answer is written.
+        private(set) var readPending = false
+        let maxBodyBytes: Int
+
+        init(maxBodyBytes: Int) {
+            self.maxBodyBytes = maxBodyBytes
+        }
+
+        var isAnswering: Bool {
+            if case .answering = state { return true }
+            return false
+        }
+
+        mutating func read(_ part: HTTPRequestPart, route: (HTTPRequest) -> Route?) -> ReadAction {
+            switch (state, part) {
+            case (.answering(var held), _):
+                state = .idle  // drop the state's reference, so the append does not copy the array
+                held.append(part)
+                state = .answering(held: held)
+                return .none
+            case (.idle, .head(let head)):
+                if forwarded == 0, let r = route(head) {
+                    state = .collecting(head, r, body: ByteBuffer())
+                    return .none
+                }
+                state = .forwarding
+                forwarded += 1
+                return .forward(part)
+            case (.idle, .body), (.idle, .end):
+                return .protocolError
+            case (.forwarding, .head):
+                return .protocolError
+            case (.forwarding, .body):
+                return .forward(part)
+            case (.forwarding, .end):
+                state = .idle
+                return .forward(part)
+            case (.collecting(let head, let r, var body), .body(var chunk)):
+                if body.readableBytes + chunk.readableBytes > maxBodyBytes {
+                    state = .discarding(head, path: r.path)
+                } else {
+                    state = .idle  // as above: no copy of the buffer
+                    body.writeBuffer(&chunk)
+                    state = .collecting(head, r, body: body)
+                }
+                return .none
+            case (.collecting(let head, let r, let body), .end):
+                state = .answering(held: [])
+                return .answer(head, r, body: body)
+            case (.discarding, .body):
+                return .none
+            case (.discarding(let head, let path), .end):
+                state = .answering(held: [])
+                return .rejectTooLarge(head, path: path)
+            case (.collecting, .head), (.discarding, .head):
+                return .protocolError
+            }
+        }
+
+        /// Hummingbird's response to a forwarded request ended.
+        mutating func forwardedResponseEnded() {
+            forwarded = max(forwarded - 1, 0)
+        }
+
+        /// The channel asks to read. Returns whether to read now: reading pauses only once a pipelined request waits
+        /// behind an answer (Home Assistant sends one request at a time, so the usual answer changes nothing).
+        mutating func readRequested() -> Bool {
+            if case .answering(let held) = state, !held.isEmpty {
+                readPending = true
+                return false
+            }
+            return true
+        }
+
+        /// The answer was written.
+        mutating func answered(close: Bool) -> AnsweredAction {
+            guard case .answering(let held) = state else { return close ? .close : .resume(held: []) }
+            state = .idle
+            return close ? .close : .resume(held: held)
+        }
+
+        /// After the held parts were fed back: whether to issue the read asked for meanwhile.
+        mutating func takePendingRead() -> Bool {
+            guard readPending, !isAnswering else { return false }
+            readPending = false
+            return true
+        }
+    }
+}

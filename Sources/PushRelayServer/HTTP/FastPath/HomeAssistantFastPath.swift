@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import PushRelayCore
+import Synchronization
+
+/// Home Assistant's notify POSTs, answered from the connection's NIO pipeline instead of Hummingbird's router.
+///
+/// These three routes are the product's hot path. The router's request and body async sequences, response writer and
+/// their task hops cost more CPU than the rest of a notification's handling (`Benchmarks/README.md`); here the body
+/// is collected by this handler and the request runs as one short task that writes its answer back on the loop. The
+/// decisions are `StateMachine`'s; this handler only performs them. The rules are the same code: `HomeAssistantRequest` reads the body, `HomeAssistantService`
+/// decides, `HomeAssistantAnswer` renders the outcome.
+///
+/// Everything else passes through untouched to Hummingbird, which still serves these paths for other methods (the
+/// JSON 405). The handler sits after Hummingbird's `HTTPConnectionStateHandler`, which therefore still sees every
+/// request and response: graceful shutdown waits for an answer in flight here as for any other, and idle timeouts are
+/// unchanged. Responses stay in request order: a request is only taken here when nothing forwarded to Hummingbird is
+/// still unanswered, and parts that arrive while an answer is being prepared wait (and stop further reads) until it
+/// is written.
+final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the handler needs from the application (one per server, shared by every connection).
+    struct Endpoint: Sendable {
+        /// The answer to a notify POST: status, extra headers and the JSON body.
+        typealias Answer = (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8])
+
+        let maxBodyBytes: Int
+        let metrics: PushRelayMetrics?
+        let serverName: String?
+        let dates = HTTPDateCache()
+        /// Answers one complete request's body.
+        let answer: @Sendable (ByteBuffer, HAPlatform) async -> Answer
+
+        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, answer: @escaping @Sendable (ByteBuffer, HAPlatform) async -> Answer) {
+            self.maxBodyBytes = maxBodyBytes
+            self.metrics = metrics
+            self.serverName = serverName
+            self.answer = answer
+        }
+
+        /// Home Assistant's notify endpoints: `HomeAssistantRequest` reads the body, `HomeAssistantService` decides,
+        /// `HomeAssistantAnswer` renders the outcome, as on the router.
+        static func homeAssistant(service: HomeAssistantService, maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?) -> Endpoint {
+            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, platform in
+                do throws(APIError) {
+                    let n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
+                    let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
+                    return (answer.status, answer.headers, answer.body)
+                } catch {
+                    return (error.status, error.headers, JSONWriter.bytes(error.body))
+                }
+            }
+        }
+
+        /// The route and platform of a request this handler answers, if it is one. The query is cut on the UTF-8 view
+        /// and the path matched by comparison (cheaper than a dictionary of three routes).
+        func route(_ head: HTTPRequest) -> StateMachine.Route? {
+            guard head.method == .post, var path = head.path else { return nil }
+            if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = String(path[..<q]) }
+            let platform: HAPlatform
+            switch path {
+            case "/api/sendPush/android/v1": platform = .android
+            case "/api/sendPushNotification", "/api/sendPush/iOS/v1": platform = .ios
+            default: return nil
+            }
+            guard head.headerFields[.upgrade] == nil else { return nil }
+            return (path, platform)
+        }
+    }
+
+    private let endpoint: Endpoint
+    private var machine: StateMachine
+
+    init(endpoint: Endpoint) {
+        self.endpoint = endpoint
+        self.machine = StateMachine(maxBodyBytes: endpoint.maxBodyBytes)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        receive(unwrapInboundIn(data), context: context)
+    }
+
+    /// Feeds one part to the state machine and performs its action; returns whether the part was passed on.
+    @discardableResult
+    private func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) -> Bool {
+        let endpoint = self.endpoint
+        switch machine.read(part, route: { endpoint.route($0) }) {
+        case .none:
+            return false
+        case .forward(let part):
+            context.fireChannelRead(wrapInboundOut(part))
+            return true
+        case .answer(let head, let route, let body):
+            answer(head, path: route.path, platform: route.platform, body: body, context: context)
+            return false
+        case .rejectTooLarge(let head, let path):
+            let error = APIError(.contentTooLarge, "PayloadTooLarge", "The request body is larger than this server accepts (http.max_body_bytes).")
+            write(head, path: path, answer: (error.status, error.headers, JSONWriter.bytes(error.body)), started: .now, context: context)
+            return false
+        case .protocolError:
+            context.fireErrorCaught(HTTPChannelStateError.unexpectedPart)
+            return false
+        }
+    }
+
+    private func answer(_ head: HTTPRequest, path: String, platform: HAPlatform, body: ByteBuffer, context: ChannelHandlerContext) {
+        let started = ContinuousClock.now
+        let endpoint = self.endpoint
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        // Started on the loop, with NIO as the concurrency executor: the task runs here, and the store resumes it here.
+        Task {
+            let answer = await endpoint.answer(body, platform)
+            let finish: @Sendable () -> Void = {
+                bound.value.handler.write(head, path: path, answer: answer, started: started, context: bound.value.context)
+            }
+            if loop.inEventLoop { finish() } else { loop.execute(finish) }
+        }
+    }
+
+    private func write(_ head: HTTPRequest, path: String, answer: Endpoint.Answer, started: ContinuousClock.Instant, context: ChannelHandlerContext) {
+        let close = head.headerFields[.connection] == "close" || answer.status == .contentTooLarge
+        var fields = JSONResponse.headers(answer.headers, contentLength: answer.body.count)
+        fields[.date] = endpoint.dates.current()
+        if let server = endpoint.serverName { fields[.server] = server }
+        if close { fields[.connection] = "close" }
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        endpoint.metrics?.record(route: path, method: head.method.rawValue, status: answer.status.code, duration: .now - started)
+        switch machine.answered(close: close) {
+        case .close:
+            context.close(promise: nil)
+        case .resume(let held):
+            // Parts that arrived meanwhile (a pipelined request), then reading resumes. Hummingbird's side takes what
+            // was passed on at the next read-complete, so one is sent for them.
+            var passedOn = false
+            for part in held { passedOn = receive(part, context: context) || passedOn }
+            if passedOn { context.fireChannelReadComplete() }
+            if machine.takePendingRead() { context.read() }
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { machine.forwardedResponseEnded() }
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if machine.readRequested() { context.read() }
+    }
+}
+
+/// A request part NIO's HTTP decoder cannot produce where it came.
+enum HTTPChannelStateError: Error {
+    case unexpectedPart
+}

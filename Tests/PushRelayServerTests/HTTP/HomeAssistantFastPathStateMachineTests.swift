@@ -1,0 +1,160 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import PushRelayCore
+import Testing
+
+@testable import PushRelayServer
+
+/// The fast path's decisions, without a channel.
+@Suite struct HomeAssistantFastPathStateMachineTests {
+    typealias Machine = HomeAssistantFastPath.StateMachine
+
+    static let notify = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/sendPush/android/v1")
+    static let health = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/health")
+    static func route(_ head: HTTPRequest) -> Machine.Route? { head.path == notify.path && head.method == .post ? (notify.path!, .android) : nil }
+    static func chunk(_ s: String) -> HTTPRequestPart { .body(ByteBuffer(string: s)) }
+
+    func isNone(_ a: Machine.ReadAction) -> Bool { if case .none = a { return true } else { return false } }
+    func isForward(_ a: Machine.ReadAction) -> Bool { if case .forward = a { return true } else { return false } }
+
+    @Test func aNotifyRequestIsCollectedAndAnswered() {
+        var m = Machine(maxBodyBytes: 100)
+        let a8 = m.read(.head(Self.notify), route: Self.route)
+        #expect(isNone(a8))
+        let a9 = m.read(Self.chunk("{\"a\":"), route: Self.route)
+        #expect(isNone(a9))
+        let a10 = m.read(Self.chunk("1}"), route: Self.route)
+        #expect(isNone(a10))
+        guard case .answer(_, let route, let body) = m.read(.end(nil), route: Self.route) else {
+            Issue.record("expected an answer")
+            return
+        }
+        #expect(route.platform == .android)
+        #expect(String(buffer: body) == "{\"a\":1}")
+        #expect(m.isAnswering)
+        guard case .resume(let held) = m.answered(close: false) else {
+            Issue.record("expected to resume")
+            return
+        }
+        #expect(held.isEmpty)
+        #expect(!m.isAnswering)
+    }
+
+    @Test func otherRequestsAreForwardedAndCountedUntilTheirResponseEnds() {
+        var m = Machine(maxBodyBytes: 100)
+        let a11 = m.read(.head(Self.health), route: Self.route)
+        #expect(isForward(a11))
+        let a12 = m.read(.end(nil), route: Self.route)
+        #expect(isForward(a12))
+        #expect(m.forwarded == 1)
+        // A notify request behind an unanswered forwarded one goes to Hummingbird too, to keep responses in order.
+        let a13 = m.read(.head(Self.notify), route: Self.route)
+        #expect(isForward(a13))
+        let a14 = m.read(Self.chunk("{}"), route: Self.route)
+        #expect(isForward(a14))
+        let a15 = m.read(.end(nil), route: Self.route)
+        #expect(isForward(a15))
+        #expect(m.forwarded == 2)
+        m.forwardedResponseEnded()
+        m.forwardedResponseEnded()
+        #expect(m.forwarded == 0)
+        // Now the fast path takes it.
+        let a16 = m.read(.head(Self.notify), route: Self.route)
+        #expect(isNone(a16))
+    }
+
+    @Test func anOversizedBodyIsDroppedAndRejected() {
+        var m = Machine(maxBodyBytes: 4)
+        _ = m.read(.head(Self.notify), route: Self.route)
+        let a17 = m.read(Self.chunk("123"), route: Self.route)
+        #expect(isNone(a17))
+        let a18 = m.read(Self.chunk("456"), route: Self.route)
+        #expect(isNone(a18))
+        let a19 = m.read(Self.chunk("789"), route: Self.route)
+        #expect(isNone(a19))
+        guard case .rejectTooLarge(_, let path) = m.read(.end(nil), route: Self.route) else {
+            Issue.record("expected a 413")
+            return
+        }
+        #expect(path == "/api/sendPush/android/v1")
+        guard case .close = m.answered(close: true) else {
+            Issue.record("expected a close")
+            return
+        }
+    }
+
+    @Test func partsReadWhileAnsweringAreHeldAndReadingPausesOnlyThen() {
+        var m = Machine(maxBodyBytes: 100)
+        _ = m.read(.head(Self.notify), route: Self.route)
+        _ = m.read(.end(nil), route: Self.route)
+        // Nothing held yet: reading goes on (the usual case costs no change of read interest).
+        let r1 = m.readRequested()
+        #expect(r1)
+        // A pipelined request arrives while answering: held, and now reading pauses.
+        let a20 = m.read(.head(Self.health), route: Self.route)
+        #expect(isNone(a20))
+        let a21 = m.read(.end(nil), route: Self.route)
+        #expect(isNone(a21))
+        let r2 = m.readRequested()
+        #expect(!r2)
+        #expect(m.readPending)
+        guard case .resume(let held) = m.answered(close: false) else {
+            Issue.record("expected to resume")
+            return
+        }
+        #expect(held.count == 2)
+        // Replayed in order, they are forwarded; then the pending read is issued, once.
+        for part in held {
+            let action = m.read(part, route: Self.route)
+            #expect(isForward(action))
+        }
+        let r3 = m.takePendingRead()
+        #expect(r3)
+        let r4 = m.takePendingRead()
+        #expect(!r4)
+    }
+
+    @Test func aHeldNotifyRequestIsAnsweredAfterTheFirstAndKeepsTheReadPending() {
+        var m = Machine(maxBodyBytes: 100)
+        _ = m.read(.head(Self.notify), route: Self.route)
+        _ = m.read(.end(nil), route: Self.route)
+        _ = m.read(.head(Self.notify), route: Self.route)
+        _ = m.read(Self.chunk("{}"), route: Self.route)
+        _ = m.read(.end(nil), route: Self.route)
+        _ = m.read(.head(Self.health), route: Self.route)
+        let r5 = m.readRequested()
+        #expect(!r5)
+        guard case .resume(let held) = m.answered(close: false) else {
+            Issue.record("expected to resume")
+            return
+        }
+        var answers = 0
+        for part in held {
+            if case .answer = m.read(part, route: Self.route) { answers += 1 }
+        }
+        #expect(answers == 1)
+        // The second answer is under way with the health request held behind it: no read yet.
+        #expect(m.isAnswering)
+        let r6 = m.takePendingRead()
+        #expect(!r6)
+        guard case .resume(let rest) = m.answered(close: false) else {
+            Issue.record("expected to resume")
+            return
+        }
+        #expect(rest.count == 1)
+        for part in rest {
+            let action = m.read(part, route: Self.route)
+            #expect(isForward(action))
+        }
+        let r7 = m.takePendingRead()
+        #expect(r7)
+    }
+
+    @Test func partsNIOCannotProduceAreProtocolErrors() {
+        var m = Machine(maxBodyBytes: 100)
+        if case .protocolError = m.read(Self.chunk("x"), route: Self.route) {} else { Issue.record("a body without a head") }
+        _ = m.read(.head(Self.notify), route: Self.route)
+        if case .protocolError = m.read(.head(Self.notify), route: Self.route) {} else { Issue.record("a head inside a request") }
+    }
+}
