@@ -137,7 +137,13 @@ public enum WebPushEncryption {
     }
 
     /// RFC 8291 §3.3–3.4 and RFC 8188 §2.2: IKM from ECDH and `auth`, then the content-encryption key and nonce.
-    static func deriveKeyAndNonce(shared: SharedSecret, auth: [UInt8], salt: [UInt8], receiverPublic: [UInt8], senderPublic: [UInt8]) -> (SymmetricKey, AES.GCM.Nonce) {
+    static func deriveKeyAndNonce(
+        shared: SharedSecret,
+        auth: [UInt8],
+        salt: [UInt8],
+        receiverPublic: [UInt8],
+        senderPublic: [UInt8]
+    ) -> (SymmetricKey, AES.GCM.Nonce) {
         let keyInfo = Array("WebPush: info".utf8) + [0] + receiverPublic + senderPublic
         let ikm = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: auth, sharedInfo: keyInfo, outputByteCount: 32)
         let prk = HKDF<SHA256>.extract(inputKeyMaterial: ikm, salt: salt)

@@ -7,13 +7,15 @@ import PushRelayTestSupport
 struct FakeProviders: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fake-providers",
-        abstract: "Run a fake APNs (HTTP/2 + TLS) and a fake FCM (OAuth + messages:send) on loopback, and write a ready-to-use PushRelay config for them.",
+        abstract:
+            "Run a fake APNs (HTTP/2 + TLS) and a fake FCM (OAuth + messages:send) on loopback, and write a ready-to-use PushRelay config for them.",
         discussion: """
             Generates a test CA, an APNs .p8 key and a Google service account, starts both fakes, and writes \
             DIR/pushrelay.yaml (plus the credentials) routing io.robbie.HomeAssistant* to the fake APNs and every \
             other app to the fake FCM. Then run `pushrelay serve --config DIR/pushrelay.yaml` in another terminal and \
             POST notifications to it: every request the fakes receive is printed here. Stop with Ctrl-C.
-            """)
+            """
+    )
 
     @Option(help: "Port of the fake APNs (0 picks a free one).") var apnsPort = 8443
     @Option(help: "Port of the fake FCM (0 picks a free one).") var fcmPort = 8444
@@ -26,7 +28,8 @@ struct FakeProviders: AsyncParsableCommand {
         let env = try await FakeProviderEnvironment.start(directory: dir, bundleID: bundleId, apnsPort: apnsPort, fcmPort: fcmPort)
         let configFile = dir + "/pushrelay.yaml"
         try DevConfig.yaml(env: env, directory: dir).write(toFile: configFile, atomically: true, encoding: .utf8)
-        print("""
+        print(
+            """
             fake APNs: \(env.apns.endpoint)  (topic \(env.bundleID), key id \(env.apnsKey.keyID), team \(env.apnsKey.teamID))
             fake FCM:  \(env.fcm.endpoint)  (project \(env.serviceAccount.projectID))
             config:    \(configFile)
@@ -38,7 +41,8 @@ struct FakeProviders: AsyncParsableCommand {
                      -d '{"message":"Hello","push_token":"\(String(repeating: "ab", count: 32))","registration_info":{"app_id":"\(env.bundleID)"}}'
 
             waiting for requests (Ctrl-C to stop)…
-            """)
+            """
+        )
         fflush(nil)
         var seenFCM = 0
         var seenAPNs = 0

@@ -6,5 +6,6 @@ struct PushRelayDev: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushrelay-dev",
         abstract: "PushRelay development helpers (fake providers on loopback).",
-        subcommands: [FakeProviders.self])
+        subcommands: [FakeProviders.self]
+    )
 }

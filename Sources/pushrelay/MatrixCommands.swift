@@ -8,7 +8,8 @@ struct WebPushCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webpush",
         abstract: "WebPush helpers.",
-        subcommands: [GenerateVAPIDKey.self])
+        subcommands: [GenerateVAPIDKey.self]
+    )
 
     struct GenerateVAPIDKey: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -17,7 +18,8 @@ struct WebPushCommand: ParsableCommand {
             discussion: """
                 Point a webpush provider's vapid_private_key at the file. Give the printed applicationServerKey to \
                 pushManager.subscribe({userVisibleOnly: true, applicationServerKey: …}) in the web app.
-                """)
+                """
+        )
 
         @Option(help: "Where to write the PEM (mode 0600).") var out = "vapid_private_key.pem"
         @Flag(help: "Overwrite an existing file (subscriptions made with the old key stop working).") var force = false
@@ -40,7 +42,8 @@ struct WebPushCommand: ParsableCommand {
 struct ImportSygnalConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import-sygnal-config",
-        abstract: "Convert a Sygnal config's apps: into PushRelay providers: and matrix.apps: (YAML on stdout).")
+        abstract: "Convert a Sygnal config's apps: into PushRelay providers: and matrix.apps: (YAML on stdout)."
+    )
 
     @Argument(help: "The Sygnal config file (sygnal.yaml).") var file: String
 

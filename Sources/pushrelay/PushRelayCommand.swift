@@ -26,7 +26,9 @@ struct PushRelay: AsyncParsableCommand {
         commandName: "pushrelay",
         abstract: "A self-hosted push gateway for Home Assistant's mobile_app notify platform.",
         version: PushRelayVersion.string,
-        subcommands: [Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self],
+        subcommands: [
+            Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self,
+        ],
         defaultSubcommand: nil
     )
 
@@ -70,10 +72,12 @@ struct Serve: AsyncParsableCommand {
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            logger.critical("""
+            logger.critical(
+                """
                 cannot listen on \(config.http.host):\(config.http.port): the address is already in use \
                 (another PushRelay or program is running there; choose another http.port or PUSHRELAY_HTTP_PORT)
-                """)
+                """
+            )
             throw ExitCode.failure
         }
     }
@@ -94,7 +98,10 @@ struct Migrate: AsyncParsableCommand {
 }
 
 struct CheckConfig: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "check-config", abstract: "Validate the configuration and print the effective settings.")
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Validate the configuration and print the effective settings."
+    )
     @OptionGroup var options: ConfigOption
 
     func run() async throws {
@@ -102,7 +109,9 @@ struct CheckConfig: AsyncParsableCommand {
         print("configuration OK")
         print("  http: \(c.http.host):\(c.http.port), max body \(c.http.maxBodyBytes) bytes")
         print("  storage: \(c.storage.sqlitePath)")
-        print("  quota: \(c.quota.dailyLimit)/day, exempt commands \(c.quota.exemptCommands), exempt critical \(c.quota.exemptCritical), retention \(c.quota.retentionDays) days")
+        print(
+            "  quota: \(c.quota.dailyLimit)/day, exempt commands \(c.quota.exemptCommands), exempt critical \(c.quota.exemptCritical), retention \(c.quota.retentionDays) days"
+        )
         for (p, n) in c.quota.appLimits { print("    app \(p): \(n)/day") }
         for r in c.apps { print("  app \(r.match) -> provider \(r.provider) (\(c.providers[r.provider]?.type ?? "?"))") }
         print("  admin API: \(c.adminToken == nil ? "disabled (no admin.token)" : "enabled")")
@@ -113,7 +122,8 @@ struct CheckConfig: AsyncParsableCommand {
 struct Quota: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Inspect and manage per-token daily quotas.",
-        subcommands: [List.self, Show.self, SetLimit.self, ClearLimit.self, Reset.self])
+        subcommands: [List.self, Show.self, SetLimit.self, ClearLimit.self, Reset.self]
+    )
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Usage per token for one UTC day, busiest first.")
@@ -129,8 +139,12 @@ struct Quota: AsyncParsableCommand {
             if let top, top <= 0 { throw ValidationError("--top must be a positive number") }
             let db = try openDatabase(config)
             let rows = try await SQLiteQuotaAdministration(database: db).list(day: d, top: top)
-            print(json ? QuotaReport.json(rows, policy: config.quotaPolicy, fullTokens: full)
-                       : QuotaReport.table(rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
+            print(
+                json
+                    ? QuotaReport.json(rows, policy: config.quotaPolicy, fullTokens: full)
+                    : QuotaReport.table(rows, policy: config.quotaPolicy, fullTokens: full),
+                terminator: ""
+            )
             try db.close()
         }
     }
@@ -154,7 +168,9 @@ struct Quota: AsyncParsableCommand {
             } else {
                 print("token:     \(full ? token : TokenDisplay.short(token))")
                 print("limit:     \(limits.maximum)/day" + (history.limitOverride != nil ? " (override)" : ""))
-                print("today:     \(limits.successful) successful, \(limits.errors) errors, \(limits.attempts) attempts, \(limits.remaining) remaining; resets \(limits.resetsAt)")
+                print(
+                    "today:     \(limits.successful) successful, \(limits.errors) errors, \(limits.attempts) attempts, \(limits.remaining) remaining; resets \(limits.resetsAt)"
+                )
                 print(QuotaReport.table(history.rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
             }
             try db.close()
@@ -218,7 +234,8 @@ struct ChannelToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "channel-token",
         abstract: "Manage websocket channel tokens (credentials bound to one webhook id).",
-        subcommands: [Create.self, List.self, Revoke.self])
+        subcommands: [Create.self, List.self, Revoke.self]
+    )
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a token; it is printed once, as the last line, and stored hashed.")
@@ -245,15 +262,19 @@ struct ChannelToken: AsyncParsableCommand {
             let tokens = try await SQLiteLocalPushStore(database: db).listTokens()
             if tokens.isEmpty { print("(no channel tokens)") }
             for t in tokens {
-                print("\(t.id)  webhook \(t.webhookID)  created \(t.createdAt)" + (t.label.map { "  \"\($0)\"" } ?? "")
-                      + (t.revokedAt.map { "  REVOKED \($0)" } ?? ""))
+                print(
+                    "\(t.id)  webhook \(t.webhookID)  created \(t.createdAt)" + (t.label.map { "  \"\($0)\"" } ?? "")
+                        + (t.revokedAt.map { "  REVOKED \($0)" } ?? "")
+                )
             }
             try db.close()
         }
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a channel token by id (live connections keep their subscription until they reconnect).")
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a channel token by id (live connections keep their subscription until they reconnect)."
+        )
         @OptionGroup var options: ConfigOption
         @Argument(help: "The token id from `channel-token list`.") var id: Int64
 

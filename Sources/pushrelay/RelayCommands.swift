@@ -5,7 +5,8 @@ struct APIKey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "api-key",
         abstract: "Manage API keys for /api/v1/devices and /api/v1/calls (sent as 'Authorization: Bearer <key>').",
-        subcommands: [Create.self, List.self, Revoke.self])
+        subcommands: [Create.self, List.self, Revoke.self]
+    )
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a key; it is printed once, as the last line, and stored hashed.")

@@ -1,21 +1,24 @@
 import Foundation
 import Testing
+
 @testable import PushRelayCore
 
 @Suite struct JSONCodecTests {
     @Test func parsesEveryKindOfValue() throws {
         let v = try JSONParser.parse(#" {"a": [1, -2, 3.5, 1e3, true, false, null, "x\"y\\z\n\u00e9\ud83d\ude00"], "b": {}} "#)
-        #expect(v == [
-            "a": [.int(1), .int(-2), .double(3.5), .double(1000), true, false, .null, .string("x\"y\\z\né😀")],
-            "b": .object([:]),
-        ])
+        #expect(
+            v == [
+                "a": [.int(1), .int(-2), .double(3.5), .double(1000), true, false, .null, .string("x\"y\\z\né😀")],
+                "b": .object([:]),
+            ]
+        )
     }
 
     @Test func keepsIntegersApartFromDoubles() throws {
         #expect(try JSONParser.parse("5") == .int(5))
         #expect(try JSONParser.parse("5.0") == .double(5))
         #expect(try JSONParser.parse("-0") == .int(0))
-        #expect(try JSONParser.parse("12345678901234567890") == .double(12345678901234567890))
+        #expect(try JSONParser.parse("12345678901234567890") == .double(12_345_678_901_234_567_890))
     }
 
     @Test(arguments: [
@@ -38,9 +41,11 @@ import Testing
     /// Strings without escapes take the parser's fast path: ASCII-only ones and ones with raw multi-byte UTF-8 read the
     /// same as their escaped spelling.
     @Test func unescapedStringsReadAsTheirEscapedSpelling() throws {
-        #expect(try JSONParser.parse(#"{"plain":"Door opened","empty":"","raw":"Porte ouverte à 7 h 😀"}"#) == [
-            "plain": "Door opened", "empty": "", "raw": "Porte ouverte à 7 h 😀",
-        ])
+        #expect(
+            try JSONParser.parse(#"{"plain":"Door opened","empty":"","raw":"Porte ouverte à 7 h 😀"}"#) == [
+                "plain": "Door opened", "empty": "", "raw": "Porte ouverte à 7 h 😀",
+            ]
+        )
         #expect(try JSONParser.parse(#""Porte ouverte \u00e0 7 h \ud83d\ude00""#) == JSONParser.parse(#""Porte ouverte à 7 h 😀""#))
     }
 

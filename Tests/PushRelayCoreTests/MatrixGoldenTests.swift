@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PushRelayCore
 
 /// One case in `MatrixGolden/` (written by `scripts/matrix-golden.py`):
@@ -20,13 +21,19 @@ enum MatrixGolden {
         let o = c["options"] ?? [:]
         switch c["format"]?.stringValue {
         case "apns":
-            return .apns(MatrixAPNsOptions(pushType: o["push_type"]?.stringValue,
-                                           convertDeviceTokenToHex: o["convert_device_token_to_hex"]?.boolValue ?? true,
-                                           sendBadgeCounts: o["send_badge_counts"]?.boolValue ?? true))
+            return .apns(
+                MatrixAPNsOptions(
+                    pushType: o["push_type"]?.stringValue,
+                    convertDeviceTokenToHex: o["convert_device_token_to_hex"]?.boolValue ?? true,
+                    sendBadgeCounts: o["send_badge_counts"]?.boolValue ?? true
+                )
+            )
         case "webpush":
             return .webPush
         default:
-            return .fcm(MatrixFCMOptions(fcmOptions: o["fcm_options"]?.objectValue ?? [:], sendBadgeCounts: o["send_badge_counts"]?.boolValue ?? true))
+            return .fcm(
+                MatrixFCMOptions(fcmOptions: o["fcm_options"]?.objectValue ?? [:], sendBadgeCounts: o["send_badge_counts"]?.boolValue ?? true)
+            )
         }
     }
 
@@ -136,8 +143,10 @@ enum MatrixGolden {
     }
 
     @Test func nullsAreAbsentAndPrioDefaultsToHigh() throws {
-        let n = try parse(#"{"notification": {"event_id": null, "prio": null, "counts": {"unread": 3, "missed_calls": null},"#
-                          + #" "devices": [{"app_id": "a", "pushkey": "k", "pushkey_ts": 12, "data": null, "tweaks": {"sound": "bing"}}]}}"#).get()
+        let n = try parse(
+            #"{"notification": {"event_id": null, "prio": null, "counts": {"unread": 3, "missed_calls": null},"#
+                + #" "devices": [{"app_id": "a", "pushkey": "k", "pushkey_ts": 12, "data": null, "tweaks": {"sound": "bing"}}]}}"#
+        ).get()
         #expect(n.eventID == nil)
         #expect(n.prio == .high)
         #expect(n.counts == MatrixCounts(unread: 3, missedCalls: nil))
@@ -146,9 +155,11 @@ enum MatrixGolden {
     }
 
     @Test func narrowingToOneDeviceRoundTrips() throws {
-        let n = try parse(#"{"notification": {"event_id": "$e", "room_id": "!r", "type": "m.room.message", "user_is_target": false,"#
-                          + #" "content": {"body": "hi"}, "counts": {"unread": 1}, "prio": "low","#
-                          + #" "devices": [{"app_id": "a", "pushkey": "k1"}, {"app_id": "b", "pushkey": "k2", "data": {"format": "event_id_only"}}]}}"#).get()
+        let n = try parse(
+            #"{"notification": {"event_id": "$e", "room_id": "!r", "type": "m.room.message", "user_is_target": false,"#
+                + #" "content": {"body": "hi"}, "counts": {"unread": 1}, "prio": "low","#
+                + #" "devices": [{"app_id": "a", "pushkey": "k1"}, {"app_id": "b", "pushkey": "k2", "data": {"format": "event_id_only"}}]}}"#
+        ).get()
         let one = n.only(n.devices[1])
         #expect(try MatrixNotification(body: one.json) == one)
         #expect(one.devices.map(\.pushkey) == ["k2"])

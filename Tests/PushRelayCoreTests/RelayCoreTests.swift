@@ -81,7 +81,10 @@ private func hex(_ s: String) -> [UInt8] {
     ])
     func aesgcmParametersAreParsedRobustly(encryption: String, cryptoKey: String) throws {
         let h = try parse(["content-encoding": "AESGCM", "ENCRYPTION": encryption, "crypto-key": cryptoKey])
-        guard case .aesgcm(let dh, let salt) = h.encoding else { Issue.record("not aesgcm"); return }
+        guard case .aesgcm(let dh, let salt) = h.encoding else {
+            Issue.record("not aesgcm")
+            return
+        }
         #expect(salt.starts(with: [1, 2]))
         #expect(dh.starts(with: [4, 5]))
     }
@@ -123,9 +126,14 @@ private func hex(_ s: String) -> [UInt8] {
     static let token = String(repeating: "ab12", count: 16)
 
     @Test func pathsAreParsed() throws {
-        #expect(try RelayTarget.parse(path: "/relay-to/production/\(Self.token)").get() == RelayTarget(destination: .apns(production: true), token: Self.token))
-        #expect(try RelayTarget.parse(path: "/relay-to/development/\(Self.token)/a/b").get() ==
-            RelayTarget(destination: .apns(production: false), token: Self.token, extra: "a/b"))
+        #expect(
+            try RelayTarget.parse(path: "/relay-to/production/\(Self.token)").get()
+                == RelayTarget(destination: .apns(production: true), token: Self.token)
+        )
+        #expect(
+            try RelayTarget.parse(path: "/relay-to/development/\(Self.token)/a/b").get()
+                == RelayTarget(destination: .apns(production: false), token: Self.token, extra: "a/b")
+        )
         #expect(try RelayTarget.parse(path: "/relay-to/fcm/abc:def/x").get() == RelayTarget(destination: .fcm, token: "abc:def", extra: "x"))
         #expect(try RelayTarget.parse(path: "/relay-to/production/\(Self.token)/").get().extra == nil)
     }
@@ -152,10 +160,12 @@ private func hex(_ s: String) -> [UInt8] {
         let h = WebPushHeaders(encoding: .aesgcm(dh: [1, 2, 3], salt: [0xFF]), ttlSeconds: 60, urgency: .veryLow, topic: "t")
         let n = try RelayPayload.apns(body: [0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B], headers: h, extra: "acct/1", alertText: "🎺", now: now)
         let apns = try #require(n.apns)
-        #expect(apns.payload == [
-            "aps": ["alert": "🎺", "mutable-content": 1, "content-available": 1],
-            "p": "HelloWorld", "k": "09c6", "s": "30", "x": "acct/1",
-        ])
+        #expect(
+            apns.payload == [
+                "aps": ["alert": "🎺", "mutable-content": 1, "content-available": 1],
+                "p": "HelloWorld", "k": "09c6", "s": "30", "x": "acct/1",
+            ]
+        )
         #expect(apns.headers == ["apns-push-type": "alert", "apns-priority": "5", "apns-expiration": "1800000060", "apns-collapse-id": "t"])
     }
 
@@ -166,19 +176,33 @@ private func hex(_ s: String) -> [UInt8] {
     }
 
     @Test func fcmMessageMatchesTheFCMRelay() throws {
-        let a = try RelayPayload.fcm(token: "tok", body: [0xFF], headers: WebPushHeaders(encoding: .aes128gcm, ttlSeconds: 30, urgency: .low, topic: "c"), extra: nil, alertText: "🎺")
-        #expect(a.fcmMessage == [
-            "token": "tok", "data": ["p": "30", "rfc": "1"], "notification": ["title": "🎺"],
-            "android": ["priority": "normal", "ttl": "30s", "collapse_key": "c"],
-            "apns": ["payload": ["aps": ["mutable-content": 1, "content-available": 1]]],
-        ])
-        let b = try RelayPayload.fcm(token: "tok", body: [0xFF], headers: WebPushHeaders(encoding: .aesgcm(dh: [1], salt: [0])), extra: "x1", alertText: "A")
+        let a = try RelayPayload.fcm(
+            token: "tok",
+            body: [0xFF],
+            headers: WebPushHeaders(encoding: .aes128gcm, ttlSeconds: 30, urgency: .low, topic: "c"),
+            extra: nil,
+            alertText: "🎺"
+        )
+        #expect(
+            a.fcmMessage == [
+                "token": "tok", "data": ["p": "30", "rfc": "1"], "notification": ["title": "🎺"],
+                "android": ["priority": "normal", "ttl": "30s", "collapse_key": "c"],
+                "apns": ["payload": ["aps": ["mutable-content": 1, "content-available": 1]]],
+            ]
+        )
+        let b = try RelayPayload.fcm(
+            token: "tok",
+            body: [0xFF],
+            headers: WebPushHeaders(encoding: .aesgcm(dh: [1], salt: [0])),
+            extra: "x1",
+            alertText: "A"
+        )
         #expect(b.fcmMessage["data"] == ["p": "30", "k": "01", "s": "00", "x": "x1"])
         #expect(b.fcmMessage["android"] == ["priority": "high"])
     }
 
     @Test func tooLargeAfterEncodingIsRefused() {
-        let body = [UInt8](repeating: 7, count: 3500) // 4375 characters of z85
+        let body = [UInt8](repeating: 7, count: 3500)  // 4375 characters of z85
         #expect(throws: RelayPayloadError.self) {
             try RelayPayload.apns(body: body, headers: WebPushHeaders(encoding: .aes128gcm), extra: nil, alertText: "a", now: now)
         }
@@ -218,15 +242,25 @@ private func hex(_ s: String) -> [UInt8] {
         #expect(ZlibStored.compress([]) == [0x78, 0x01, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x01])
     }
 
-    static let invite = CallInvite(notificationUUID: "6f1c…", callerName: "Alice", callerID: "+15551234", title: "Call", withVideo: true,
-                                   inviteCiphertext: "AAAA", iv: "BBBB", tag: "CCCC")
+    static let invite = CallInvite(
+        notificationUUID: "6f1c…",
+        callerName: "Alice",
+        callerID: "+15551234",
+        title: "Call",
+        withVideo: true,
+        inviteCiphertext: "AAAA",
+        iv: "BBBB",
+        tag: "CCCC"
+    )
 
     @Test func payloadHasEveryDocumentedField() {
-        #expect(Self.invite.payload == [
-            "notification_uuid": "6f1c…", "type": "call_invite", "version": "1", "with_video": "true",
-            "incoming_caller_name": "Alice", "incoming_caller_id": "+15551234", "title": "Call", "encryption_type": "aes_256_gcm",
-            "invite": "AAAA", "iv": "BBBB", "tag": "CCCC",
-        ])
+        #expect(
+            Self.invite.payload == [
+                "notification_uuid": "6f1c…", "type": "call_invite", "version": "1", "with_video": "true",
+                "incoming_caller_name": "Alice", "incoming_caller_id": "+15551234", "title": "Call", "encryption_type": "aes_256_gcm",
+                "invite": "AAAA", "iv": "BBBB", "tag": "CCCC",
+            ]
+        )
     }
 
     @Test func apnsIsAVoIPPushWrappedInAlert() throws {
@@ -251,8 +285,13 @@ private func hex(_ s: String) -> [UInt8] {
     static let sealed = SealedPayload(ciphertext: "CT", iv: "IV", tag: "TG")
 
     @Test func androidDataIsReplacedByTheSealedFields() {
-        let n = HANotification(message: "Door open", title: "Security", data: ["priority": "high", "ttl": 0], pushToken: "fcm:t",
-                               registrationInfo: .init(appID: "io.homeassistant.companion.android", webhookID: "hook"))
+        let n = HANotification(
+            message: "Door open",
+            title: "Security",
+            data: ["priority": "high", "ttl": 0],
+            pushToken: "fcm:t",
+            registrationInfo: .init(appID: "io.homeassistant.companion.android", webhookID: "hook")
+        )
         let t = AndroidTranslation.translate(n)
         #expect(EncryptedNotification.canSeal(t, platform: .android))
         let plain = try? JSONParser.parse(EncryptedNotification.plaintext(t, platform: .android))
@@ -265,8 +304,13 @@ private func hex(_ s: String) -> [UInt8] {
     }
 
     @Test func iosGetsAGenericAlertAndMutableContent() throws {
-        let n = HANotification(message: "Door open", title: "Security", data: ["push": ["sound": "chime.caf", "badge": 2], "url": "/lovelace"],
-                               pushToken: String(repeating: "ab", count: 32), registrationInfo: .init(appID: "io.robbie.HomeAssistant", webhookID: "hook"))
+        let n = HANotification(
+            message: "Door open",
+            title: "Security",
+            data: ["push": ["sound": "chime.caf", "badge": 2], "url": "/lovelace"],
+            pushToken: String(repeating: "ab", count: 32),
+            registrationInfo: .init(appID: "io.robbie.HomeAssistant", webhookID: "hook")
+        )
         let t = IOSTranslation.translate(n)
         #expect(EncryptedNotification.canSeal(t, platform: .ios))
         #expect(try JSONParser.parse(EncryptedNotification.plaintext(t, platform: .ios)) == t.apns?.payload)
@@ -285,7 +329,11 @@ private func hex(_ s: String) -> [UInt8] {
     }
 
     @Test func commandsAreNotSealed() {
-        let n = HANotification(message: "request_location_update", pushToken: "fcm:t", registrationInfo: .init(appID: "io.homeassistant.companion.android"))
+        let n = HANotification(
+            message: "request_location_update",
+            pushToken: "fcm:t",
+            registrationInfo: .init(appID: "io.homeassistant.companion.android")
+        )
         #expect(EncryptedNotification.canSeal(AndroidTranslation.translate(n), platform: .android) == false)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PushRelayCore
 
 @Suite struct UTCDayTests {
@@ -122,7 +123,10 @@ import Testing
 
     @Test func reportsWhatIsWrong() {
         func error(_ body: JSONValue) -> HARequestError? {
-            do { _ = try HANotification(body: body); return nil } catch { return error }
+            do {
+                _ = try HANotification(body: body)
+                return nil
+            } catch { return error }
         }
         #expect(error([1]) == .malformedBody("The request body must be a JSON object."))
         #expect(error(["message": "x"]) == .missingPushToken)
@@ -130,7 +134,9 @@ import Testing
         #expect(error(["push_token": 5]) == .wrongType(field: "push_token", expected: "a string"))
         #expect(error(["push_token": "a", "data": "x"]) == .wrongType(field: "data", expected: "an object"))
         #expect(error(["push_token": "a", "message": ["x"]]) == .wrongType(field: "message", expected: "a string"))
-        #expect(error(["push_token": "a", "registration_info": ["app_id": 3]]) == .wrongType(field: "registration_info.app_id", expected: "a string"))
+        #expect(
+            error(["push_token": "a", "registration_info": ["app_id": 3]]) == .wrongType(field: "registration_info.app_id", expected: "a string")
+        )
         for e in [HARequestError.missingPushToken, .malformedBody("x"), .wrongType(field: "f", expected: "y")] {
             #expect(!e.description.isEmpty)
         }

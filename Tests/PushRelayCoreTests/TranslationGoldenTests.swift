@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PushRelayCore
 
 // MARK: - Golden cases
@@ -56,9 +57,10 @@ func differences(_ a: JSONValue, _ b: JSONValue, path: String = "$") -> [String]
 }
 
 func actualJSON(_ t: TranslatedNotification) -> JSONValue {
-    let apns: JSONValue = t.apns.map {
-        .object(["headers": .object($0.headers.mapValues(JSONValue.string)), "payload": $0.payload])
-    } ?? .null
+    let apns: JSONValue =
+        t.apns.map {
+            .object(["headers": .object($0.headers.mapValues(JSONValue.string)), "payload": $0.payload])
+        } ?? .null
     return [
         "fcm": t.fcmMessage,
         "apns": apns,

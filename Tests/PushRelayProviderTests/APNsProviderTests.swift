@@ -62,7 +62,9 @@ import Testing
     @Test func voipUsesTheVoipTopicAndTheLargerLimit() async throws {
         try await withAPNs { fake, provider, _ in
             let big: JSONValue = ["aps": [:], "blob": .string(String(repeating: "v", count: 4600))]
-            _ = try await provider.send(apnsDelivery(token: deviceToken(3), headers: ["apns-push-type": "voip", "apns-priority": "10"], payload: big))
+            _ = try await provider.send(
+                apnsDelivery(token: deviceToken(3), headers: ["apns-push-type": "voip", "apns-priority": "10"], payload: big)
+            )
             #expect(fake.records.first?.headers["apns-topic"] == "\(bundleID).voip")
             #expect(fake.records.first?.status == 200)
 
@@ -70,7 +72,10 @@ import Testing
             let f = await failure { () async throws(DeliveryFailure) in
                 try await provider.send(apnsDelivery(token: deviceToken(3), headers: ["apns-push-type": "voip"], payload: tooBig))
             }
-            guard case .payloadTooLarge(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .payloadTooLarge(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("5120"))
             #expect(fake.records.count == 1)
         }
@@ -81,7 +86,10 @@ import Testing
             let f = await failure { () async throws(DeliveryFailure) in
                 try await provider.send(iosDelivery(token: deviceToken(4), message: String(repeating: "x", count: 4200)))
             }
-            guard case .payloadTooLarge(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .payloadTooLarge(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("4096"))
             #expect(fake.records.isEmpty)
         }
@@ -91,11 +99,14 @@ import Testing
         try await withAPNs { fake, provider, _ in
             let ok = String(repeating: "c", count: 64)
             _ = try await provider.send(apnsDelivery(token: deviceToken(5), headers: ["apns-push-type": "alert", "apns-collapse-id": ok]))
-            let tooLong = String(repeating: "é", count: 33) // 66 bytes
+            let tooLong = String(repeating: "é", count: 33)  // 66 bytes
             let f = await failure { () async throws(DeliveryFailure) in
                 try await provider.send(apnsDelivery(token: deviceToken(5), headers: ["apns-push-type": "alert", "apns-collapse-id": tooLong]))
             }
-            guard case .invalidPayload(let reason, let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .invalidPayload(let reason, let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(reason == "BadCollapseId")
             #expect(message.contains("64"))
             #expect(fake.records.count == 1)
@@ -105,7 +116,10 @@ import Testing
     @Test func androidNotificationsRoutedToAPNsAreAConfigurationError() async throws {
         try await withAPNs { fake, provider, _ in
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: deviceToken(6))) }
-            guard case .configuration(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .configuration(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("fcm"))
             #expect(fake.records.isEmpty)
         }
@@ -121,7 +135,10 @@ import Testing
             ]
             for c in cases {
                 let f = await failure { () async throws(DeliveryFailure) in try await provider.send(iosDelivery(token: c.token)) }
-                guard case .invalidTarget(let reason, let message)? = f else { Issue.record("\(c.token): got \(String(describing: f))"); continue }
+                guard case .invalidTarget(let reason, let message)? = f else {
+                    Issue.record("\(c.token): got \(String(describing: f))")
+                    continue
+                }
                 #expect(reason == "MalformedToken")
                 #expect(message.contains(c.says), "\(message)")
                 #expect(message.contains("64 to 200 hex digits"))
@@ -134,8 +151,14 @@ import Testing
     @Test func liveActivitiesGoToTheActivityTokenAndTopic() async throws {
         try await withAPNs { fake, provider, _ in
             let activity = deviceToken(0xbeef)
-            let n = HANotification(message: "Washer", title: "Laundry", data: ["tag": "washer", "live_update": true], pushToken: deviceToken(7),
-                                   registrationInfo: .init(appID: bundleID), liveActivityToken: activity)
+            let n = HANotification(
+                message: "Washer",
+                title: "Laundry",
+                data: ["tag": "washer", "live_update": true],
+                pushToken: deviceToken(7),
+                registrationInfo: .init(appID: bundleID),
+                liveActivityToken: activity
+            )
             let translated = IOSTranslation.translate(n)
             _ = try await provider.send(Delivery(platform: .ios, pushToken: deviceToken(7), appID: bundleID, notification: translated))
             let r = try #require(fake.records.first)
@@ -160,7 +183,10 @@ import Testing
                 let token = deviceToken(0x100 + i)
                 fake.script(token, [outcome])
                 let f = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
-                guard case .invalidToken(let reason, let message)? = f else { Issue.record("\(expected): got \(String(describing: f))"); continue }
+                guard case .invalidToken(let reason, let message)? = f else {
+                    Issue.record("\(expected): got \(String(describing: f))")
+                    continue
+                }
                 #expect(reason == expected)
                 #expect(!message.contains(token))
                 if expected == "Unregistered" { #expect(message.contains("2026-09-21")) }
@@ -171,15 +197,21 @@ import Testing
     @Test func throttlingAndServerErrorsAreTransient() async throws {
         try await withAPNs { fake, provider, _ in
             let token = deviceToken(8)
-            fake.script(token, [
-                .reject(status: 429, reason: "TooManyRequests", retryAfter: 5),
-                .reject(status: 503, reason: "ServiceUnavailable", retryAfter: 2),
-                .reject(status: 500, reason: "InternalServerError"),
-            ])
+            fake.script(
+                token,
+                [
+                    .reject(status: 429, reason: "TooManyRequests", retryAfter: 5),
+                    .reject(status: 503, reason: "ServiceUnavailable", retryAfter: 2),
+                    .reject(status: 500, reason: "InternalServerError"),
+                ]
+            )
             var got: [(String, Int?)] = []
             for _ in 0..<3 {
                 let f = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
-                guard case .transient(let reason, _, let retryAfter)? = f else { Issue.record("got \(String(describing: f))"); return }
+                guard case .transient(let reason, _, let retryAfter)? = f else {
+                    Issue.record("got \(String(describing: f))")
+                    return
+                }
                 got.append((reason, retryAfter))
             }
             #expect(got.map(\.0) == ["TooManyRequests", "ServiceUnavailable", "InternalServerError"])
@@ -190,20 +222,35 @@ import Testing
     @Test func otherAnswersMapToTheirClasses() async throws {
         try await withAPNs { fake, provider, _ in
             let token = deviceToken(9)
-            fake.script(token, [
-                .reject(status: 413, reason: "PayloadTooLarge"),
-                .reject(status: 403, reason: "InvalidProviderToken"),
-                .reject(status: 400, reason: "BadExpirationDate"),
-                .reject(status: 400, reason: "BadTopic"),
-            ])
+            fake.script(
+                token,
+                [
+                    .reject(status: 413, reason: "PayloadTooLarge"),
+                    .reject(status: 403, reason: "InvalidProviderToken"),
+                    .reject(status: 400, reason: "BadExpirationDate"),
+                    .reject(status: 400, reason: "BadTopic"),
+                ]
+            )
             var got: [DeliveryFailure?] = []
             for _ in 0..<4 { got.append(await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }) }
-            guard case .payloadTooLarge? = got[0] else { Issue.record("413: \(String(describing: got[0]))"); return }
-            guard case .configuration(let m403)? = got[1] else { Issue.record("403: \(String(describing: got[1]))"); return }
+            guard case .payloadTooLarge? = got[0] else {
+                Issue.record("413: \(String(describing: got[0]))")
+                return
+            }
+            guard case .configuration(let m403)? = got[1] else {
+                Issue.record("403: \(String(describing: got[1]))")
+                return
+            }
             #expect(m403.contains("InvalidProviderToken"))
-            guard case .invalidPayload(let reason, _)? = got[2] else { Issue.record("400: \(String(describing: got[2]))"); return }
+            guard case .invalidPayload(let reason, _)? = got[2] else {
+                Issue.record("400: \(String(describing: got[2]))")
+                return
+            }
             #expect(reason == "BadExpirationDate")
-            guard case .configuration(let topic)? = got[3] else { Issue.record("BadTopic: \(String(describing: got[3]))"); return }
+            guard case .configuration(let topic)? = got[3] else {
+                Issue.record("BadTopic: \(String(describing: got[3]))")
+                return
+            }
             #expect(topic.contains("BadTopic"))
             // InvalidProviderToken is not retried: only ExpiredProviderToken is.
             #expect(fake.records.count == 4)
@@ -215,7 +262,10 @@ import Testing
             let token = deviceToken(10)
             fake.script(token, [.dropConnection])
             let dropped = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
-            guard case .transient? = dropped else { Issue.record("got \(String(describing: dropped))"); return }
+            guard case .transient? = dropped else {
+                Issue.record("got \(String(describing: dropped))")
+                return
+            }
             try await sendRecovering { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
             #expect(fake.acceptedConnections == 2)
         }
@@ -226,7 +276,10 @@ import Testing
             let token = deviceToken(12)
             fake.script(token, [.delayed(milliseconds: 1500, .success)])
             let slow = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
-            guard case .transient(let reason, _, _)? = slow else { Issue.record("got \(String(describing: slow))"); return }
+            guard case .transient(let reason, _, _)? = slow else {
+                Issue.record("got \(String(describing: slow))")
+                return
+            }
             #expect(reason == "Timeout")
         }
     }
@@ -239,10 +292,15 @@ import Testing
         try TestFiles.write(identity.privateKeyPEM, to: dir + "/key.pem")
         let fake = FakeAPNs(authority: Shared.authority, authentication: .certificate(clientCA: clientCA), bundleID: bundleID)
         try await fake.start()
-        let provider = try APNsProvider(name: "apns-cert", options: [
-            "cert_file": "cert.pem", "cert_key_file": "key.pem", "topic": .string(bundleID),
-            "endpoint": .string(fake.endpoint), "ca_file": .string(Shared.caFile),
-        ], baseDirectory: dir, logger: quietLogger)
+        let provider = try APNsProvider(
+            name: "apns-cert",
+            options: [
+                "cert_file": "cert.pem", "cert_key_file": "key.pem", "topic": .string(bundleID),
+                "endpoint": .string(fake.endpoint), "ca_file": .string(Shared.caFile),
+            ],
+            baseDirectory: dir,
+            logger: quietLogger
+        )
         let f = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: deviceToken(11))) }
         await provider.shutdown()
         await fake.shutdown()

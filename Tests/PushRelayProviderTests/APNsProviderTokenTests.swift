@@ -10,12 +10,12 @@ import Testing
             _ = try await provider.send(apnsDelivery(token: deviceToken(1)))
             clock.advance(by: 19 * 60)
             _ = try await provider.send(apnsDelivery(token: deviceToken(2)))
-            clock.advance(by: 30 * 60 + 59) // 49:59 old
+            clock.advance(by: 30 * 60 + 59)  // 49:59 old
             _ = try await provider.send(apnsDelivery(token: deviceToken(3)))
             #expect(Set(fake.records.compactMap(\.providerToken)).count == 1)
             #expect(provider.providerTokensGenerated == 1)
 
-            clock.advance(by: 1) // 50:00 old
+            clock.advance(by: 1)  // 50:00 old
             _ = try await provider.send(apnsDelivery(token: deviceToken(4)))
             let tokens = fake.records.compactMap(\.providerToken)
             #expect(Set(tokens).count == 2)
@@ -65,14 +65,17 @@ import Testing
             fake.script(token, Array(repeating: .reject(status: 403, reason: "ExpiredProviderToken"), count: 5))
 
             let first = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
-            guard case .configuration(let message)? = first else { Issue.record("got \(String(describing: first))"); return }
+            guard case .configuration(let message)? = first else {
+                Issue.record("got \(String(describing: first))")
+                return
+            }
             #expect(message.contains("clock"))
-            #expect(fake.records.count == 2) // the original and one retry with a new token
+            #expect(fake.records.count == 2)  // the original and one retry with a new token
             #expect(provider.providerTokensGenerated == 2)
 
             clock.advance(by: 19 * 60)
             _ = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
-            #expect(fake.records.count == 3) // no second forced regeneration inside 20 minutes, so no retry
+            #expect(fake.records.count == 3)  // no second forced regeneration inside 20 minutes, so no retry
             #expect(provider.providerTokensGenerated == 2)
 
             clock.advance(by: 60)

@@ -2,9 +2,10 @@ import Crypto
 import Foundation
 import JWTKit
 import PushRelayCore
-@testable import PushRelayProviders
 import PushRelayTestSupport
 import Testing
+
+@testable import PushRelayProviders
 
 /// The provider signs its JWTs by hand; an independent JWT library must accept them.
 @Suite struct CrossVerificationTests {
@@ -28,7 +29,10 @@ import Testing
             _ = try await provider.send(apnsDelivery(token: deviceToken(1)))
             let token = try #require(fake.records.first?.providerToken)
             let keys = JWTKeyCollection()
-            await keys.add(ecdsa: try ES256PublicKey(pem: Shared.apnsKey.publicKey.pemRepresentation), kid: JWKIdentifier(string: Shared.apnsKey.keyID))
+            await keys.add(
+                ecdsa: try ES256PublicKey(pem: Shared.apnsKey.publicKey.pemRepresentation),
+                kid: JWKIdentifier(string: Shared.apnsKey.keyID)
+            )
             let claims = try await keys.verify(token, as: APNsClaims.self)
             #expect(claims.iss == Shared.apnsKey.teamID)
             #expect(claims.iat == Int(clock.now().timeIntervalSince1970))
@@ -40,7 +44,11 @@ import Testing
         let now = Date(timeIntervalSince1970: 1_800_000_000.9)
         let assertion = try GoogleOAuthAssertion.make(for: account, now: now)
         let keys = JWTKeyCollection()
-        await keys.add(rsa: try Insecure.RSA.PublicKey(pem: Shared.account.publicKey.pemRepresentation), digestAlgorithm: .sha256, kid: JWKIdentifier(string: Shared.account.privateKeyID))
+        await keys.add(
+            rsa: try Insecure.RSA.PublicKey(pem: Shared.account.publicKey.pemRepresentation),
+            digestAlgorithm: .sha256,
+            kid: JWKIdentifier(string: Shared.account.privateKeyID)
+        )
         let claims = try await keys.verify(assertion, as: GoogleClaims.self)
         #expect(claims.iss == Shared.account.clientEmail)
         #expect(claims.aud == "https://oauth2.example/token")
@@ -53,6 +61,9 @@ import Testing
     }
 
     @Test func theOAuthFormBodyIsFormEncoded() {
-        #expect(GoogleOAuthAssertion.formBody(assertion: "a.b-c_d") == "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=a.b-c_d")
+        #expect(
+            GoogleOAuthAssertion.formBody(assertion: "a.b-c_d")
+                == "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=a.b-c_d"
+        )
     }
 }

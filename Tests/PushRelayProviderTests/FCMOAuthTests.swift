@@ -64,7 +64,10 @@ import Testing
         try await withFCM { fake, provider, _ in
             fake.script(fcmToken(1), [.unauthenticated, .unauthenticated, .unauthenticated])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(1))) }
-            guard case .configuration(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .configuration(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("access token"))
             #expect(fake.records.count == 2)
             #expect(fake.tokenRequests == 2)
@@ -103,7 +106,10 @@ import Testing
         try await withFCM { fake, provider, _ in
             fake.failTokenRequests([.invalidGrant])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(1))) }
-            guard case .configuration(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .configuration(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("invalid_grant"))
             #expect(message.contains(Shared.account.clientEmail))
             #expect(fake.records.isEmpty)
@@ -116,7 +122,10 @@ import Testing
         try await withFCM { fake, provider, _ in
             fake.failTokenRequests([.unavailable])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(1))) }
-            guard case .transient(let reason, _, let retryAfter)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .transient(let reason, _, let retryAfter)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(reason == "OAuthUnavailable")
             #expect(retryAfter == 1)
         }
@@ -125,7 +134,7 @@ import Testing
     @Test func aFailedRefreshKeepsUsingTheStillValidToken() async throws {
         try await withFCM(lifetime: 3600) { fake, provider, clock in
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
-            clock.advance(by: 3400) // inside the refresh margin, not yet expired
+            clock.advance(by: 3400)  // inside the refresh margin, not yet expired
             fake.failTokenRequests([.unavailable])
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
             #expect(fake.tokenRequests == 2)

@@ -39,7 +39,10 @@ import Testing
             let token = fcmToken(3)
             fake.script(token, [.unregistered])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
-            guard case .invalidToken(let reason, let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .invalidToken(let reason, let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(reason == "UNREGISTERED")
             #expect(message.contains(TokenDisplay.short(token)))
             #expect(!message.contains(token), "the full token must not leak into messages")
@@ -51,7 +54,10 @@ import Testing
         try await withFCM { fake, provider, _ in
             fake.script(fcmToken(4), [.invalidToken])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(4))) }
-            guard case .invalidToken(let reason, _)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .invalidToken(let reason, _)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(reason == "INVALID_ARGUMENT")
         }
     }
@@ -62,7 +68,10 @@ import Testing
             let message: JSONValue = ["token": .string(token), "data": ["a": "ok", "b": 5]]
             let delivery = Delivery(platform: .android, pushToken: token, appID: nil, notification: TranslatedNotification(fcmMessage: message))
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(delivery) }
-            guard case .invalidPayload(let reason, let text)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .invalidPayload(let reason, let text)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(reason == "INVALID_ARGUMENT")
             #expect(text.contains("message.data[1].value"))
             #expect(fake.records.map(\.status) == [400])
@@ -73,7 +82,10 @@ import Testing
         try await withFCM { _, provider, _ in
             let delivery = androidDelivery(token: fcmToken(6), message: String(repeating: "x", count: 5000))
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(delivery) }
-            guard case .payloadTooLarge? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .payloadTooLarge? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
         }
     }
 
@@ -81,7 +93,10 @@ import Testing
         try await withFCM { fake, provider, _ in
             fake.script(fcmToken(7), [.senderIDMismatch])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(7))) }
-            guard case .configuration(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .configuration(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("SENDER_ID_MISMATCH"))
             #expect(message.contains("fcm-test"))
         }
@@ -91,7 +106,10 @@ import Testing
         try await withFCM { fake, provider, _ in
             fake.script(fcmToken(8), [.thirdPartyAuthError])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(8))) }
-            guard case .configuration(let message)? = f else { Issue.record("got \(String(describing: f))"); return }
+            guard case .configuration(let message)? = f else {
+                Issue.record("got \(String(describing: f))")
+                return
+            }
             #expect(message.contains("THIRD_PARTY_AUTH_ERROR"))
             #expect(fake.records.count == 1)
             #expect(fake.tokenRequests == 1)
@@ -106,8 +124,11 @@ import Testing
             for _ in 0..<3 {
                 got.append(await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) })
             }
-            guard case .transient(let r1, _, let a1)? = got[0], case .transient(let r2, _, let a2)? = got[1], case .transient(let r3, _, let a3)? = got[2] else {
-                Issue.record("got \(got)"); return
+            guard case .transient(let r1, _, let a1)? = got[0], case .transient(let r2, _, let a2)? = got[1],
+                case .transient(let r3, _, let a3)? = got[2]
+            else {
+                Issue.record("got \(got)")
+                return
             }
             #expect((r1, a1) == ("QUOTA_EXCEEDED", 7))
             #expect((r2, a2) == ("UNAVAILABLE", 3))
@@ -123,7 +144,10 @@ import Testing
             let token = fcmToken(10)
             fake.script(token, [.dropConnection])
             let dropped = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
-            guard case .transient(let reason, _, _)? = dropped else { Issue.record("got \(String(describing: dropped))"); return }
+            guard case .transient(let reason, _, _)? = dropped else {
+                Issue.record("got \(String(describing: dropped))")
+                return
+            }
             #expect(reason == "ConnectionError")
             // The provider recovers on a new connection.
             try await sendRecovering { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
@@ -136,7 +160,10 @@ import Testing
             let token = fcmToken(12)
             fake.script(token, [.delayed(milliseconds: 1500, .success)])
             let slow = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
-            guard case .transient(let reason, _, _)? = slow else { Issue.record("got \(String(describing: slow))"); return }
+            guard case .transient(let reason, _, _)? = slow else {
+                Issue.record("got \(String(describing: slow))")
+                return
+            }
             #expect(reason == "Timeout")
         }
     }
@@ -147,16 +174,21 @@ import Testing
         try await fake.start()
         let endpoint = fake.endpoint
         let json = fake.serviceAccountJSON
-        await fake.shutdown() // nothing listens there any more
+        await fake.shutdown()  // nothing listens there any more
         let provider = try FCMProvider(
             name: "down",
-            options: ["service_account_json": .string(json), "endpoint": .string(endpoint), "ca_file": .string(Shared.caFile), "request_timeout_ms": 500],
+            options: [
+                "service_account_json": .string(json), "endpoint": .string(endpoint), "ca_file": .string(Shared.caFile), "request_timeout_ms": 500,
+            ],
             baseDirectory: nil,
             clock: clock,
             logger: quietLogger
         )
         let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(11))) }
         await provider.shutdown()
-        guard case .transient? = f else { Issue.record("got \(String(describing: f))"); return }
+        guard case .transient? = f else {
+            Issue.record("got \(String(describing: f))")
+            return
+        }
     }
 }

@@ -106,7 +106,13 @@ private func withProvider<Provider: PushProvider>(
 
 /// An Android delivery as the core translation builds it.
 func androidDelivery(token: String, message: String = "Hello", data: [String: JSONValue] = [:]) -> Delivery {
-    let n = HANotification(message: message, title: "Title", data: data, pushToken: token, registrationInfo: .init(appID: "io.homeassistant.companion.android"))
+    let n = HANotification(
+        message: message,
+        title: "Title",
+        data: data,
+        pushToken: token,
+        registrationInfo: .init(appID: "io.homeassistant.companion.android")
+    )
     return Delivery(platform: .android, pushToken: token, appID: "io.homeassistant.companion.android", notification: AndroidTranslation.translate(n))
 }
 
@@ -117,9 +123,17 @@ func iosDelivery(token: String, message: String = "Hello", title: String? = "Tit
 }
 
 /// A direct APNs delivery with hand-written headers and payload.
-func apnsDelivery(token: String, headers: [String: String] = ["apns-push-type": "alert", "apns-priority": "10"], payload: JSONValue = ["aps": ["alert": ["title": "T", "body": "B"]]]) -> Delivery {
-    Delivery(platform: .ios, pushToken: token, appID: "io.robbie.HomeAssistant",
-             notification: TranslatedNotification(fcmMessage: ["token": .string(token)], apns: APNsRequest(headers: headers, payload: payload)))
+func apnsDelivery(
+    token: String,
+    headers: [String: String] = ["apns-push-type": "alert", "apns-priority": "10"],
+    payload: JSONValue = ["aps": ["alert": ["title": "T", "body": "B"]]]
+) -> Delivery {
+    Delivery(
+        platform: .ios,
+        pushToken: token,
+        appID: "io.robbie.HomeAssistant",
+        notification: TranslatedNotification(fcmMessage: ["token": .string(token)], apns: APNsRequest(headers: headers, payload: payload))
+    )
 }
 
 /// Runs `body` and returns the typed failure it threw (nil when it succeeded).

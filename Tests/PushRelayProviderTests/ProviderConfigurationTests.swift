@@ -36,10 +36,13 @@ import Testing
         #expect(c.serviceAccount.tokenURI == "https://oauth2.googleapis.com/token")
         #expect(c.maxConnections == 8)
 
-        let o = try FCMProvider.Configuration(options: [
-            "service_account_json": .string(Self.accountJSON), "project_id": "other-project", "endpoint": "https://127.0.0.1:9443/",
-            "max_connections": "16", "request_timeout_ms": 2500,
-        ], baseDirectory: nil)
+        let o = try FCMProvider.Configuration(
+            options: [
+                "service_account_json": .string(Self.accountJSON), "project_id": "other-project", "endpoint": "https://127.0.0.1:9443/",
+                "max_connections": "16", "request_timeout_ms": 2500,
+            ],
+            baseDirectory: nil
+        )
         #expect(o.projectID == "other-project")
         #expect(o.endpoint == "https://127.0.0.1:9443")
         #expect(o.maxConnections == 16)
@@ -71,24 +74,35 @@ import Testing
     }
 
     @Test func apnsTokenAuthentication() throws {
-        let c = try APNsProvider.Configuration(options: [
-            "key_file": .string(Shared.apnsKeyFile), "key_id": .string(Shared.apnsKey.keyID), "team_id": .string(Shared.apnsKey.teamID),
-            "topic": .string(bundleID), "environment": "sandbox",
-        ], baseDirectory: nil)
+        let c = try APNsProvider.Configuration(
+            options: [
+                "key_file": .string(Shared.apnsKeyFile), "key_id": .string(Shared.apnsKey.keyID), "team_id": .string(Shared.apnsKey.teamID),
+                "topic": .string(bundleID), "environment": "sandbox",
+            ],
+            baseDirectory: nil
+        )
         #expect(c.endpoint == "https://api.sandbox.push.apple.com")
         #expect(c.environment == .sandbox)
-        guard case .token(let keyID, let teamID, _) = c.authentication else { Issue.record("expected token auth"); return }
+        guard case .token(let keyID, let teamID, _) = c.authentication else {
+            Issue.record("expected token auth")
+            return
+        }
         #expect(keyID == Shared.apnsKey.keyID)
         #expect(teamID == Shared.apnsKey.teamID)
 
-        let relative = try APNsProvider.Configuration(options: [
-            "key_file": .string("AuthKey_\(Shared.apnsKey.keyID).p8"), "key_id": "K", "team_id": "T", "topic": .string(bundleID),
-        ], baseDirectory: Shared.directory)
+        let relative = try APNsProvider.Configuration(
+            options: [
+                "key_file": .string("AuthKey_\(Shared.apnsKey.keyID).p8"), "key_id": "K", "team_id": "T", "topic": .string(bundleID),
+            ],
+            baseDirectory: Shared.directory
+        )
         #expect(relative.endpoint == "https://api.push.apple.com")
     }
 
     @Test func apnsOptionErrorsNameTheKey() throws {
-        let token: [String: JSONValue] = ["key_file": .string(Shared.apnsKeyFile), "key_id": "KEY1234567", "team_id": "TEAM123456", "topic": .string(bundleID)]
+        let token: [String: JSONValue] = [
+            "key_file": .string(Shared.apnsKeyFile), "key_id": "KEY1234567", "team_id": "TEAM123456", "topic": .string(bundleID),
+        ]
         func with(_ changes: [String: JSONValue?]) -> [String: JSONValue] {
             var o = token
             for (k, v) in changes { o[k] = v }

@@ -15,7 +15,8 @@ import Testing
         static let uaPublic = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
         static let salt = "DGv6ra1nlYgDCS1FRnbzlw"
         static let auth = "BTBZMqHH6r4Tts7J_aSIgg"
-        static let message = "DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A_yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulcy4a-fN"
+        static let message =
+            "DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A_yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulcy4a-fN"
     }
 
     func bytes(_ s: String) throws -> [UInt8] { try #require(Base64URL.decode(s)) }
@@ -29,8 +30,13 @@ import Testing
 
     @Test func encryptsTheRFC8291ExampleByteForByte() throws {
         let asKey = try P256.KeyAgreement.PrivateKey(rawRepresentation: bytes(Example.asPrivate))
-        let out = try WebPushEncryption.encrypt(Array(Example.plaintext.utf8), p256dh: bytes(Example.uaPublic), auth: bytes(Example.auth),
-                                                senderKey: asKey, salt: bytes(Example.salt))
+        let out = try WebPushEncryption.encrypt(
+            Array(Example.plaintext.utf8),
+            p256dh: bytes(Example.uaPublic),
+            auth: bytes(Example.auth),
+            senderKey: asKey,
+            salt: bytes(Example.salt)
+        )
         #expect(Base64URL.encode(out) == Example.message)
     }
 
@@ -57,7 +63,9 @@ import Testing
         let ua = P256.KeyAgreement.PrivateKey()
         let auth = [UInt8](repeating: 1, count: 16)
         #expect(throws: WebPushEncryption.Failure.badSubscriptionKey) { try WebPushEncryption.encrypt([1], p256dh: [4, 1, 2], auth: auth) }
-        #expect(throws: WebPushEncryption.Failure.badAuthSecret) { try WebPushEncryption.encrypt([1], p256dh: Array(ua.publicKey.x963Representation), auth: [1, 2]) }
+        #expect(throws: WebPushEncryption.Failure.badAuthSecret) {
+            try WebPushEncryption.encrypt([1], p256dh: Array(ua.publicKey.x963Representation), auth: [1, 2])
+        }
         #expect(throws: WebPushEncryption.Failure.tooLarge(bytes: 4080, limit: 4079)) {
             try WebPushEncryption.encrypt([UInt8](repeating: 0x41, count: 4080), p256dh: Array(ua.publicKey.x963Representation), auth: auth)
         }

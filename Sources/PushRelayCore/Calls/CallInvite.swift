@@ -16,7 +16,16 @@ public struct CallInvite: Sendable, Equatable {
     /// The format version apps can switch on.
     public static let version = "1"
 
-    public init(notificationUUID: String, callerName: String, callerID: String, title: String, withVideo: Bool, inviteCiphertext: String, iv: String, tag: String) {
+    public init(
+        notificationUUID: String,
+        callerName: String,
+        callerID: String,
+        title: String,
+        withVideo: Bool,
+        inviteCiphertext: String,
+        iv: String,
+        tag: String
+    ) {
         self.notificationUUID = notificationUUID
         self.callerName = callerName
         self.callerID = callerID

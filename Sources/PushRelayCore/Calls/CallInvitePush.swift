@@ -8,16 +8,21 @@ public enum CallInvitePush {
     public static func apns(_ invite: CallInvite) throws(RelayPayloadError) -> TranslatedNotification {
         let payload: JSONValue = ["aps": ["alert": invite.payload]]
         let size = JSONWriter.bytes(payload).count
-        guard size <= apnsVoIPLimit else { throw RelayPayloadError(size: size, limit: apnsVoIPLimit, provider: "APNs VoIP", bodyBytes: invite.inviteCiphertext.utf8.count) }
+        guard size <= apnsVoIPLimit else {
+            throw RelayPayloadError(size: size, limit: apnsVoIPLimit, provider: "APNs VoIP", bodyBytes: invite.inviteCiphertext.utf8.count)
+        }
         return TranslatedNotification(
             fcmMessage: .object([:]),
-            apns: APNsRequest(headers: ["apns-push-type": "voip", "apns-priority": "10", "apns-expiration": "0"], payload: payload))
+            apns: APNsRequest(headers: ["apns-push-type": "voip", "apns-priority": "10", "apns-expiration": "0"], payload: payload)
+        )
     }
 
     /// Android: FCM high priority, `{"notification":{"body":"<payload JSON>"},"data":{}}`.
     public static func fcm(_ invite: CallInvite, token: String) throws(RelayPayloadError) -> TranslatedNotification {
         let body = invite.payload.jsonString()
-        guard body.utf8.count + 4 <= fcmLimit else { throw RelayPayloadError(size: body.utf8.count + 4, limit: fcmLimit, provider: "FCM", bodyBytes: invite.inviteCiphertext.utf8.count) }
+        guard body.utf8.count + 4 <= fcmLimit else {
+            throw RelayPayloadError(size: body.utf8.count + 4, limit: fcmLimit, provider: "FCM", bodyBytes: invite.inviteCiphertext.utf8.count)
+        }
         return TranslatedNotification(fcmMessage: [
             "token": .string(token),
             "notification": ["body": .string(body)],

@@ -13,7 +13,7 @@ public enum ZlibStored {
         repeat {
             let n = min(65_535, input.count - offset)
             let final = offset + n == input.count
-            out.append(final ? 1 : 0) // BFINAL, BTYPE 00 (stored), then padding to the byte boundary
+            out.append(final ? 1 : 0)  // BFINAL, BTYPE 00 (stored), then padding to the byte boundary
             out.append(UInt8(n & 0xFF))
             out.append(UInt8(n >> 8))
             out.append(UInt8(~n & 0xFF))

@@ -69,7 +69,9 @@ public enum HARequestError: Error, Equatable, Sendable, CustomStringConvertible 
         switch self {
         case .malformedBody(let why): return why
         case .wrongType(let field, let expected): return "Field '\(field)' must be \(expected)."
-        case .missingPushToken: return "You did not send a push_token. Home Assistant sends the device's push token with every notification; check the device registration."
+        case .missingPushToken:
+            return
+                "You did not send a push_token. Home Assistant sends the device's push token with every notification; check the device registration."
         }
     }
 }

@@ -55,9 +55,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw fail("unexpected character")
         }
@@ -100,8 +106,14 @@ public struct JSONParser {
             obj[key] = try parseValue()
             skipWhitespace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                break
+            }
             throw fail("expected ',' or '}'")
         }
         depth -= 1
@@ -123,8 +135,14 @@ public struct JSONParser {
             arr.append(try parseValue())
             skipWhitespace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; break }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                break
+            }
             throw fail("expected ',' or ']'")
         }
         depth -= 1

@@ -63,8 +63,12 @@ public enum LocalPushWire {
         case "ping":
             return .ping(id: id)
         case "mobile_app/push_notification_channel":
-            return .subscribe(id: id, webhookID: try string("webhook_id"), supportConfirm: try bool("support_confirm", default: false),
-                              fallback: try bool("fallback", default: true))
+            return .subscribe(
+                id: id,
+                webhookID: try string("webhook_id"),
+                supportConfirm: try bool("support_confirm", default: false),
+                fallback: try bool("fallback", default: true)
+            )
         case "mobile_app/push_notification_confirm":
             return .confirm(id: id, webhookID: try string("webhook_id"), confirmID: try string("confirm_id"))
         case "unsubscribe_events":

@@ -26,9 +26,11 @@ public enum MatrixAPNsTranslation {
 
     public static func translate(_ n: MatrixNotification, device: MatrixDevice, options: MatrixAPNsOptions = .init()) -> MatrixTranslation {
         guard let token = deviceToken(device.pushkey, convertToHex: options.convertDeviceTokenToHex) else {
-            return .reject(reason: options.convertDeviceTokenToHex
-                ? "the pushkey is not a base64 APNs device token (convert_device_token_to_hex is on)"
-                : "the pushkey is not a hex APNs device token")
+            return .reject(
+                reason: options.convertDeviceTokenToHex
+                    ? "the pushkey is not a base64 APNs device token (convert_device_token_to_hex is on)"
+                    : "the pushkey is not a hex APNs device token"
+            )
         }
         var defaultPayload: [String: JSONValue]? = nil
         if let d = device.data["default_payload"], d != .null {

@@ -22,10 +22,21 @@ public struct MatrixNotification: Sendable, Equatable {
     public var counts: MatrixCounts
     public var devices: [MatrixDevice]
 
-    public init(eventID: String? = nil, roomID: String? = nil, type: String? = nil, sender: String? = nil,
-                senderDisplayName: String? = nil, roomName: String? = nil, roomAlias: String? = nil, membership: String? = nil,
-                userIsTarget: Bool? = nil, prio: MatrixPriority = .high, content: [String: JSONValue]? = nil,
-                counts: MatrixCounts = .init(), devices: [MatrixDevice]) {
+    public init(
+        eventID: String? = nil,
+        roomID: String? = nil,
+        type: String? = nil,
+        sender: String? = nil,
+        senderDisplayName: String? = nil,
+        roomName: String? = nil,
+        roomAlias: String? = nil,
+        membership: String? = nil,
+        userIsTarget: Bool? = nil,
+        prio: MatrixPriority = .high,
+        content: [String: JSONValue]? = nil,
+        counts: MatrixCounts = .init(),
+        devices: [MatrixDevice]
+    ) {
         self.eventID = eventID
         self.roomID = roomID
         self.type = type
@@ -154,13 +165,31 @@ extension MatrixNotification {
             guard let pushkey = try dr.string("pushkey") else { throw MatrixRequestError(.missingParam, "Field '\(prefix).pushkey' is required.") }
             guard !appID.isEmpty else { throw MatrixRequestError(.badJSON, "Field '\(prefix).app_id' must not be empty.") }
             guard !pushkey.isEmpty else { throw MatrixRequestError(.badJSON, "Field '\(prefix).pushkey' must not be empty.") }
-            devices.append(MatrixDevice(
-                appID: appID, pushkey: pushkey, pushkeyTS: try dr.int("pushkey_ts"),
-                data: try dr.object("data") ?? [:], tweaks: try dr.object("tweaks") ?? [:]))
+            devices.append(
+                MatrixDevice(
+                    appID: appID,
+                    pushkey: pushkey,
+                    pushkeyTS: try dr.int("pushkey_ts"),
+                    data: try dr.object("data") ?? [:],
+                    tweaks: try dr.object("tweaks") ?? [:]
+                )
+            )
         }
-        self.init(eventID: eventID, roomID: roomID, type: type, sender: sender, senderDisplayName: senderDisplayName,
-                  roomName: roomName, roomAlias: roomAlias, membership: membership, userIsTarget: userIsTarget,
-                  prio: prioText?.lowercased() == "low" ? .low : .high, content: content, counts: counts, devices: devices)
+        self.init(
+            eventID: eventID,
+            roomID: roomID,
+            type: type,
+            sender: sender,
+            senderDisplayName: senderDisplayName,
+            roomName: roomName,
+            roomAlias: roomAlias,
+            membership: membership,
+            userIsTarget: userIsTarget,
+            prio: prioText?.lowercased() == "low" ? .low : .high,
+            content: content,
+            counts: counts,
+            devices: devices
+        )
     }
 
     /// The same notification for one of its devices (what the retry queue stores).
@@ -189,13 +218,15 @@ extension MatrixNotification {
         if let u = counts.unread { c["unread"] = .int(u) }
         if let m = counts.missedCalls { c["missed_calls"] = .int(m) }
         if !c.isEmpty { o["counts"] = .object(c) }
-        o["devices"] = .array(devices.map { d in
-            var dj: [String: JSONValue] = ["app_id": .string(d.appID), "pushkey": .string(d.pushkey)]
-            if let ts = d.pushkeyTS { dj["pushkey_ts"] = .int(ts) }
-            if !d.data.isEmpty { dj["data"] = .object(d.data) }
-            if !d.tweaks.isEmpty { dj["tweaks"] = .object(d.tweaks) }
-            return .object(dj)
-        })
+        o["devices"] = .array(
+            devices.map { d in
+                var dj: [String: JSONValue] = ["app_id": .string(d.appID), "pushkey": .string(d.pushkey)]
+                if let ts = d.pushkeyTS { dj["pushkey_ts"] = .int(ts) }
+                if !d.data.isEmpty { dj["data"] = .object(d.data) }
+                if !d.tweaks.isEmpty { dj["tweaks"] = .object(d.tweaks) }
+                return .object(dj)
+            }
+        )
         return ["notification": .object(o)]
     }
 }

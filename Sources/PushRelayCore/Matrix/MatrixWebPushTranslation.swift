@@ -59,8 +59,13 @@ public enum MatrixWebPushTranslation {
             topic = Self.topic(roomID: room)
         }
         let message = WebPushMessage(
-            endpoint: endpoint, p256dh: device.pushkey, auth: auth, body: JSONWriter.bytes(fitted),
-            urgency: n.prio == .low ? "low" : "normal", topic: topic)
+            endpoint: endpoint,
+            p256dh: device.pushkey,
+            auth: auth,
+            body: JSONWriter.bytes(fitted),
+            urgency: n.prio == .low ? "low" : "normal",
+            topic: topic
+        )
         return .send(TranslatedNotification(fcmMessage: fitted, webPush: message), token: device.pushkey)
     }
 

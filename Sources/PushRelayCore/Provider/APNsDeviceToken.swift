@@ -11,7 +11,8 @@ public enum APNsDeviceToken {
         guard !isWellFormed(token) else { return nil }
         let hex = token.allSatisfy { $0.isASCII && $0.isHexDigit }
         let what = hex ? "\(token.count) hex digits" : "\(token.count) characters, not all of them hex digits"
-        var message = "Push token \(TokenDisplay.short(token)) is not an APNs device token: it has \(what), and an APNs device token is 64 to 200 hex digits."
+        var message =
+            "Push token \(TokenDisplay.short(token)) is not an APNs device token: it has \(what), and an APNs device token is 64 to 200 hex digits."
         if !hex, token.contains(":") {
             message += " It looks like an FCM registration token, which goes to an fcm provider, not to APNs."
         }

@@ -18,7 +18,7 @@ public enum DeliveryFailure: Error, Sendable, Equatable {
     public var message: String {
         switch self {
         case .invalidToken(_, let m), .payloadTooLarge(let m), .invalidPayload(_, let m), .invalidTarget(_, let m), .transient(_, let m, _),
-             .configuration(let m):
+            .configuration(let m):
             return m
         }
     }

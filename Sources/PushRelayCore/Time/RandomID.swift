@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Random identifiers without Foundation's `UUID()`, which on Linux opens and reads `/dev/urandom` for every id
 /// (a measurable share of a request's CPU). The bytes come from the kernel's generator, read 4 KiB at a time from a

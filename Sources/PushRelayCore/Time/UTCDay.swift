@@ -27,8 +27,8 @@ public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
     public init?(string: String) {
         let parts = string.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
-              (1...12).contains(m), (1...31).contains(d)
+            let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
+            (1...12).contains(m), (1...31).contains(d)
         else { return nil }
         let n = UTCDay.daysFromCivil(year: y, month: m, day: d)
         let check = UTCDay(dayNumber: n).civil
@@ -110,9 +110,9 @@ public enum ISO8601UTC {
     public static func date(_ text: String) -> Date? {
         let u = Array(text.utf8)
         guard u.count >= 20, u[10] == UInt8(ascii: "T"), u.last == UInt8(ascii: "Z"),
-              let day = UTCDay(string: String(decoding: u[0..<10], as: UTF8.self)),
-              let h = Int(String(decoding: u[11..<13], as: UTF8.self)), let m = Int(String(decoding: u[14..<16], as: UTF8.self)),
-              let s = Int(String(decoding: u[17..<19], as: UTF8.self)), h < 24, m < 60, s < 61
+            let day = UTCDay(string: String(decoding: u[0..<10], as: UTF8.self)),
+            let h = Int(String(decoding: u[11..<13], as: UTF8.self)), let m = Int(String(decoding: u[14..<16], as: UTF8.self)),
+            let s = Int(String(decoding: u[17..<19], as: UTF8.self)), h < 24, m < 60, s < 61
         else { return nil }
         var millis = 0
         if u.count > 20, u[19] == UInt8(ascii: ".") {

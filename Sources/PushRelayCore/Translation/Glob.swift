@@ -40,7 +40,8 @@ public struct Glob: Sendable, Hashable {
 
     private func matchesGeneral(_ s: String) -> Bool {
         let text = Array(s.unicodeScalars)
-        var p = 0, t = 0
+        var p = 0
+        var t = 0
         // Position of the last `*` seen and the text position it was tried against, for backtracking.
         var star: Int? = nil
         var starText = 0

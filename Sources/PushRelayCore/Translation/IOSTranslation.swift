@@ -33,8 +33,10 @@ public enum IOSTranslation {
         ("video", "mpeg4"), ("image", "jpeg"), ("audio", "waveformaudio"),
     ]
     /// Companion-app keys copied to the top level of the APNs payload when truthy.
-    static let payloadKeys = ["url", "shortcut", "presentation_options", "notification_icon", "icon_url",
-                              "notification_icon_color", "color"]
+    static let payloadKeys = [
+        "url", "shortcut", "presentation_options", "notification_icon", "icon_url",
+        "notification_icon_color", "color",
+    ]
     /// Kiosk keys copied when present (0 is a meaningful level/volume).
     static let kioskKeys = ["level", "volume", "mode"]
 
@@ -114,7 +116,8 @@ public enum IOSTranslation {
         normalizeAps(&finalAps)
         var isCritical = false
         if case .object(let sound)? = finalAps["sound"], sound["critical"] == .int(1),
-           let volume = sound["volume"]?.doubleValue, volume > 0 {
+            let volume = sound["volume"]?.doubleValue, volume > 0
+        {
             isCritical = true
         }
         if finalAps["interruption-level"]?.stringValue?.lowercased() == "critical" { isCritical = true }
@@ -371,7 +374,12 @@ public enum IOSTranslation {
             // Leading optional sign and digits, like JavaScript's parseInt(s, 10).
             var t = Substring(s.trimmingCharacters(in: .whitespaces))
             var sign: Int64 = 1
-            if t.first == "-" { sign = -1; t = t.dropFirst() } else if t.first == "+" { t = t.dropFirst() }
+            if t.first == "-" {
+                sign = -1
+                t = t.dropFirst()
+            } else if t.first == "+" {
+                t = t.dropFirst()
+            }
             let digits = t.prefix { $0.isASCII && $0.isNumber }
             guard !digits.isEmpty, let i = Int64(digits) else { return nil }
             return sign * i

@@ -45,7 +45,7 @@ public enum RateLimitNotice {
                     "title-loc-key": .string(titleLocKey),
                     "loc-key": .string(bodyLocKey),
                     "loc-args": [.string(max)],
-                ],
+                ]
             ]
             let headers: [String: String] = ["apns-push-type": "alert"]
             let message: JSONValue = .object([

@@ -29,9 +29,15 @@ public enum RelayPayload {
     }
 
     /// The direct APNs request. `now` turns `TTL` into `apns-expiration`; TTL 0 means "now or never" (expiration 0).
-    public static func apns(body: [UInt8], headers h: WebPushHeaders, extra: String?, alertText: String, now: Date) throws(RelayPayloadError) -> TranslatedNotification {
+    public static func apns(
+        body: [UInt8],
+        headers h: WebPushHeaders,
+        extra: String?,
+        alertText: String,
+        now: Date
+    ) throws(RelayPayloadError) -> TranslatedNotification {
         var payload: [String: JSONValue] = [
-            "aps": ["alert": .string(alertText), "mutable-content": 1, "content-available": 1],
+            "aps": ["alert": .string(alertText), "mutable-content": 1, "content-available": 1]
         ]
         for (k, v) in fields(body: body, encoding: h.encoding, extra: extra) { payload[k] = .string(v) }
         var headers: [String: String] = [
@@ -48,7 +54,13 @@ public enum RelayPayload {
     }
 
     /// The FCM HTTP v1 `message`.
-    public static func fcm(token: String, body: [UInt8], headers h: WebPushHeaders, extra: String?, alertText: String) throws(RelayPayloadError) -> TranslatedNotification {
+    public static func fcm(
+        token: String,
+        body: [UInt8],
+        headers h: WebPushHeaders,
+        extra: String?,
+        alertText: String
+    ) throws(RelayPayloadError) -> TranslatedNotification {
         var data: [String: JSONValue] = [:]
         var size = alertText.utf8.count + "title".utf8.count
         for (k, v) in fields(body: body, encoding: h.encoding, extra: extra) {

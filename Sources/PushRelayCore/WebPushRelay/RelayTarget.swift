@@ -26,7 +26,9 @@ public struct RelayTarget: Sendable, Equatable {
         rest = rest.dropFirst("/relay-to/".count)
         let parts = rest.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2 else {
-            return .failure(.init(message: "Use /relay-to/{production|development}/{apns device token}[/extra] or /relay-to/fcm/{fcm token}[/extra]."))
+            return .failure(
+                .init(message: "Use /relay-to/{production|development}/{apns device token}[/extra] or /relay-to/fcm/{fcm token}[/extra].")
+            )
         }
         let destination: Destination
         switch parts[0] {
@@ -44,7 +46,9 @@ public struct RelayTarget: Sendable, Equatable {
             }
         } else {
             guard token.count <= 4096, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                return .failure(.init(message: "The FCM token in the relay path is not a registration token.", errorType: DeliveryFailure.malformedToken))
+                return .failure(
+                    .init(message: "The FCM token in the relay path is not a registration token.", errorType: DeliveryFailure.malformedToken)
+                )
             }
         }
         let extra = parts.count > 2 && !parts[2].isEmpty ? String(parts[2]) : nil

@@ -7,8 +7,8 @@ import Foundation
 public enum UnsubscribePolicy {
     public static func allows(_ url: String, allowedHosts: [String]) -> Bool {
         guard !allowedHosts.isEmpty, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", let host = u.host?.lowercased(), !host.isEmpty,
-              u.user == nil, u.password == nil
+            scheme == "https" || scheme == "http", let host = u.host?.lowercased(), !host.isEmpty,
+            u.user == nil, u.password == nil
         else { return false }
         return allowedHosts.contains { $0.lowercased() == host }
     }

@@ -66,7 +66,13 @@ public struct WebPushHeaders: Sendable, Equatable {
     /// The TTL PushRelay answers in its `TTL` response header.
     public var acceptedTTL: Int { ttlSeconds ?? Self.maxTTLSeconds }
 
-    public init(encoding: WebPushEncoding, ttlSeconds: Int? = nil, urgency: WebPushUrgency = .normal, topic: String? = nil, unsubscribeURL: String? = nil) {
+    public init(
+        encoding: WebPushEncoding,
+        ttlSeconds: Int? = nil,
+        urgency: WebPushUrgency = .normal,
+        topic: String? = nil,
+        unsubscribeURL: String? = nil
+    ) {
         self.encoding = encoding
         self.ttlSeconds = ttlSeconds
         self.urgency = urgency
@@ -107,7 +113,10 @@ public struct WebPushHeaders: Sendable, Equatable {
 
         if let t = header("topic")?.trimmed, !t.isEmpty {
             guard t.utf8.count <= Self.maxTopicBytes else {
-                throw .invalidValue(header: "Topic", problem: "is \(t.utf8.count) bytes; at most \(Self.maxTopicBytes) are relayed (RFC 8030 allows 32 base64url characters)")
+                throw .invalidValue(
+                    header: "Topic",
+                    problem: "is \(t.utf8.count) bytes; at most \(Self.maxTopicBytes) are relayed (RFC 8030 allows 32 base64url characters)"
+                )
             }
             topic = t
         } else {

@@ -76,18 +76,31 @@ extension APNsProvider {
             let certKeys = ["cert_file", "cert_key_file"].filter { o.has($0) }
             switch (tokenKeys.isEmpty, certKeys.isEmpty) {
             case (false, false):
-                throw ProviderConfigError(key: certKeys[0], problem: "choose token authentication (key_file, key_id, team_id) or certificate authentication (cert_file, cert_key_file), not both")
+                throw ProviderConfigError(
+                    key: certKeys[0],
+                    problem:
+                        "choose token authentication (key_file, key_id, team_id) or certificate authentication (cert_file, cert_key_file), not both"
+                )
             case (true, true):
-                throw ProviderConfigError(key: "key_file", problem: "is required: the .p8 APNs auth key from the Apple Developer account (with key_id and team_id), or give cert_file and cert_key_file")
+                throw ProviderConfigError(
+                    key: "key_file",
+                    problem:
+                        "is required: the .p8 APNs auth key from the Apple Developer account (with key_id and team_id), or give cert_file and cert_key_file"
+                )
             case (false, true):
                 let keyPath = try o.path("key_file")
-                guard let keyPath else { throw ProviderConfigError(key: "key_file", problem: "is required with key_id and team_id: the path of the .p8 APNs auth key") }
+                guard let keyPath else {
+                    throw ProviderConfigError(key: "key_file", problem: "is required with key_id and team_id: the path of the .p8 APNs auth key")
+                }
                 let pem = try o.fileContents("key_file") ?? ""
                 let key: P256.Signing.PrivateKey
                 do {
                     key = try P256.Signing.PrivateKey(pemRepresentation: pem)
                 } catch {
-                    throw ProviderConfigError(key: "key_file", problem: "'\(keyPath)' is not a P-256 private key in PKCS#8 PEM form (the AuthKey_XXXXXXXXXX.p8 file Apple provides)")
+                    throw ProviderConfigError(
+                        key: "key_file",
+                        problem: "'\(keyPath)' is not a P-256 private key in PKCS#8 PEM form (the AuthKey_XXXXXXXXXX.p8 file Apple provides)"
+                    )
                 }
                 let keyID = try o.requiredString("key_id", hint: "the 10-character Key ID of the .p8 key")
                 let teamID = try o.requiredString("team_id", hint: "the 10-character Team ID of the Apple Developer account")
@@ -96,8 +109,15 @@ extension APNsProvider {
                 }
                 authentication = .token(keyID: keyID, teamID: teamID, key: key)
             case (true, false):
-                guard let cert = try o.path("cert_file") else { throw ProviderConfigError(key: "cert_file", problem: "is required with cert_key_file: the PEM client certificate for APNs") }
-                guard let key = try o.path("cert_key_file") else { throw ProviderConfigError(key: "cert_key_file", problem: "is required with cert_file: the PEM private key of the client certificate") }
+                guard let cert = try o.path("cert_file") else {
+                    throw ProviderConfigError(key: "cert_file", problem: "is required with cert_key_file: the PEM client certificate for APNs")
+                }
+                guard let key = try o.path("cert_key_file") else {
+                    throw ProviderConfigError(
+                        key: "cert_key_file",
+                        problem: "is required with cert_file: the PEM private key of the client certificate"
+                    )
+                }
                 transport.clientIdentity = try ProviderTransport.loadIdentity(certPath: cert, keyPath: key)
                 authentication = .certificate
             }

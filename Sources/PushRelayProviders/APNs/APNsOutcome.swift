@@ -22,7 +22,8 @@ enum APNsOutcome {
         return .failure(failure(r, request: request, environment: environment, providerName: providerName, now: now))
     }
 
-    static func failure(_ r: UpstreamResponse, request: APNsPreparedRequest, environment: String, providerName: String, now: Date) -> DeliveryFailure {
+    static func failure(_ r: UpstreamResponse, request: APNsPreparedRequest, environment: String, providerName: String, now: Date) -> DeliveryFailure
+    {
         let reason = reason(of: r)
         let reasonText = reason?.rawValue ?? "HTTP \(r.status)"
         let token = TokenDisplay.short(request.deviceToken)
@@ -33,9 +34,11 @@ enum APNsOutcome {
             var detail: String
             switch reason {
             case .badDeviceToken:
-                detail = "APNs says \(token) is not a valid device token for the \(environment) environment (a development build's token sent to production, or the reverse, gives this too)."
+                detail =
+                    "APNs says \(token) is not a valid device token for the \(environment) environment (a development build's token sent to production, or the reverse, gives this too)."
             case .deviceTokenNotForTopic, .topicDisallowed:
-                detail = "APNs says device token \(token) does not belong to topic '\(topic)' (\(reason)). Check the provider's topic, or route this app to the right provider."
+                detail =
+                    "APNs says device token \(token) does not belong to topic '\(topic)' (\(reason)). Check the provider's topic, or route this app to the right provider."
             default:
                 detail = "APNs says device token \(token) is no longer active (\(reason))"
                 if let ms = r.json?["timestamp"]?.doubleValue {
@@ -65,7 +68,9 @@ enum APNsOutcome {
                 retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
             )
         case 400...499 where reason?.meansConfiguration == true || reason == nil:
-            return .configuration(message: "\(providerName): APNs rejected the request (HTTP \(r.status) \(reasonText)). Check the provider's topic and endpoint.")
+            return .configuration(
+                message: "\(providerName): APNs rejected the request (HTTP \(r.status) \(reasonText)). Check the provider's topic and endpoint."
+            )
         case 400...499:
             return .invalidPayload(reason: reasonText, message: "APNs rejected the notification: \(reasonText) (HTTP \(r.status)).")
         default:

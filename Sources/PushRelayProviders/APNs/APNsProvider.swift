@@ -62,13 +62,22 @@ public final class APNsProvider: PushProvider {
                 response = try await post(request, jwt: jwt)
             }
         }
-        let outcome = APNsOutcome.interpret(response, request: request, environment: configuration.environment.rawValue, providerName: name, now: clock.now())
+        let outcome = APNsOutcome.interpret(
+            response,
+            request: request,
+            environment: configuration.environment.rawValue,
+            providerName: name,
+            now: clock.now()
+        )
         switch outcome {
         case .success(let receipt):
             logger.debug("APNs accepted", metadata: ["token": "\(TokenDisplay.short(request.deviceToken))", "apns_id": "\(receipt.messageID)"])
             return receipt
         case .failure(let failure):
-            logger.notice("APNs refused", metadata: ["token": "\(TokenDisplay.short(request.deviceToken))", "status": "\(response.status)", "error": "\(failure.message)"])
+            logger.notice(
+                "APNs refused",
+                metadata: ["token": "\(TokenDisplay.short(request.deviceToken))", "status": "\(response.status)", "error": "\(failure.message)"]
+            )
             throw failure
         }
     }

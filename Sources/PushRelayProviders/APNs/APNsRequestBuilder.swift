@@ -21,8 +21,10 @@ struct APNsPreparedRequest: Sendable {
 enum APNsRequestBuilder {
     static func prepare(_ delivery: Delivery, bundleID: String, apnsID: String, providerName: String) throws(DeliveryFailure) -> APNsPreparedRequest {
         guard let apns = delivery.notification.apns else {
-            throw .configuration(message:
-                "\(providerName) is an APNs provider, but this notification has no APNs form (it came from the Android endpoint). Route app '\(delivery.appID ?? "?")' to an fcm provider.")
+            throw .configuration(
+                message:
+                    "\(providerName) is an APNs provider, but this notification has no APNs form (it came from the Android endpoint). Route app '\(delivery.appID ?? "?")' to an fcm provider."
+            )
         }
         let pushType = apns.headers["apns-push-type"] ?? "alert"
         let target: String
@@ -33,7 +35,10 @@ enum APNsRequestBuilder {
         }
         let deviceToken = target.lowercased()
         if let problem = APNsDeviceToken.problem(deviceToken) {
-            throw .invalidTarget(reason: DeliveryFailure.malformedToken, message: problem + " (app '\(delivery.appID ?? "?")' is routed to \(providerName))")
+            throw .invalidTarget(
+                reason: DeliveryFailure.malformedToken,
+                message: problem + " (app '\(delivery.appID ?? "?")' is routed to \(providerName))"
+            )
         }
 
         var headers: [String: String] = [:]
@@ -49,14 +54,17 @@ enum APNsRequestBuilder {
         if let collapse = headers["apns-collapse-id"], collapse.utf8.count > APNsPushType.collapseIDLimit {
             throw .invalidPayload(
                 reason: "BadCollapseId",
-                message: "apns-collapse-id (the notification's tag/collapse id) is \(collapse.utf8.count) bytes; APNs allows at most \(APNsPushType.collapseIDLimit). Use a shorter tag."
+                message:
+                    "apns-collapse-id (the notification's tag/collapse id) is \(collapse.utf8.count) bytes; APNs allows at most \(APNsPushType.collapseIDLimit). Use a shorter tag."
             )
         }
         let body = JSONWriter.bytes(apns.payload)
         let limit = APNsPushType.payloadLimit(pushType: pushType)
         if body.count > limit {
-            throw .payloadTooLarge(message:
-                "The APNs payload is \(body.count) bytes; APNs accepts at most \(limit) bytes for \(pushType) pushes. Shorten the message or its data.")
+            throw .payloadTooLarge(
+                message:
+                    "The APNs payload is \(body.count) bytes; APNs accepts at most \(limit) bytes for \(pushType) pushes. Shorten the message or its data."
+            )
         }
         return APNsPreparedRequest(path: "/3/device/\(deviceToken)", deviceToken: deviceToken, headers: headers, payload: apns.payload, body: body)
     }

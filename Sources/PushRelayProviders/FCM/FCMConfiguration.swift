@@ -31,7 +31,9 @@ extension FCMProvider {
         var transport: ProviderTransport
 
         public static let defaultEndpoint = "https://fcm.googleapis.com"
-        static let keys: Set<String> = ["service_account_file", "service_account_json", "project_id", "endpoint", "ca_file", "max_connections", "request_timeout_ms"]
+        static let keys: Set<String> = [
+            "service_account_file", "service_account_json", "project_id", "endpoint", "ca_file", "max_connections", "request_timeout_ms",
+        ]
 
         /// Reads and checks the options; relative paths are resolved against `baseDirectory` (the config file's folder).
         public init(options: [String: JSONValue], baseDirectory: String?) throws(ProviderConfigError) {
@@ -42,7 +44,10 @@ extension FCMProvider {
             case (true, true):
                 throw ProviderConfigError(key: "service_account_json", problem: "give either service_account_file or service_account_json, not both")
             case (false, false):
-                throw ProviderConfigError(key: "service_account_file", problem: "is required: the path of the Firebase service-account JSON key (or give it inline as service_account_json)")
+                throw ProviderConfigError(
+                    key: "service_account_file",
+                    problem: "is required: the path of the Firebase service-account JSON key (or give it inline as service_account_json)"
+                )
             case (true, false):
                 accountKey = "service_account_file"
                 accountText = try o.fileContents(accountKey) ?? ""
@@ -81,9 +86,12 @@ enum EndpointOption {
         var s = raw
         while s.hasSuffix("/") { s.removeLast() }
         guard let url = URL(string: s), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              let host = url.host, !host.isEmpty, url.path.isEmpty, url.query == nil
+            let host = url.host, !host.isEmpty, url.path.isEmpty, url.query == nil
         else {
-            throw ProviderConfigError(key: key, problem: "'\(raw)' must be an http(s) URL with only a host and optional port, e.g. https://127.0.0.1:8443")
+            throw ProviderConfigError(
+                key: key,
+                problem: "'\(raw)' must be an http(s) URL with only a host and optional port, e.g. https://127.0.0.1:8443"
+            )
         }
         return s
     }

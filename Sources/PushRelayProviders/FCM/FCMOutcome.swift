@@ -22,7 +22,8 @@ enum FCMOutcome {
         let body = FCMErrorBody(json: r.json)
         let said = body.message.map { ": \($0)" } ?? ""
         let token = TokenDisplay.short(pushToken)
-        let reinstall = "Open the Home Assistant companion app on that device so it registers a new token (and remove the old device from Home Assistant if it is gone)."
+        let reinstall =
+            "Open the Home Assistant companion app on that device so it registers a new token (and remove the old device from Home Assistant if it is gone)."
 
         switch r.status {
         case 404 where body.errorCode == "UNREGISTERED" || (body.errorCode == nil && body.status == "NOT_FOUND"):
@@ -41,20 +42,30 @@ enum FCMOutcome {
             let violations = body.fieldViolations.isEmpty ? "" : " [" + body.fieldViolations.joined(separator: "; ") + "]"
             return .invalidPayload(reason: body.reason ?? "INVALID_ARGUMENT", message: "FCM rejected the message\(said)\(violations)")
         case 401 where body.errorCode == "THIRD_PARTY_AUTH_ERROR":
-            return .configuration(message:
-                "\(providerName): FCM could not deliver through APNs because the APNs key or certificate uploaded to Firebase project '\(projectID)' is invalid or expired (THIRD_PARTY_AUTH_ERROR). Upload a valid APNs auth key in the Firebase console (Project settings → Cloud Messaging).")
+            return .configuration(
+                message:
+                    "\(providerName): FCM could not deliver through APNs because the APNs key or certificate uploaded to Firebase project '\(projectID)' is invalid or expired (THIRD_PARTY_AUTH_ERROR). Upload a valid APNs auth key in the Firebase console (Project settings → Cloud Messaging)."
+            )
         case 401:
-            return .configuration(message:
-                "\(providerName): FCM rejected the service account's access token even after a refresh\(said). Check that the service account belongs to project '\(projectID)' and has the 'Firebase Cloud Messaging API Admin' role.")
+            return .configuration(
+                message:
+                    "\(providerName): FCM rejected the service account's access token even after a refresh\(said). Check that the service account belongs to project '\(projectID)' and has the 'Firebase Cloud Messaging API Admin' role."
+            )
         case 403 where body.errorCode == "SENDER_ID_MISMATCH":
-            return .configuration(message:
-                "\(providerName): push token \(token) belongs to a different Firebase project than '\(projectID)' (SENDER_ID_MISMATCH). Route this app to the provider configured for its own Firebase project.")
+            return .configuration(
+                message:
+                    "\(providerName): push token \(token) belongs to a different Firebase project than '\(projectID)' (SENDER_ID_MISMATCH). Route this app to the provider configured for its own Firebase project."
+            )
         case 403:
-            return .configuration(message:
-                "\(providerName): FCM refused to send for project '\(projectID)' (\(body.reason ?? "HTTP 403"))\(said). Check project_id and the service account's permissions (cloudmessaging.messages.create).")
+            return .configuration(
+                message:
+                    "\(providerName): FCM refused to send for project '\(projectID)' (\(body.reason ?? "HTTP 403"))\(said). Check project_id and the service account's permissions (cloudmessaging.messages.create)."
+            )
         case 404:
-            return .configuration(message:
-                "\(providerName): FCM answered 404 (\(body.reason ?? "no error details")) for project '\(projectID)'. Check the provider's endpoint and project_id.")
+            return .configuration(
+                message:
+                    "\(providerName): FCM answered 404 (\(body.reason ?? "no error details")) for project '\(projectID)'. Check the provider's endpoint and project_id."
+            )
         case 429, 500...599:
             return .transient(
                 reason: body.reason ?? "HTTP \(r.status)",
@@ -64,7 +75,11 @@ enum FCMOutcome {
         case 400...499:
             return .invalidPayload(reason: body.reason ?? "HTTP \(r.status)", message: "FCM rejected the message (HTTP \(r.status))\(said)")
         default:
-            return .transient(reason: "HTTP \(r.status)", message: "\(providerName): unexpected answer from FCM (HTTP \(r.status))", retryAfterSeconds: nil)
+            return .transient(
+                reason: "HTTP \(r.status)",
+                message: "\(providerName): unexpected answer from FCM (HTTP \(r.status))",
+                retryAfterSeconds: nil
+            )
         }
     }
 

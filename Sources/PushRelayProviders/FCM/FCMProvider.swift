@@ -72,7 +72,10 @@ public final class FCMProvider: PushProvider {
             logger.debug("FCM accepted", metadata: ["token": "\(TokenDisplay.short(delivery.pushToken))", "message_id": "\(receipt.messageID)"])
             return receipt
         case .failure(let failure):
-            logger.notice("FCM refused", metadata: ["token": "\(TokenDisplay.short(delivery.pushToken))", "status": "\(response.status)", "error": "\(failure.message)"])
+            logger.notice(
+                "FCM refused",
+                metadata: ["token": "\(TokenDisplay.short(delivery.pushToken))", "status": "\(response.status)", "error": "\(failure.message)"]
+            )
             throw failure
         }
     }

@@ -73,7 +73,10 @@ public actor GoogleOAuthTokenSource {
             return token.value
         case .failure(let failure):
             if let c = cached, clock.now() < c.expiresAt {
-                logger.warning("OAuth token refresh failed; using the current token until it expires", metadata: ["provider": "\(providerName)", "error": "\(failure.message)"])
+                logger.warning(
+                    "OAuth token refresh failed; using the current token until it expires",
+                    metadata: ["provider": "\(providerName)", "error": "\(failure.message)"]
+                )
                 return c.value
             }
             throw failure
@@ -87,7 +90,9 @@ public actor GoogleOAuthTokenSource {
         do {
             assertion = try GoogleOAuthAssertion.make(for: account, now: issuedAt)
         } catch {
-            return .failure(.configuration(message: "\(providerName): cannot sign the OAuth assertion with the service account key of \(account.clientEmail)"))
+            return .failure(
+                .configuration(message: "\(providerName): cannot sign the OAuth assertion with the service account key of \(account.clientEmail)")
+            )
         }
         var request = HTTPClientRequest(url: account.tokenURI)
         request.method = .POST
@@ -107,32 +112,51 @@ public actor GoogleOAuthTokenSource {
 
 /// What the token endpoint's answer means.
 enum GoogleOAuthTokenResponse {
-    static func interpret(_ r: UpstreamResponse, issuedAt: Date, account: ServiceAccount, providerName: String, now: Date) -> Result<GoogleOAuthTokenSource.AccessToken, DeliveryFailure> {
+    static func interpret(
+        _ r: UpstreamResponse,
+        issuedAt: Date,
+        account: ServiceAccount,
+        providerName: String,
+        now: Date
+    ) -> Result<GoogleOAuthTokenSource.AccessToken, DeliveryFailure> {
         let json = r.json
         if r.status == 200 {
             guard case .string(let token)? = json?["access_token"], !token.isEmpty else {
-                return .failure(.transient(reason: "OAuthBadResponse", message: "\(providerName): the OAuth token endpoint answered 200 without an access_token", retryAfterSeconds: nil))
+                return .failure(
+                    .transient(
+                        reason: "OAuthBadResponse",
+                        message: "\(providerName): the OAuth token endpoint answered 200 without an access_token",
+                        retryAfterSeconds: nil
+                    )
+                )
             }
             let lifetime = max(json?["expires_in"]?.doubleValue ?? 3600, 1)
             let margin = min(GoogleOAuthTokenSource.refreshMargin, lifetime / 2)
-            return .success(.init(
-                value: token,
-                refreshAt: issuedAt.addingTimeInterval(lifetime - margin),
-                expiresAt: issuedAt.addingTimeInterval(lifetime)
-            ))
+            return .success(
+                .init(
+                    value: token,
+                    refreshAt: issuedAt.addingTimeInterval(lifetime - margin),
+                    expiresAt: issuedAt.addingTimeInterval(lifetime)
+                )
+            )
         }
         let code = json?["error"]?.stringValue ?? "HTTP \(r.status)"
         let description = json?["error_description"]?.stringValue.map { " (\($0))" } ?? ""
         if r.status == 429 || r.status >= 500 {
-            return .failure(.transient(
-                reason: "OAuthUnavailable",
-                message: "\(providerName): the OAuth token endpoint answered \(r.status) \(code)",
-                retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
-            ))
+            return .failure(
+                .transient(
+                    reason: "OAuthUnavailable",
+                    message: "\(providerName): the OAuth token endpoint answered \(r.status) \(code)",
+                    retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
+                )
+            )
         }
-        return .failure(.configuration(message:
-            "\(providerName): Google refused an access token for service account \(account.clientEmail): \(code)\(description). "
-            + "Check that the key is current (not deleted in the Cloud console) and that this server's clock is correct."
-        ))
+        return .failure(
+            .configuration(
+                message:
+                    "\(providerName): Google refused an access token for service account \(account.clientEmail): \(code)\(description). "
+                    + "Check that the key is current (not deleted in the Cloud console) and that this server's clock is correct."
+            )
+        )
     }
 }

@@ -20,7 +20,11 @@ public struct ServiceAccount: Sendable {
     /// Parses the service-account JSON. `key` is the option it came from, for error messages.
     public static func parse(_ text: String, key: String) throws(ProviderConfigError) -> ServiceAccount {
         guard case .object(let o)? = try? JSONParser.parse(text) else {
-            throw ProviderConfigError(key: key, problem: "is not a JSON object: expected the service-account key file from the Firebase console (Project settings → Service accounts → Generate new private key)")
+            throw ProviderConfigError(
+                key: key,
+                problem:
+                    "is not a JSON object: expected the service-account key file from the Firebase console (Project settings → Service accounts → Generate new private key)"
+            )
         }
         func field(_ name: String, required: Bool) throws(ProviderConfigError) -> String? {
             switch o[name] {

@@ -45,7 +45,10 @@ struct ProviderTransport: Sendable {
             key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
         } catch {
             // The error text never includes key material.
-            throw ProviderConfigError(key: "cert_key_file", problem: "cannot load a PEM private key from '\(keyPath)' (encrypted keys are not supported)")
+            throw ProviderConfigError(
+                key: "cert_key_file",
+                problem: "cannot load a PEM private key from '\(keyPath)' (encrypted keys are not supported)"
+            )
         }
         return (chain, key)
     }

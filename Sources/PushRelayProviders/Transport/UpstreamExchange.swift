@@ -51,12 +51,20 @@ enum UpstreamExchange {
         if let e = error as? HTTPClientError {
             switch e {
             case .readTimeout, .deadlineExceeded, .connectTimeout, .tlsHandshakeTimeout, .writeTimeout, .getConnectionFromPoolTimeout:
-                return .transient(reason: "Timeout", message: "\(providerName): no answer from \(target) in time (\(e.shortDescription))", retryAfterSeconds: nil)
+                return .transient(
+                    reason: "Timeout",
+                    message: "\(providerName): no answer from \(target) in time (\(e.shortDescription))",
+                    retryAfterSeconds: nil
+                )
             case .cancelled where Task.isCancelled:
                 return .transient(reason: "Cancelled", message: "\(providerName): the request to \(target) was cancelled", retryAfterSeconds: nil)
             case .cancelled:
                 // Not our task: the connection the request was queued on went away.
-                return .transient(reason: "ConnectionError", message: "\(providerName): the connection to \(target) closed before the request was sent", retryAfterSeconds: nil)
+                return .transient(
+                    reason: "ConnectionError",
+                    message: "\(providerName): the connection to \(target) closed before the request was sent",
+                    retryAfterSeconds: nil
+                )
             default:
                 break
             }
@@ -64,7 +72,11 @@ enum UpstreamExchange {
         if error is CancellationError {
             return .transient(reason: "Cancelled", message: "\(providerName): the request to \(target) was cancelled", retryAfterSeconds: nil)
         }
-        return .transient(reason: "ConnectionError", message: "\(providerName): cannot reach \(target): \(String(describing: error))", retryAfterSeconds: nil)
+        return .transient(
+            reason: "ConnectionError",
+            message: "\(providerName): cannot reach \(target): \(String(describing: error))",
+            retryAfterSeconds: nil
+        )
     }
 
     /// `scheme://host:port` of a URL (never the path: APNs paths carry device tokens).

@@ -37,11 +37,16 @@ extension WebPushProvider {
         public static let defaultAllowedEndpoints = [
             "fcm.googleapis.com", "updates.push.services.mozilla.com", "*.push.apple.com", "*.notify.windows.com",
         ]
-        static let keys: Set<String> = ["vapid_private_key", "vapid_contact_email", "allowed_endpoints", "ttl", "ca_file", "max_connections", "request_timeout_ms"]
+        static let keys: Set<String> = [
+            "vapid_private_key", "vapid_contact_email", "allowed_endpoints", "ttl", "ca_file", "max_connections", "request_timeout_ms",
+        ]
 
         public init(options: [String: JSONValue], baseDirectory: String?) throws(ProviderConfigError) {
             let o = try ProviderOptions(options, allowed: Self.keys, baseDirectory: baseDirectory, providerType: "webpush")
-            let keyValue = try o.requiredString("vapid_private_key", hint: "a PEM file with the VAPID private key (make one with `pushrelay webpush generate-vapid-key`), or the PEM text itself")
+            let keyValue = try o.requiredString(
+                "vapid_private_key",
+                hint: "a PEM file with the VAPID private key (make one with `pushrelay webpush generate-vapid-key`), or the PEM text itself"
+            )
             let pem: String
             if keyValue.contains("-----BEGIN") {
                 pem = keyValue
@@ -49,10 +54,16 @@ extension WebPushProvider {
                 pem = try o.fileContents("vapid_private_key") ?? ""
             }
             guard let key = VAPIDKey.parse(pem) else {
-                throw ProviderConfigError(key: "vapid_private_key", problem: "is not a P-256 private key in PEM form (PKCS#8 'PRIVATE KEY' or SEC1 'EC PRIVATE KEY')")
+                throw ProviderConfigError(
+                    key: "vapid_private_key",
+                    problem: "is not a P-256 private key in PEM form (PKCS#8 'PRIVATE KEY' or SEC1 'EC PRIVATE KEY')"
+                )
             }
             vapidKey = key
-            let email = try o.requiredString("vapid_contact_email", hint: "an e-mail address push services can reach the operator at (sent as sub: mailto:…)")
+            let email = try o.requiredString(
+                "vapid_contact_email",
+                hint: "an e-mail address push services can reach the operator at (sent as sub: mailto:…)"
+            )
             let bare = email.lowercased().hasPrefix("mailto:") ? String(email.dropFirst(7)) : email
             guard email.lowercased().hasPrefix("https:") || (bare.contains("@") && !bare.contains(where: { $0 == " " || $0 == "," })) else {
                 throw ProviderConfigError(key: "vapid_contact_email", problem: "'\(email)' is not an e-mail address")
@@ -93,7 +104,7 @@ extension WebPushProvider {
         /// `host` or `host:port` of an https URL; nil for anything else.
         static func netloc(_ endpoint: String) -> String? {
             guard let url = URLComponents(string: endpoint), url.scheme?.lowercased() == "https",
-                  let host = url.host?.lowercased(), !host.isEmpty, url.user == nil, url.password == nil
+                let host = url.host?.lowercased(), !host.isEmpty, url.user == nil, url.password == nil
             else { return nil }
             return url.port.map { "\(host):\($0)" } ?? host
         }

@@ -24,7 +24,13 @@ public final class WebPushProvider: PushProvider {
     /// VAPID JWTs by audience, reused until an hour before they expire.
     private let tokens = Mutex<[String: (jwt: String, expires: Int64)]>([:])
 
-    public convenience init(name: String, options: [String: JSONValue], baseDirectory: String?, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) throws(ProviderConfigError) {
+    public convenience init(
+        name: String,
+        options: [String: JSONValue],
+        baseDirectory: String?,
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger? = nil
+    ) throws(ProviderConfigError) {
         let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
         self.init(name: name, configuration: configuration, clock: clock, logger: logger)
     }
@@ -45,16 +51,27 @@ public final class WebPushProvider: PushProvider {
 
     public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
         guard let message = delivery.notification.webPush else {
-            throw .configuration(message: "\(name) is a webpush provider, but this notification has no WebPush form. Route app '\(delivery.appID ?? "?")' to an fcm or apns provider.")
+            throw .configuration(
+                message:
+                    "\(name) is a webpush provider, but this notification has no WebPush form. Route app '\(delivery.appID ?? "?")' to an fcm or apns provider."
+            )
         }
         let host = Configuration.netloc(message.endpoint) ?? "(not an https URL)"
         guard configuration.allows(endpoint: message.endpoint), let audience = VAPIDSigner.audience(forEndpoint: message.endpoint) else {
-            logger.warning("refused a WebPush endpoint outside allowed_endpoints", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"])
-            throw .invalidTarget(reason: DeliveryFailure.endpointNotAllowed,
-                                 message: "The subscription's push service '\(host)' is not one this server sends to (\(name).allowed_endpoints); nothing was sent.")
+            logger.warning(
+                "refused a WebPush endpoint outside allowed_endpoints",
+                metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"]
+            )
+            throw .invalidTarget(
+                reason: DeliveryFailure.endpointNotAllowed,
+                message: "The subscription's push service '\(host)' is not one this server sends to (\(name).allowed_endpoints); nothing was sent."
+            )
         }
         guard let p256dh = Base64URL.decode(message.p256dh), let auth = Base64URL.decode(message.auth) else {
-            throw .invalidToken(reason: "BadSubscriptionKeys", message: "the subscription keys (p256dh \(TokenDisplay.short(message.p256dh)), auth) are not base64url")
+            throw .invalidToken(
+                reason: "BadSubscriptionKeys",
+                message: "the subscription keys (p256dh \(TokenDisplay.short(message.p256dh)), auth) are not base64url"
+            )
         }
         let body: [UInt8]
         do {
@@ -81,14 +98,28 @@ public final class WebPushProvider: PushProvider {
             "endpoint_host": .string(host), "headers": .object(sentHeaders.mapValues(JSONValue.string)),
             "payload": (try? JSONParser.parse(message.body)) ?? .string(String(decoding: message.body, as: UTF8.self)),
         ]
-        let outcome = WebPushOutcome.interpret(status: response.status, retryAfter: response.header("retry-after"), location: response.header("location"),
-                                               host: host, token: message.p256dh, providerName: name, sent: sent, now: clock.now())
+        let outcome = WebPushOutcome.interpret(
+            status: response.status,
+            retryAfter: response.header("retry-after"),
+            location: response.header("location"),
+            host: host,
+            token: message.p256dh,
+            providerName: name,
+            sent: sent,
+            now: clock.now()
+        )
         switch outcome {
         case .success(let receipt):
             logger.debug("push service accepted", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))"])
             return receipt
         case .failure(let failure):
-            logger.notice("push service refused", metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))", "status": "\(response.status)", "error": "\(failure.message)"])
+            logger.notice(
+                "push service refused",
+                metadata: [
+                    "endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))", "status": "\(response.status)",
+                    "error": "\(failure.message)",
+                ]
+            )
             throw failure
         }
     }
@@ -113,8 +144,16 @@ public final class WebPushProvider: PushProvider {
 
 /// Maps a push service's answer to a receipt or a typed failure. Pure.
 enum WebPushOutcome {
-    static func interpret(status: Int, retryAfter: String?, location: String?, host: String, token: String, providerName: String,
-                          sent: JSONValue, now: Date) -> Result<DeliveryReceipt, DeliveryFailure> {
+    static func interpret(
+        status: Int,
+        retryAfter: String?,
+        location: String?,
+        host: String,
+        token: String,
+        providerName: String,
+        sent: JSONValue,
+        now: Date
+    ) -> Result<DeliveryReceipt, DeliveryFailure> {
         let short = TokenDisplay.short(token)
         switch status {
         case 200, 201, 202:
@@ -122,15 +161,29 @@ enum WebPushOutcome {
             let id = location.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "webpush:\(RandomID.uuid())"
             return .success(DeliveryReceipt(messageID: id, sentPayload: sent))
         case 404, 410:
-            return .failure(.invalidToken(reason: status == 410 ? "Gone" : "NotFound",
-                                          message: "\(host) says the push subscription \(short) no longer exists (HTTP \(status)); the browser must subscribe again."))
+            return .failure(
+                .invalidToken(
+                    reason: status == 410 ? "Gone" : "NotFound",
+                    message: "\(host) says the push subscription \(short) no longer exists (HTTP \(status)); the browser must subscribe again."
+                )
+            )
         case 413:
             return .failure(.payloadTooLarge(message: "\(host) refused the message as too large (HTTP 413); push services accept 4096 bytes."))
         case 429, 500...599:
-            return .failure(.transient(reason: "HTTP \(status)", message: "\(providerName): push service \(host) is unavailable or throttling (HTTP \(status))",
-                                       retryAfterSeconds: RetryAfter.seconds(retryAfter, now: now)))
+            return .failure(
+                .transient(
+                    reason: "HTTP \(status)",
+                    message: "\(providerName): push service \(host) is unavailable or throttling (HTTP \(status))",
+                    retryAfterSeconds: RetryAfter.seconds(retryAfter, now: now)
+                )
+            )
         case 400, 401, 403:
-            return .failure(.configuration(message: "\(providerName): push service \(host) refused the request (HTTP \(status)): check vapid_private_key (the key the browser subscribed with) and vapid_contact_email."))
+            return .failure(
+                .configuration(
+                    message:
+                        "\(providerName): push service \(host) refused the request (HTTP \(status)): check vapid_private_key (the key the browser subscribed with) and vapid_contact_email."
+                )
+            )
         default:
             return .failure(.invalidPayload(reason: "HTTP \(status)", message: "\(providerName): push service \(host) answered HTTP \(status)."))
         }

@@ -19,8 +19,12 @@ struct AdminAuth: Sendable {
         let header = request.headers[.authorization] ?? ""
         let prefix = "Bearer "
         guard header.hasPrefix(prefix) else {
-            throw APIError(.unauthorized, "Unauthorized", "Send the admin token as 'Authorization: Bearer <admin.token>'.",
-                           headers: [.wwwAuthenticate: "Bearer"])
+            throw APIError(
+                .unauthorized,
+                "Unauthorized",
+                "Send the admin token as 'Authorization: Bearer <admin.token>'.",
+                headers: [.wwwAuthenticate: "Bearer"]
+            )
         }
         let given = SHA256.hash(data: Data(header.dropFirst(prefix.count).utf8))
         let expected = SHA256.hash(data: Data(token.utf8))
@@ -43,12 +47,37 @@ struct AdminRoutes<Context: PeerAddressContext> {
     let maxBodyBytes: Int
 
     func register(_ routes: RouteTable<Context>) {
-        routes.on("/admin/v1/quotas", [.get: { request, ctx in try authorize(request, ctx); return try await listQuotas(request) }])
-        routes.on("/admin/v1/quotas/:token", [.get: { request, ctx in try authorize(request, ctx); return try await showQuota(ctx) }])
-        routes.on("/admin/v1/limits/:token", [
-            .put: { request, ctx in try authorize(request, ctx); return try await setLimit(request, ctx) },
-            .delete: { request, ctx in try authorize(request, ctx); return try await clearLimit(ctx) },
-        ])
+        routes.on(
+            "/admin/v1/quotas",
+            [
+                .get: { request, ctx in
+                    try authorize(request, ctx)
+                    return try await listQuotas(request)
+                }
+            ]
+        )
+        routes.on(
+            "/admin/v1/quotas/:token",
+            [
+                .get: { request, ctx in
+                    try authorize(request, ctx)
+                    return try await showQuota(ctx)
+                }
+            ]
+        )
+        routes.on(
+            "/admin/v1/limits/:token",
+            [
+                .put: { request, ctx in
+                    try authorize(request, ctx)
+                    return try await setLimit(request, ctx)
+                },
+                .delete: { request, ctx in
+                    try authorize(request, ctx)
+                    return try await clearLimit(ctx)
+                },
+            ]
+        )
     }
 
     private func authorize(_ request: Request, _ context: Context) throws {
@@ -73,10 +102,13 @@ struct AdminRoutes<Context: PeerAddressContext> {
             top = n
         }
         let rows = try await admin.list(day: day, top: top)
-        return JSONResponse.make(status: .ok, body: [
-            "day": .string(day.description),
-            "quotas": .array(rows.map { usageJSON($0, day: day) }),
-        ])
+        return JSONResponse.make(
+            status: .ok,
+            body: [
+                "day": .string(day.description),
+                "quotas": .array(rows.map { usageJSON($0, day: day) }),
+            ]
+        )
     }
 
     private func showQuota(_ context: Context) async throws -> Response {
@@ -84,12 +116,15 @@ struct AdminRoutes<Context: PeerAddressContext> {
         let today = UTCDay(clock.now())
         let history = try await admin.history(pushToken: token)
         let limits = try await quota.rateLimits(pushToken: token, appID: nil, day: today, policy: policy)
-        return JSONResponse.make(status: .ok, body: [
-            "target": .string(token),
-            "limitOverride": history.limitOverride.map { .int(Int64($0)) } ?? .null,
-            "rateLimits": limits.json,
-            "days": .array(history.rows.map { usageJSON($0, day: UTCDay(string: $0.day) ?? today) }),
-        ])
+        return JSONResponse.make(
+            status: .ok,
+            body: [
+                "target": .string(token),
+                "limitOverride": history.limitOverride.map { .int(Int64($0)) } ?? .null,
+                "rateLimits": limits.json,
+                "days": .array(history.rows.map { usageJSON($0, day: UTCDay(string: $0.day) ?? today) }),
+            ]
+        )
     }
 
     private func setLimit(_ request: Request, _ context: Context) async throws -> Response {

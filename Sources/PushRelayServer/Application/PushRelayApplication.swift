@@ -21,27 +21,48 @@ public enum PushRelayApplication {
     ) async throws -> some ApplicationProtocol {
         let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
         if config.usingDefaultRoutes || config.providers.values.allSatisfy({ $0.type == "sandbox" }) {
-            logger.warning("every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real.")
+            logger.warning(
+                "every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real."
+            )
         }
         let hubHolder = LocalPushGauges()
         let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine, gauges: hubHolder) : nil
 
         // One pipeline: every entry point hands its deliveries to this dispatcher.
         let relayProviders = RelayModule.providers(config: config, registry: registry, clock: clock, logger: logger)
-        let dispatcher = Dispatcher(providers: registry.providers.merging(relayProviders.owned) { a, _ in a }, quota: storage.quota,
-                                    deliveries: storage.deliveries, settings: config.delivery, clock: clock, metrics: metrics, logger: logger)
+        let dispatcher = Dispatcher(
+            providers: registry.providers.merging(relayProviders.owned) { a, _ in a },
+            quota: storage.quota,
+            deliveries: storage.deliveries,
+            settings: config.delivery,
+            clock: clock,
+            metrics: metrics,
+            logger: logger
+        )
         let cloud = HomeAssistantCloudRoute(
-            routes: registry.routes, dispatcher: dispatcher, quota: storage.quota, policy: config.quotaPolicy,
+            routes: registry.routes,
+            dispatcher: dispatcher,
+            quota: storage.quota,
+            policy: config.quotaPolicy,
             sealer: PayloadSealer(routes: registry.routes, devices: storage.devices, logger: logger),
-            iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), clock: clock, logger: logger)
+            iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs),
+            clock: clock,
+            logger: logger
+        )
         let hub = LocalPushHub(store: storage.localPush, settings: config.channel, cloud: cloud, clock: clock, logger: logger)
         let service = HomeAssistantService(localPush: hub, cloud: cloud)
 
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
-        let channelEndpoint = LocalPushEndpoint(hub: hub, store: storage.localPush, settings: config.channel,
-                                                limiter: limiter, clock: clock, logger: logger)
+        let channelEndpoint = LocalPushEndpoint(
+            hub: hub,
+            store: storage.localPush,
+            settings: config.channel,
+            limiter: limiter,
+            clock: clock,
+            logger: logger
+        )
         let sockets = LocalPushSockets(endpoint: channelEndpoint)
         hubHolder.attach(hub: hub, sockets: sockets)
 
@@ -53,20 +74,46 @@ public enum PushRelayApplication {
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
         routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        let relay = RelayModule(config: config, providers: relayProviders, registry: registry, dispatcher: dispatcher, devices: storage.devices,
-                                apiKeys: storage.apiKeys,                                localPush: hub, limiter: limiter, clock: clock, logger: logger)
+        let relay = RelayModule(
+            config: config,
+            providers: relayProviders,
+            registry: registry,
+            dispatcher: dispatcher,
+            devices: storage.devices,
+            apiKeys: storage.apiKeys,
+            localPush: hub,
+            limiter: limiter,
+            clock: clock,
+            logger: logger
+        )
         relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
         channelEndpoint.register(routes)
-        let matrix = MatrixGateway(settings: config.matrix, dispatcher: dispatcher, store: storage.matrix,
-                                   deadTokenTTLms: config.delivery.deadTokenTTLms, clock: clock, logger: logger)
+        let matrix = MatrixGateway(
+            settings: config.matrix,
+            dispatcher: dispatcher,
+            store: storage.matrix,
+            deadTokenTTLms: config.delivery.deadTokenTTLms,
+            clock: clock,
+            logger: logger
+        )
         MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         if let adminAuth {
-            AdminRoutes<PushRelayRequestContext>(admin: storage.admin, quota: storage.quota, policy: config.quotaPolicy, clock: clock, auth: adminAuth,
-                                                 maxBodyBytes: config.http.maxBodyBytes).register(routes)
+            AdminRoutes<PushRelayRequestContext>(
+                admin: storage.admin,
+                quota: storage.quota,
+                policy: config.quotaPolicy,
+                clock: clock,
+                auth: adminAuth,
+                maxBodyBytes: config.http.maxBodyBytes
+            ).register(routes)
         }
 
-        let notify = HomeAssistantFastPath.Endpoint.homeAssistant(service: service, maxBodyBytes: config.http.maxBodyBytes, metrics: metrics,
-                                                                  serverName: serverName)
+        let notify = HomeAssistantFastPath.Endpoint.homeAssistant(
+            service: service,
+            maxBodyBytes: config.http.maxBodyBytes,
+            metrics: metrics,
+            serverName: serverName
+        )
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify) },
@@ -97,8 +144,12 @@ public enum PushRelayApplication {
 
     /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).
     /// If one fails, those already built are shut down before the error is thrown.
-    public static func makeRegistry(_ config: PushRelayConfig, instances: [String: any PushProvider] = [:],
-                                    clock: any WallClock = SystemWallClock(), logger: Logger) async throws -> ProviderRegistry {
+    public static func makeRegistry(
+        _ config: PushRelayConfig,
+        instances: [String: any PushProvider] = [:],
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger
+    ) async throws -> ProviderRegistry {
         var providers: [String: any PushProvider] = instances
         do {
             for (name, p) in config.providers.sorted(by: { $0.key < $1.key }) where instances[name] == nil {
@@ -107,11 +158,29 @@ public enum PushRelayApplication {
                     case "sandbox":
                         providers[name] = SandboxProvider(name: name)
                     case "fcm":
-                        providers[name] = try FCMProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                        providers[name] = try FCMProvider(
+                            name: name,
+                            options: p.options,
+                            baseDirectory: config.baseDirectory,
+                            clock: clock,
+                            logger: logger
+                        )
                     case "apns":
-                        providers[name] = try APNsProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                        providers[name] = try APNsProvider(
+                            name: name,
+                            options: p.options,
+                            baseDirectory: config.baseDirectory,
+                            clock: clock,
+                            logger: logger
+                        )
                     case "webpush":
-                        providers[name] = try WebPushProvider(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
+                        providers[name] = try WebPushProvider(
+                            name: name,
+                            options: p.options,
+                            baseDirectory: config.baseDirectory,
+                            clock: clock,
+                            logger: logger
+                        )
                     default:
                         throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
                     }

@@ -44,15 +44,39 @@ struct RelayModule {
         return out
     }
 
-    init(config: PushRelayConfig, providers: Providers, registry: ProviderRegistry, dispatcher: Dispatcher, devices: any CallDeviceStorage, apiKeys: any APIKeyStorage,
-         localPush: LocalPushHub?, limiter: FailedAuthLimiter, clock: any WallClock, logger: Logger) {
-        relay = WebPushRelayService(settings: config.relay, apnsProduction: providers.apnsProduction, apnsDevelopment: providers.apnsDevelopment,
-                                    fcm: providers.fcm, dispatcher: dispatcher, clock: clock, logger: logger)
-        calls = CallService(store: devices, apiKeys: apiKeys,
-                            apns: config.voip.apnsProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
-                            fcm: config.voip.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
-                            dispatcher: dispatcher, hub: localPush, limiter: limiter, channelConfirmTimeoutMs: config.voip.channelConfirmTimeoutMs,
-                            clock: clock, logger: logger)
+    init(
+        config: PushRelayConfig,
+        providers: Providers,
+        registry: ProviderRegistry,
+        dispatcher: Dispatcher,
+        devices: any CallDeviceStorage,
+        apiKeys: any APIKeyStorage,
+        localPush: LocalPushHub?,
+        limiter: FailedAuthLimiter,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        relay = WebPushRelayService(
+            settings: config.relay,
+            apnsProduction: providers.apnsProduction,
+            apnsDevelopment: providers.apnsDevelopment,
+            fcm: providers.fcm,
+            dispatcher: dispatcher,
+            clock: clock,
+            logger: logger
+        )
+        calls = CallService(
+            store: devices,
+            apiKeys: apiKeys,
+            apns: config.voip.apnsProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            fcm: config.voip.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            dispatcher: dispatcher,
+            hub: localPush,
+            limiter: limiter,
+            channelConfirmTimeoutMs: config.voip.channelConfirmTimeoutMs,
+            clock: clock,
+            logger: logger
+        )
     }
 
     func register(_ routes: RouteTable<PushRelayRequestContext>, maxBodyBytes: Int) {

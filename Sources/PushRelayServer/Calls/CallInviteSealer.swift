@@ -14,9 +14,11 @@ enum CallInviteSealer {
     static func seal(_ plaintext: [UInt8], key: [UInt8]) throws -> Sealed {
         let compressed = ZlibStored.compress(plaintext)
         let box = try AES.GCM.seal(compressed, using: SymmetricKey(data: key), nonce: AES.GCM.Nonce())
-        return Sealed(ciphertext: Data(box.ciphertext).base64EncodedString(),
-                      iv: Data(box.nonce).base64EncodedString(),
-                      tag: Data(box.tag).base64EncodedString())
+        return Sealed(
+            ciphertext: Data(box.ciphertext).base64EncodedString(),
+            iv: Data(box.nonce).base64EncodedString(),
+            tag: Data(box.tag).base64EncodedString()
+        )
     }
 
     /// 32 random bytes from the system's secure generator.

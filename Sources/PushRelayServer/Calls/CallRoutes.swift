@@ -9,17 +9,27 @@ struct CallRoutes {
 
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
         routes.on("/api/v1/devices", [.post: { request, context in try await registerDevice(request, context) }])
-        routes.on("/api/v1/devices/:id", [.delete: { request, context in
-            let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
-            try await service.delete(deviceID: try deviceID(context), apiKeyID: key)
-            return JSONResponse.make(status: .ok, body: ["deleted": true])
-        }])
-        routes.on("/api/v1/devices/:id/rotate-key", [.post: { request, context in
-            let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
-            let id = try deviceID(context)
-            let newKey = try await service.rotateKey(deviceID: id, apiKeyID: key)
-            return JSONResponse.make(status: .ok, body: keyBody(id, newKey))
-        }])
+        routes.on(
+            "/api/v1/devices/:id",
+            [
+                .delete: { request, context in
+                    let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+                    try await service.delete(deviceID: try deviceID(context), apiKeyID: key)
+                    return JSONResponse.make(status: .ok, body: ["deleted": true])
+                }
+            ]
+        )
+        routes.on(
+            "/api/v1/devices/:id/rotate-key",
+            [
+                .post: { request, context in
+                    let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+                    let id = try deviceID(context)
+                    let newKey = try await service.rotateKey(deviceID: id, apiKeyID: key)
+                    return JSONResponse.make(status: .ok, body: keyBody(id, newKey))
+                }
+            ]
+        )
         routes.on("/api/v1/calls", [.post: { request, context in try await call(request, context) }])
     }
 
@@ -49,9 +59,15 @@ struct CallRoutes {
                 throw APIError(.badRequest, "MalformedToken", "'voip_token' must be the hex PushKit token. " + problem)
             }
         }
-        let registered = try await service.register(apiKeyID: apiKey, platform: platform, appID: try f.string("app_id"), pushToken: pushToken,
-                                                    voipToken: voipToken, label: try f.optionalString("label"),
-                                                    webhookID: try f.optionalString("webhook_id"))
+        let registered = try await service.register(
+            apiKeyID: apiKey,
+            platform: platform,
+            appID: try f.string("app_id"),
+            pushToken: pushToken,
+            voipToken: voipToken,
+            label: try f.optionalString("label"),
+            webhookID: try f.optionalString("webhook_id")
+        )
         return JSONResponse.make(status: .created, body: keyBody(registered.deviceID, registered.key))
     }
 
@@ -66,10 +82,19 @@ struct CallRoutes {
         case nil, .null?: withVideo = false
         default: throw APIError.badRequest("Field 'with_video' must be true or false.")
         }
-        let c = CallService.CallRequest(deviceID: try f.string("device_id"), callerName: try f.string("caller_name"), callerID: try f.string("caller_id"),
-                                        title: try f.optionalString("title"), withVideo: withVideo, invite: try f.string("invite"))
+        let c = CallService.CallRequest(
+            deviceID: try f.string("device_id"),
+            callerName: try f.string("caller_name"),
+            callerID: try f.string("caller_id"),
+            title: try f.optionalString("title"),
+            withVideo: withVideo,
+            invite: try f.string("invite")
+        )
         let sent = try await service.call(c, apiKeyID: apiKey)
-        return JSONResponse.make(status: .created, body: ["notification_uuid": .string(sent.notificationUUID), "delivered_via": .string(sent.deliveredVia)])
+        return JSONResponse.make(
+            status: .created,
+            body: ["notification_uuid": .string(sent.notificationUUID), "delivered_via": .string(sent.deliveredVia)]
+        )
     }
 }
 

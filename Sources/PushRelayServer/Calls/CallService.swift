@@ -19,8 +19,18 @@ final class CallService: Sendable {
     let clock: any WallClock
     let logger: Logger
 
-    init(store: any CallDeviceStorage, apiKeys: any APIKeyStorage, apns: String?, fcm: String?, dispatcher: Dispatcher, hub: LocalPushHub?, limiter: FailedAuthLimiter,
-         channelConfirmTimeoutMs: Int, clock: any WallClock, logger: Logger) {
+    init(
+        store: any CallDeviceStorage,
+        apiKeys: any APIKeyStorage,
+        apns: String?,
+        fcm: String?,
+        dispatcher: Dispatcher,
+        hub: LocalPushHub?,
+        limiter: FailedAuthLimiter,
+        channelConfirmTimeoutMs: Int,
+        clock: any WallClock,
+        logger: Logger
+    ) {
         self.hub = hub
         self.limiter = limiter
         self.channelConfirmTimeout = .milliseconds(channelConfirmTimeoutMs)
@@ -40,9 +50,12 @@ final class CallService: Sendable {
         guard !limiter.isBlocked(peer, now: now) else {
             throw APIError.tooManyFailedAttempts
         }
-        let unauthorized = APIError(.unauthorized, "Unauthorized",
-                                    "Send a valid API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
-                                    headers: [.wwwAuthenticate: "Bearer"])
+        let unauthorized = APIError(
+            .unauthorized,
+            "Unauthorized",
+            "Send a valid API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
+            headers: [.wwwAuthenticate: "Bearer"]
+        )
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw unauthorized }
         let key = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         let id: Int64?
@@ -63,10 +76,26 @@ final class CallService: Sendable {
         var key: [UInt8]
     }
 
-    func register(apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
-                  webhookID: String?) async throws(APIError) -> Registered {
-        let device = CallDevice(id: RandomID.uuid(), apiKeyID: apiKeyID, platform: platform, appID: appID, pushToken: pushToken,
-                                voipToken: voipToken, label: label, webhookID: webhookID, encryptionKey: CallInviteSealer.newKey())
+    func register(
+        apiKeyID: Int64,
+        platform: HAPlatform,
+        appID: String,
+        pushToken: String,
+        voipToken: String?,
+        label: String?,
+        webhookID: String?
+    ) async throws(APIError) -> Registered {
+        let device = CallDevice(
+            id: RandomID.uuid(),
+            apiKeyID: apiKeyID,
+            platform: platform,
+            appID: appID,
+            pushToken: pushToken,
+            voipToken: voipToken,
+            label: label,
+            webhookID: webhookID,
+            encryptionKey: CallInviteSealer.newKey()
+        )
         do {
             try await store.addDevice(device, now: clock.now())
         } catch {
@@ -120,7 +149,12 @@ final class CallService: Sendable {
         }
         guard let device = found else { throw Self.unknownDevice(c.deviceID) }
         if let reason = device.deadReason {
-            throw APIError(.gone, "InvalidToken", "The device's push token is no longer valid (\(reason)); register the device again.", fields: ["errorCode": .string(reason)])
+            throw APIError(
+                .gone,
+                "InvalidToken",
+                "The device's push token is no longer valid (\(reason)); register the device again.",
+                fields: ["errorCode": .string(reason)]
+            )
         }
         let sealed: CallInviteSealer.Sealed
         do {
@@ -128,8 +162,16 @@ final class CallService: Sendable {
         } catch {
             throw APIError(.internalServerError, "InternalError", "Could not encrypt the invite for this device.")
         }
-        let invite = CallInvite(notificationUUID: RandomID.uuid(), callerName: c.callerName, callerID: c.callerID,
-                                title: c.title ?? c.callerName, withVideo: c.withVideo, inviteCiphertext: sealed.ciphertext, iv: sealed.iv, tag: sealed.tag)
+        let invite = CallInvite(
+            notificationUUID: RandomID.uuid(),
+            callerName: c.callerName,
+            callerID: c.callerID,
+            title: c.title ?? c.callerName,
+            withVideo: c.withVideo,
+            inviteCiphertext: sealed.ciphertext,
+            iv: sealed.iv,
+            tag: sealed.tag
+        )
         if await ringOverChannel(invite, device: device) {
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: "websocket")
         }
@@ -142,14 +184,20 @@ final class CallService: Sendable {
             case .ios:
                 guard let r = apns else { throw APIError.configuration("VoIP pushes to iOS are not configured on this server (voip.apns_provider).") }
                 guard let voip = device.voipToken else {
-                    throw APIError(.unprocessableContent, "NoVoIPToken", "This iOS device was registered without a voip_token; register it again with its PushKit token.")
+                    throw APIError(
+                        .unprocessableContent,
+                        "NoVoIPToken",
+                        "This iOS device was registered without a voip_token; register it again with its PushKit token."
+                    )
                 }
                 provider = r
                 token = voip
                 via = "apns"
                 notification = try CallInvitePush.apns(invite)
             case .android:
-                guard let r = fcm else { throw APIError.configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).") }
+                guard let r = fcm else {
+                    throw APIError.configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).")
+                }
                 provider = r
                 token = device.pushToken
                 via = "fcm"
@@ -168,7 +216,10 @@ final class CallService: Sendable {
         case .delivered:
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: via)
         case .failed(let failure, _):
-            logger.notice("call push failed", metadata: ["device": .string(device.id), "token": .string(TokenDisplay.short(token)), "reason": .string(failure.message)])
+            logger.notice(
+                "call push failed",
+                metadata: ["device": .string(device.id), "token": .string(TokenDisplay.short(token)), "reason": .string(failure.message)]
+            )
             if case .invalidToken(let reason, _) = failure {
                 do {
                     try await store.markDead(id: device.id, reason: reason, now: clock.now())
@@ -178,8 +229,12 @@ final class CallService: Sendable {
             }
             throw WebPushRelayService.error(failure)
         case .dead(let dead, _):
-            throw APIError(.gone, "InvalidToken", "The device's push token is no longer valid (\(dead.reason)); register the device again.",
-                           fields: ["errorCode": .string(dead.reason)])
+            throw APIError(
+                .gone,
+                "InvalidToken",
+                "The device's push token is no longer valid (\(dead.reason)); register the device again.",
+                fields: ["errorCode": .string(dead.reason)]
+            )
         case .refused(let r):
             throw APIError(.tooManyRequests, "RateLimited", "This device has reached its \(r.maximum) pushes for today.")
         case .storageUnavailable:

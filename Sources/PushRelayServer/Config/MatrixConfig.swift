@@ -50,7 +50,9 @@ extension PushRelayConfig {
 
     static let matrixKeys: Set<String> = ["apps", "dedup_window", "retry"]
     static let matrixRetryKeys: Set<String> = ["base_delay", "max_delay", "max_attempts", "poll_interval"]
-    static let matrixAppKeys: Set<String> = ["provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options"]
+    static let matrixAppKeys: Set<String> = [
+        "provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options",
+    ]
 
     /// Reads `matrix:` (after `providers`, which the apps refer to).
     mutating func parseMatrix(_ tree: [String: JSONValue]) throws {
@@ -68,13 +70,19 @@ extension PushRelayConfig {
         }
         if let retry = try r.object("retry") {
             if let extra = retry.keys.sorted().first(where: { !Self.matrixRetryKeys.contains($0) }) {
-                throw ConfigError(key: "matrix.retry.\(extra)", problem: "unknown key (known: \(Self.matrixRetryKeys.sorted().joined(separator: ", ")))")
+                throw ConfigError(
+                    key: "matrix.retry.\(extra)",
+                    problem: "unknown key (known: \(Self.matrixRetryKeys.sorted().joined(separator: ", ")))"
+                )
             }
             let rr = ConfigTreeReader(tree: retry)
             func duration(_ key: String, min: Int64) throws -> Int64? {
                 guard let v = try rr.string(key) else { return nil }
                 guard let ms = DurationText.milliseconds(v), ms >= min else {
-                    throw ConfigError(key: "matrix.retry.\(key)", problem: "must be a duration of at least \(min) ms such as 30s, 5m or 500ms; got '\(v)'")
+                    throw ConfigError(
+                        key: "matrix.retry.\(key)",
+                        problem: "must be a duration of at least \(min) ms such as 30s, 5m or 500ms; got '\(v)'"
+                    )
                 }
                 return ms
             }
@@ -103,7 +111,10 @@ extension PushRelayConfig {
             throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'")
         }
         guard let p = providers[provider] else {
-            throw ConfigError(key: "\(key).provider", problem: "names '\(provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
+            throw ConfigError(
+                key: "\(key).provider",
+                problem: "names '\(provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
+            )
         }
         let r = ConfigTreeReader(tree: o)
         func scoped<T>(_ body: () throws -> T) throws -> T {
@@ -138,8 +149,13 @@ extension PushRelayConfig {
             if let t = pushType, !allowed.contains(t) {
                 throw ConfigError(key: "\(key).push_type", problem: "must be one of \(allowed.joined(separator: ", ")); got '\(t)'")
             }
-            format = .apns(MatrixAPNsOptions(pushType: pushType, convertDeviceTokenToHex: try scoped({ try r.bool("convert_device_token_to_hex") }) ?? true,
-                                             sendBadgeCounts: sendBadgeCounts))
+            format = .apns(
+                MatrixAPNsOptions(
+                    pushType: pushType,
+                    convertDeviceTokenToHex: try scoped({ try r.bool("convert_device_token_to_hex") }) ?? true,
+                    sendBadgeCounts: sendBadgeCounts
+                )
+            )
         case "webpush":
             if o["send_badge_counts"] != nil { throw ConfigError(key: "\(key).send_badge_counts", problem: "only applies to fcm and apns apps") }
             format = .webPush

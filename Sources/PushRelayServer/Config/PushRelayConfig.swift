@@ -85,8 +85,12 @@ public struct PushRelayConfig: Sendable {
     public init() {}
 
     public var quotaPolicy: QuotaPolicy {
-        QuotaPolicy(dailyLimit: quota.dailyLimit, appLimits: quota.appLimits,
-                    exemptCommands: quota.exemptCommands, exemptCritical: quota.exemptCritical)
+        QuotaPolicy(
+            dailyLimit: quota.dailyLimit,
+            appLimits: quota.appLimits,
+            exemptCommands: quota.exemptCommands,
+            exemptCritical: quota.exemptCritical
+        )
     }
 }
 
@@ -101,7 +105,10 @@ extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
     static let knownKeys: [String: Set<String>] = [
-        "": ["http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "security", "metrics", "log", "ios", "matrix", "relay", "voip"],
+        "": [
+            "http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "security", "metrics", "log", "ios", "matrix", "relay",
+            "voip",
+        ],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
         "http": ["host", "port", "max_body_bytes"],
@@ -208,7 +215,9 @@ extension PushRelayConfig {
         if let v = try r.int("security.max_failed_auths_per_minute", range: 1...100_000) { maxFailedAuthsPerMinute = v }
         if let v = try r.string("admin.token") {
             if !v.isEmpty {
-                guard v.count >= 16 else { throw ConfigError(key: "admin.token", problem: "must be at least 16 characters (or empty to disable the admin API)") }
+                guard v.count >= 16 else {
+                    throw ConfigError(key: "admin.token", problem: "must be at least 16 characters (or empty to disable the admin API)")
+                }
                 adminToken = v
             }
         }
@@ -221,7 +230,9 @@ extension PushRelayConfig {
         }
         if let ids = try r.array("ios.companion_app_ids") {
             iosCompanionAppIDs = try ids.enumerated().map { (k, v) in
-                guard case .string(let s) = v, !s.isEmpty else { throw ConfigError(key: "ios.companion_app_ids[\(k)]", problem: "must be a non-empty string") }
+                guard case .string(let s) = v, !s.isEmpty else {
+                    throw ConfigError(key: "ios.companion_app_ids[\(k)]", problem: "must be a non-empty string")
+                }
                 return s
             }
         }
@@ -238,7 +249,9 @@ extension PushRelayConfig {
                 }
                 switch type {
                 case "sandbox":
-                    if let extra = options.keys.sorted().first { throw ConfigError(key: "\(key).\(extra)", problem: "unknown key for a sandbox provider") }
+                    if let extra = options.keys.sorted().first {
+                        throw ConfigError(key: "\(key).\(extra)", problem: "unknown key for a sandbox provider")
+                    }
                 case "fcm":
                     do {
                         _ = try FCMProvider.Configuration(options: options, baseDirectory: baseDirectory)
@@ -267,12 +280,20 @@ extension PushRelayConfig {
             apps = try list.enumerated().map { (k, item) in
                 let key = "apps[\(k)]"
                 guard case .object(let o) = item else { throw ConfigError(key: key, problem: "must be a mapping {match, provider}") }
-                guard case .string(let match)? = o["match"], !match.isEmpty else { throw ConfigError(key: "\(key).match", problem: "is required: an app id or glob such as 'io.example.*'") }
-                guard case .string(let provider)? = o["provider"] else { throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'") }
+                guard case .string(let match)? = o["match"], !match.isEmpty else {
+                    throw ConfigError(key: "\(key).match", problem: "is required: an app id or glob such as 'io.example.*'")
+                }
+                guard case .string(let provider)? = o["provider"] else {
+                    throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'")
+                }
                 if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" && $0 != "encrypt_payloads" }) {
                     throw ConfigError(key: "\(key).\(extra)", problem: "unknown key")
                 }
-                return AppRoutes.Route(match: match, provider: provider, encryptPayloads: try Self.encryptPayloads(o["encrypt_payloads"], key: "\(key).encrypt_payloads"))
+                return AppRoutes.Route(
+                    match: match,
+                    provider: provider,
+                    encryptPayloads: try Self.encryptPayloads(o["encrypt_payloads"], key: "\(key).encrypt_payloads")
+                )
             }
         }
         if hasProviders && !hasApps {
@@ -283,7 +304,11 @@ extension PushRelayConfig {
             apps = [.init(match: "*", provider: only)]
         }
         for (k, route) in apps.enumerated() where providers[route.provider] == nil && route.provider != AppRoutes.localOnly {
-            throw ConfigError(key: "apps[\(k)].provider", problem: "names '\(route.provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
+            throw ConfigError(
+                key: "apps[\(k)].provider",
+                problem:
+                    "names '\(route.provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
+            )
         }
         usingDefaultRoutes = !hasProviders && !hasApps
         try parseMatrix(tree)

@@ -52,7 +52,10 @@ extension PushRelayConfig {
         if let hosts = try r.array("relay.unsubscribe_allowed_hosts") {
             relay.unsubscribeAllowedHosts = try hosts.enumerated().map { (k, v) in
                 guard case .string(let s) = v, !s.isEmpty, !s.contains("/"), !s.contains(":") || s.hasPrefix("[") else {
-                    throw ConfigError(key: "relay.unsubscribe_allowed_hosts[\(k)]", problem: "must be a host name such as mastodon.example (no scheme, port or path)")
+                    throw ConfigError(
+                        key: "relay.unsubscribe_allowed_hosts[\(k)]",
+                        problem: "must be a host name such as mastodon.example (no scheme, port or path)"
+                    )
                 }
                 return s.lowercased()
             }
@@ -75,7 +78,10 @@ extension PushRelayConfig {
     private func providerName(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
         guard let name = try r.string(key), !name.isEmpty else { return nil }
         guard let p = providers[name] else {
-            throw ConfigError(key: key, problem: "names '\(name)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))")
+            throw ConfigError(
+                key: key,
+                problem: "names '\(name)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
+            )
         }
         guard p.type == type else { throw ConfigError(key: key, problem: "names '\(name)', a \(p.type) provider; it must be a \(type) provider") }
         return name

@@ -10,9 +10,13 @@ struct DeliveryRunner: Sendable {
 
     func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
         guard gate.tryAcquire() else {
-            return .failure(.transient(reason: "ProviderBusy",
-                                       message: "Provider '\(provider.name)' has \(gate.limit) deliveries in flight already; try again shortly.",
-                                       retryAfterSeconds: 1))
+            return .failure(
+                .transient(
+                    reason: "ProviderBusy",
+                    message: "Provider '\(provider.name)' has \(gate.limit) deliveries in flight already; try again shortly.",
+                    retryAfterSeconds: 1
+                )
+            )
         }
         defer { gate.release() }
         let clock = ContinuousClock()
@@ -23,13 +27,22 @@ struct DeliveryRunner: Sendable {
             let result = await attemptOnce(delivery, within: remaining)
             guard case .failure(.transient(let reason, let message, let retryAfter)) = result else { return result }
             let remainingMs = Int(clock.now.duration(to: deadline) / .milliseconds(1))
-            guard let delay = retry.delayMs(afterAttempt: attempt, retryAfterSeconds: retryAfter, remainingMs: remainingMs,
-                                            jitter: Double.random(in: 0..<1))
+            guard
+                let delay = retry.delayMs(
+                    afterAttempt: attempt,
+                    retryAfterSeconds: retryAfter,
+                    remainingMs: remainingMs,
+                    jitter: Double.random(in: 0..<1)
+                )
             else {
-                return .failure(.transient(
-                    reason: reason,
-                    message: "Provider '\(provider.name)' is unavailable (\(message)); gave up after \(attempt) attempt\(attempt == 1 ? "" : "s") within the \(deadlineMs) ms delivery deadline.",
-                    retryAfterSeconds: retryAfter))
+                return .failure(
+                    .transient(
+                        reason: reason,
+                        message:
+                            "Provider '\(provider.name)' is unavailable (\(message)); gave up after \(attempt) attempt\(attempt == 1 ? "" : "s") within the \(deadlineMs) ms delivery deadline.",
+                        retryAfterSeconds: retryAfter
+                    )
+                )
             }
             do {
                 try await Task.sleep(for: .milliseconds(delay))
@@ -42,8 +55,13 @@ struct DeliveryRunner: Sendable {
 
     /// One provider call, abandoned (and cancelled) when the deadline passes.
     private func attemptOnce(_ delivery: Delivery, within remaining: Duration) async -> Result<DeliveryReceipt, DeliveryFailure> {
-        let timeout = Result<DeliveryReceipt, DeliveryFailure>.failure(.transient(
-            reason: "Timeout", message: "no answer from provider '\(provider.name)' before the delivery deadline", retryAfterSeconds: nil))
+        let timeout = Result<DeliveryReceipt, DeliveryFailure>.failure(
+            .transient(
+                reason: "Timeout",
+                message: "no answer from provider '\(provider.name)' before the delivery deadline",
+                retryAfterSeconds: nil
+            )
+        )
         guard remaining > .zero else { return timeout }
         return await withTaskGroup(of: Result<DeliveryReceipt, DeliveryFailure>?.self) { group in
             group.addTask {

@@ -17,10 +17,22 @@ final class Dispatcher: Sendable {
     private let metrics: PushRelayMetrics?
     private let logger: Logger
 
-    init(providers: [String: any PushProvider], quota: any QuotaLedger, deliveries: any DeliveryLog, settings: PushRelayConfig.Delivery, clock: any WallClock,
-         metrics: PushRelayMetrics?, logger: Logger) {
+    init(
+        providers: [String: any PushProvider],
+        quota: any QuotaLedger,
+        deliveries: any DeliveryLog,
+        settings: PushRelayConfig.Delivery,
+        clock: any WallClock,
+        metrics: PushRelayMetrics?,
+        logger: Logger
+    ) {
         self.runners = providers.mapValues {
-            DeliveryRunner(provider: $0, gate: ProviderGate(limit: settings.maxInFlight), retry: settings.retryPolicy, deadlineMs: settings.deadlineMs)
+            DeliveryRunner(
+                provider: $0,
+                gate: ProviderGate(limit: settings.maxInFlight),
+                retry: settings.retryPolicy,
+                deadlineMs: settings.deadlineMs
+            )
         }
         self.quota = quota
         self.deliveries = deliveries
@@ -42,8 +54,15 @@ final class Dispatcher: Sendable {
         do {
             switch d.quota {
             case .counted(let policy, let webhookID):
-                switch try await quota.reserveUnlessDead(pushToken: d.account, appID: d.delivery.appID, webhookID: webhookID, day: UTCDay(now),
-                                                         policy: policy, now: now, checkDead: true) {
+                switch try await quota.reserveUnlessDead(
+                    pushToken: d.account,
+                    appID: d.delivery.appID,
+                    webhookID: webhookID,
+                    day: UTCDay(now),
+                    policy: policy,
+                    now: now,
+                    checkDead: true
+                ) {
                 case .dead(let dead, let limits):
                     return .dead(dead, rateLimits: limits)
                 case .reserved(let r):
@@ -65,9 +84,18 @@ final class Dispatcher: Sendable {
         metrics?.recordDelivery(provider: d.provider, outcome: outcome.outcomeName, duration: .now - started)
         let receipt = try? outcome.get()
         let record = DeliveryRecord(
-            at: clock.now(), pushToken: d.account, appID: d.delivery.appID, platform: d.logPlatform, provider: d.provider,
-            kind: d.delivery.kind.rawValue, counted: reservation != nil, outcome: outcome.outcomeName, messageID: receipt?.messageID,
-            errorMessage: outcome.failureMessage, payload: receipt?.logged.map(JSONWriter.string))
+            at: clock.now(),
+            pushToken: d.account,
+            appID: d.delivery.appID,
+            platform: d.logPlatform,
+            provider: d.provider,
+            kind: d.delivery.kind.rawValue,
+            counted: reservation != nil,
+            outcome: outcome.outcomeName,
+            messageID: receipt?.messageID,
+            errorMessage: outcome.failureMessage,
+            payload: receipt?.logged.map(JSONWriter.string)
+        )
         switch outcome {
         case .success(let receipt):
             // The reservation already counted it; the log row is committed with the next group commit.
@@ -87,14 +115,20 @@ final class Dispatcher: Sendable {
                 if let r = reservation, let counters { limits = RateLimits(counters: counters, maximum: r.maximum, day: r.day) }
             } catch {
                 // The failure is final already; a ledger write failure must not turn it into a retry.
-                logger.error("could not record a delivery outcome", metadata: [
-                    "token": .string(TokenDisplay.short(d.account)), "error": .string("\(error)"),
-                ])
+                logger.error(
+                    "could not record a delivery outcome",
+                    metadata: [
+                        "token": .string(TokenDisplay.short(d.account)), "error": .string("\(error)"),
+                    ]
+                )
             }
-            logger.warning("delivery failed", metadata: [
-                "token": .string(TokenDisplay.short(d.account)), "provider": .string(d.provider), "kind": .string(d.delivery.kind.rawValue),
-                "outcome": .string(outcome.outcomeName), "reason": .string(failure.message),
-            ])
+            logger.warning(
+                "delivery failed",
+                metadata: [
+                    "token": .string(TokenDisplay.short(d.account)), "provider": .string(d.provider), "kind": .string(d.delivery.kind.rawValue),
+                    "outcome": .string(outcome.outcomeName), "reason": .string(failure.message),
+                ]
+            )
             return .failed(failure, rateLimits: limits)
         }
     }

@@ -3,9 +3,11 @@ import PushRelayCore
 extension APIError {
     /// 503 when the database could not be read or written: nothing was sent, and a retry may succeed.
     static let storageUnavailable = APIError(
-        .serviceUnavailable, "StorageUnavailable",
+        .serviceUnavailable,
+        "StorageUnavailable",
         "PushRelay could not read or update its database, so the request was not carried out. Try again shortly; the server log has details.",
-        headers: [.retryAfter: "5"])
+        headers: [.retryAfter: "5"]
+    )
 
     /// Maps a provider's refusal to what the caller is told; the same for every entry point except the advice for a
     /// dead token (`invalidToken` builds that message from the provider's).
@@ -20,8 +22,13 @@ extension APIError {
         case .invalidTarget(let reason, let message):
             return .invalidTarget(reason: reason, message: message)
         case .transient(let reason, let message, let retryAfter):
-            return APIError(.serviceUnavailable, "ProviderUnavailable", message, fields: ["errorCode": .string(reason)],
-                            headers: [.retryAfter: String(retryAfter ?? 30)])
+            return APIError(
+                .serviceUnavailable,
+                "ProviderUnavailable",
+                message,
+                fields: ["errorCode": .string(reason)],
+                headers: [.retryAfter: String(retryAfter ?? 30)]
+            )
         case .configuration(let message):
             return .configuration(message)
         }

@@ -40,7 +40,12 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// 500 for a problem in PushRelay's own configuration; the message says so, so that a caller does not look for
     /// the fault in its request.
     static func configuration(_ message: String, fields: [String: JSONValue] = [:]) -> APIError {
-        APIError(.internalServerError, "ConfigurationError", "Server-side configuration problem (not a fault of the request): \(message)", fields: fields)
+        APIError(
+            .internalServerError,
+            "ConfigurationError",
+            "Server-side configuration problem (not a fault of the request): \(message)",
+            fields: fields
+        )
     }
 
     /// A target the provider cannot address: 400 with the problem as `errorType` (`MalformedToken`), or 403 for a
@@ -90,7 +95,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let apiError: APIError
             switch error.status {
             case .notFound:
-                apiError = APIError(.notFound, "NotFound", "No endpoint at \(request.method) \(request.uri.path). See the README for the endpoints PushRelay serves.")
+                apiError = APIError(
+                    .notFound,
+                    "NotFound",
+                    "No endpoint at \(request.method) \(request.uri.path). See the README for the endpoints PushRelay serves."
+                )
             case .contentTooLarge:
                 apiError = APIError(.contentTooLarge, "PayloadTooLarge", "The request body is larger than this server accepts (http.max_body_bytes).")
             default:
@@ -106,7 +115,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return JSONResponse.make(status: e.status, body: e.body)
         } catch {
             context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(reflecting: type(of: error)))")
-            let e = APIError(.internalServerError, "InternalError", "PushRelay could not process this request because of an internal error; see the server log.")
+            let e = APIError(
+                .internalServerError,
+                "InternalError",
+                "PushRelay could not process this request because of an internal error; see the server log."
+            )
             return JSONResponse.make(status: e.status, body: e.body)
         }
     }

@@ -44,13 +44,19 @@ struct HomeAssistantAnswer {
         case .accepted:
             preconditionFailure("an accepted notification is not an error")
         case .rateLimited(let maximum, let limits):
-            return APIError(.tooManyRequests, "RateLimited",
-                            "The given target has reached the maximum number of notifications allowed per day (\(maximum)). Notifications resume after midnight UTC (\(limits.resetsAt)).",
-                            fields: ["target": .string(token), "rateLimits": limits.json])
+            return APIError(
+                .tooManyRequests,
+                "RateLimited",
+                "The given target has reached the maximum number of notifications allowed per day (\(maximum)). Notifications resume after midnight UTC (\(limits.resetsAt)).",
+                fields: ["target": .string(token), "rateLimits": limits.json]
+            )
         case .deadToken(let dead, let limits):
-            return APIError(.gone, "InvalidToken",
-                            "The push token is no longer valid: \(dead.provider) reported \(dead.reason) at \(dead.markedAt). Open the companion app on the device so it registers a new token with Home Assistant.",
-                            fields: ["target": .string(token), "rateLimits": limits.json, "errorCode": .string(dead.reason)])
+            return APIError(
+                .gone,
+                "InvalidToken",
+                "The push token is no longer valid: \(dead.provider) reported \(dead.reason) at \(dead.markedAt). Open the companion app on the device so it registers a new token with Home Assistant.",
+                fields: ["target": .string(token), "rateLimits": limits.json, "errorCode": .string(dead.reason)]
+            )
         case .failed(let failure, let limits):
             var error = APIError.delivery(failure) { message in
                 "The push token is no longer valid (\(message)). Open the companion app on the device so it registers a new token with Home Assistant."

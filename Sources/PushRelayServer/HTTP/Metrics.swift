@@ -17,7 +17,9 @@ final class PushRelayMetrics: Sendable {
 
     private let registry = PrometheusCollectorRegistry()
     private let probes: [Probe]
-    static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map { .milliseconds(Int64($0 * 1000)) }
+    static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
+        .milliseconds(Int64($0 * 1000))
+    }
 
     init(probes: [Probe]) {
         self.probes = probes
@@ -28,19 +30,33 @@ final class PushRelayMetrics: Sendable {
     func record(route: String?, method: String, status: Int, duration: Duration) {
         // Hummingbird names an unmatched request's endpoint "NotFound"; patterns always start with "/".
         let route = route.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "unmatched"
-        registry.makeCounter(name: "pushrelay_http_requests_total", labels: [("route", route), ("method", method), ("status", String(status))],
-                             help: "HTTP requests answered, by route pattern, method and status.").increment()
-        registry.makeDurationHistogram(name: "pushrelay_http_request_duration_seconds", labels: [("route", route)], buckets: Self.durationBuckets,
-                                       help: "Time from request to response, by route pattern.").record(duration)
+        registry.makeCounter(
+            name: "pushrelay_http_requests_total",
+            labels: [("route", route), ("method", method), ("status", String(status))],
+            help: "HTTP requests answered, by route pattern, method and status."
+        ).increment()
+        registry.makeDurationHistogram(
+            name: "pushrelay_http_request_duration_seconds",
+            labels: [("route", route)],
+            buckets: Self.durationBuckets,
+            help: "Time from request to response, by route pattern."
+        ).record(duration)
     }
 
     /// One provider call of the dispatcher (retries included), by provider instance and outcome (`delivered` or the
     /// failure class).
     func recordDelivery(provider: String, outcome: String, duration: Duration) {
-        registry.makeCounter(name: "pushrelay_deliveries_total", labels: [("provider", provider), ("outcome", outcome)],
-                             help: "Deliveries handed to a provider, by provider instance and outcome.").increment()
-        registry.makeDurationHistogram(name: "pushrelay_delivery_duration_seconds", labels: [("provider", provider)], buckets: Self.durationBuckets,
-                                       help: "Time a provider took to take or refuse a delivery (retries included), by provider instance.").record(duration)
+        registry.makeCounter(
+            name: "pushrelay_deliveries_total",
+            labels: [("provider", provider), ("outcome", outcome)],
+            help: "Deliveries handed to a provider, by provider instance and outcome."
+        ).increment()
+        registry.makeDurationHistogram(
+            name: "pushrelay_delivery_duration_seconds",
+            labels: [("provider", provider)],
+            buckets: Self.durationBuckets,
+            help: "Time a provider took to take or refuse a delivery (retries included), by provider instance."
+        ).record(duration)
     }
 
     /// The Prometheus text exposition of everything.
@@ -59,8 +75,12 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
-        metrics.record(route: context.endpointPath, method: request.method.rawValue, status: response.status.code,
-                       duration: ContinuousClock.now - start)
+        metrics.record(
+            route: context.endpointPath,
+            method: request.method.rawValue,
+            status: response.status.code,
+            duration: ContinuousClock.now - start
+        )
         return response
     }
 }
@@ -71,11 +91,16 @@ struct MetricsRoute<Context: PeerAddressContext> {
     let adminAuth: AdminAuth?
 
     func register(_ routes: RouteTable<Context>) {
-        routes.on("/metrics", [.get: { request, context in
-            if let adminAuth { try adminAuth.authorize(request, peer: context.peerAddress) }
-            var headers = HTTPFields()
-            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))
-        }])
+        routes.on(
+            "/metrics",
+            [
+                .get: { request, context in
+                    if let adminAuth { try adminAuth.authorize(request, peer: context.peerAddress) }
+                    var headers = HTTPFields()
+                    headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))
+                }
+            ]
+        )
     }
 }

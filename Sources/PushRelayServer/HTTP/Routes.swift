@@ -15,8 +15,12 @@ struct RouteTable<Context: RequestContext> {
                 router.on(path, method: method, use: handler)
             } else {
                 router.on(path, method: method) { request, _ -> Response in
-                    throw APIError(.methodNotAllowed, "MethodNotAllowed", "\(request.method) is not allowed on \(request.uri.path); use \(allowed).",
-                                   headers: [.allow: allowed])
+                    throw APIError(
+                        .methodNotAllowed,
+                        "MethodNotAllowed",
+                        "\(request.method) is not allowed on \(request.uri.path); use \(allowed).",
+                        headers: [.allow: allowed]
+                    )
                 }
             }
         }

@@ -93,10 +93,18 @@ struct HomeAssistantCloudRoute: Sendable {
     }
 
     private func sendRateLimitNotice(platform: HAPlatform, token: String, appID: String?, provider: String, reservation: QuotaReservation) async {
-        let notice = RateLimitNotice.translate(platform: platform, pushToken: token, maximum: reservation.maximum, resetsAt: reservation.rateLimits.resetsAt)
+        let notice = RateLimitNotice.translate(
+            platform: platform,
+            pushToken: token,
+            maximum: reservation.maximum,
+            resetsAt: reservation.rateLimits.resetsAt
+        )
         let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: notice, kind: .rateLimitNotice)
         _ = await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: false)))
-        logger.info("sent rate-limit notice", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
+        logger.info(
+            "sent rate-limit notice",
+            metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)]
+        )
     }
 }
 

@@ -35,8 +35,12 @@ struct PayloadSealer: Sendable {
         guard let key else { return t }
         do {
             let s = try CallInviteSealer.seal(EncryptedNotification.plaintext(t, platform: platform), key: key)
-            return EncryptedNotification.apply(t, platform: platform, sealed: SealedPayload(ciphertext: s.ciphertext, iv: s.iv, tag: s.tag),
-                                               alertText: Self.sealedAlertText)
+            return EncryptedNotification.apply(
+                t,
+                platform: platform,
+                sealed: SealedPayload(ciphertext: s.ciphertext, iv: s.iv, tag: s.tag),
+                alertText: Self.sealedAlertText
+            )
         } catch {
             throw .encryptionFailed
         }

@@ -56,9 +56,12 @@ final class LocalPushBindingRegistry: Sendable {
                 }
             }
             if !replaced.isEmpty {
-                logger.info("Home Assistant moved a channel binding", metadata: [
-                    "binding": .string(binding.description), "replaced": .string(replaced.map(\.description).joined(separator: ", ")),
-                ])
+                logger.info(
+                    "Home Assistant moved a channel binding",
+                    metadata: [
+                        "binding": .string(binding.description), "replaced": .string(replaced.map(\.description).joined(separator: ", ")),
+                    ]
+                )
             }
             return replaced
         } catch {

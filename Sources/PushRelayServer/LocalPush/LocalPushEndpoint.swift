@@ -28,11 +28,19 @@ struct LocalPushEndpoint: Sendable {
 
     /// A plain GET (no websocket upgrade) gets a JSON error; upgrades are taken by `PushRelayHTTPChannel`.
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
-        routes.on(RouterPath(PushRelayHTTPChannel.path), [.get: { _, _ -> Response in
-            throw APIError(.init(code: 426, reasonPhrase: "Upgrade Required"), "UpgradeRequired",
-                           "This is the websocket push channel: connect with a websocket client (Upgrade: websocket).",
-                           headers: [.upgrade: "websocket"])
-        }])
+        routes.on(
+            RouterPath(PushRelayHTTPChannel.path),
+            [
+                .get: { _, _ -> Response in
+                    throw APIError(
+                        .init(code: 426, reasonPhrase: "Upgrade Required"),
+                        "UpgradeRequired",
+                        "This is the websocket push channel: connect with a websocket client (Upgrade: websocket).",
+                        headers: [.upgrade: "websocket"]
+                    )
+                }
+            ]
+        )
     }
 
     /// A websocket was just upgraded: ask for authentication, and close it if none comes in time.
@@ -40,7 +48,11 @@ struct LocalPushEndpoint: Sendable {
         connection.send(LocalPushWire.authRequired(version: PushRelayVersion.string))
         connection.startAuthTimer(milliseconds: settings.authTimeoutMs) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
-                connection.send(LocalPushWire.authInvalid("Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."))
+                connection.send(
+                    LocalPushWire.authInvalid(
+                        "Authentication timed out: send {\"type\":\"auth\",\"access_token\":…} within \(settings.authTimeoutMs / 1000) s."
+                    )
+                )
                 connection.markClosed(.authFailed)
             }
         }
@@ -88,7 +100,11 @@ struct LocalPushEndpoint: Sendable {
                 c.markAuthenticated()
                 c.send(LocalPushWire.authOK(version: PushRelayVersion.string))
             } else {
-                c.send(LocalPushWire.authInvalid("Invalid access token: use the device's push token or a channel token from `pushrelay channel-token create`."))
+                c.send(
+                    LocalPushWire.authInvalid(
+                        "Invalid access token: use the device's push token or a channel token from `pushrelay channel-token create`."
+                    )
+                )
                 c.markClosed(.authFailed)
             }
             return
@@ -120,17 +136,33 @@ struct LocalPushEndpoint: Sendable {
                 return
             }
             let pushToken: String? = if case .pushToken(let t) = credential { t } else { nil }
-            let sub = LocalPushSubscription(connection: c, id: id, webhookID: webhookID, pushToken: pushToken,
-                                          supportConfirm: supportConfirm, fallback: fallback)
+            let sub = LocalPushSubscription(
+                connection: c,
+                id: id,
+                webhookID: webhookID,
+                pushToken: pushToken,
+                supportConfirm: supportConfirm,
+                fallback: fallback
+            )
             do {
                 // The result goes out once registered and before any replayed event.
-                try await hub.subscribe(sub, provisional: verdict == .provisional, stillAllowed: { [self] in
-                    await self.verdict(credential, webhookID: webhookID) != .refused
-                }) { c.send(LocalPushWire.success(id: id)) }
+                try await hub.subscribe(
+                    sub,
+                    provisional: verdict == .provisional,
+                    stillAllowed: { [self] in
+                        await self.verdict(credential, webhookID: webhookID) != .refused
+                    }
+                ) { c.send(LocalPushWire.success(id: id)) }
             } catch {
                 switch error {
                 case .tooManyChannels:
-                    c.send(LocalPushWire.error(id: id, .tooManyChannels, "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."))
+                    c.send(
+                        LocalPushWire.error(
+                            id: id,
+                            .tooManyChannels,
+                            "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."
+                        )
+                    )
                 case .notBound:
                     refuseSubscription(c, id: id, now: now)
                 }

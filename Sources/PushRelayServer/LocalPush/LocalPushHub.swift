@@ -89,8 +89,16 @@ final class LocalPushHub: Sendable {
             }
             guard reserved else { return nil }
             let message = LocalPushMessage(
-                id: id, webhookID: sub.webhookID, pushToken: n.pushToken, platform: platform, notification: n.requestBody,
-                state: .unconfirmed, fallback: sub.fallback, createdAt: now, expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
+                id: id,
+                webhookID: sub.webhookID,
+                pushToken: n.pushToken,
+                platform: platform,
+                notification: n.requestBody,
+                state: .unconfirmed,
+                fallback: sub.fallback,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000)
+            )
             // Queue the durable copy first (a confirm's delete is then ordered after it), send the event without
             // waiting for the disk, and answer Home Assistant once the copy is committed.
             let saved = store.enqueueSave(message, count: .delivered)
@@ -116,9 +124,16 @@ final class LocalPushHub: Sendable {
         let now = clock.now()
         let id = RandomID.hex128()
         let message = LocalPushMessage(
-            id: id, webhookID: n.registrationInfo.webhookID ?? "", pushToken: n.pushToken, platform: platform,
-            notification: n.requestBody, state: .queued, fallback: false, createdAt: now,
-            expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000))
+            id: id,
+            webhookID: n.registrationInfo.webhookID ?? "",
+            pushToken: n.pushToken,
+            platform: platform,
+            notification: n.requestBody,
+            state: .queued,
+            fallback: false,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000)
+        )
         try await store.save(message)
         return id
     }
@@ -206,7 +221,10 @@ final class LocalPushHub: Sendable {
     }
 
     private func fallBack(_ n: HANotification, platform: HAPlatform, reason: String) async {
-        logger.info("local delivery failed; using the cloud route", metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "reason": .string(reason)])
+        logger.info(
+            "local delivery failed; using the cloud route",
+            metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "reason": .string(reason)]
+        )
         store.count(.fallbacks, token: n.pushToken, now: clock.now())
         await sendByCloud(n, platform: platform)
     }
@@ -214,9 +232,12 @@ final class LocalPushHub: Sendable {
     private func sendByCloud(_ n: HANotification, platform: HAPlatform) async {
         let outcome = await cloud.send(n, platform: platform, localPush: self)
         guard !outcome.isAccepted else { return }
-        logger.warning("cloud fallback of a channel message failed", metadata: [
-            "token": .string(TokenDisplay.short(n.pushToken)), "outcome": .string(outcome.summary),
-        ])
+        logger.warning(
+            "cloud fallback of a channel message failed",
+            metadata: [
+                "token": .string(TokenDisplay.short(n.pushToken)), "outcome": .string(outcome.summary),
+            ]
+        )
     }
 
     // MARK: Bindings
@@ -242,10 +263,13 @@ final class LocalPushHub: Sendable {
             return conflicting.map { ($0, Self.remove($0, from: &s)) }
         }
         for (sub, pending) in ended {
-            logger.info("closing a channel that Home Assistant's binding replaced", metadata: [
-                "channel": .string(LocalPushBinding(pushToken: sub.pushToken ?? "", webhookID: sub.webhookID).description),
-                "binding": .string(binding.description),
-            ])
+            logger.info(
+                "closing a channel that Home Assistant's binding replaced",
+                metadata: [
+                    "channel": .string(LocalPushBinding(pushToken: sub.pushToken ?? "", webhookID: sub.webhookID).description),
+                    "binding": .string(binding.description),
+                ]
+            )
             sub.connection.markClosed(.bindingReplaced)
             for p in pending {
                 p.timer.cancel()
@@ -268,8 +292,12 @@ final class LocalPushHub: Sendable {
     /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
     /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
     /// enforcement may have run before the registration) removes it again.
-    func subscribe(_ sub: LocalPushSubscription, provisional: Bool = false, stillAllowed: () async -> Bool = { true },
-                   onRegistered: () -> Void) async throws(SubscribeError) {
+    func subscribe(
+        _ sub: LocalPushSubscription,
+        provisional: Bool = false,
+        stillAllowed: () async -> Bool = { true },
+        onRegistered: () -> Void
+    ) async throws(SubscribeError) {
         let replaced = try state.withLock { s throws(SubscribeError) -> [Pending] in
             let old = s.byWebhook[sub.webhookID] ?? sub.pushToken.flatMap { s.byToken[$0] }
             if provisional, let old, old.pushToken == nil || old.pushToken != sub.pushToken { throw .notBound }
@@ -377,7 +405,7 @@ final class LocalPushHub: Sendable {
             for m in try await store.all() where m.state == .unconfirmed {
                 await release(m)
             }
-        } catch where error.isShutdownNoise {
+        } catch  where error.isShutdownNoise {
             logger.debug("channel recovery stopped by shutdown")
         } catch {
             logger.error("could not recover channel messages", metadata: ["error": .string("\(error)")])

@@ -49,16 +49,20 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
             let sockets = self.sockets
             let notify = self.notify
-            let upgrader = CheckedWebSocketUpgrader(refusal: refusal, inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
-                maxFrameSize: sockets.settings.maxFrameBytes,
-                shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
-                upgradePipelineHandler: { channel, _ in
-                    channel.eventLoop.makeCompletedFuture {
-                        HTTPParseErrorAnswerer.remove(from: channel)
-                        try sockets.attach(to: channel)
-                        return Upgrade.websocket
+            let upgrader = CheckedWebSocketUpgrader(
+                refusal: refusal,
+                inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
+                    maxFrameSize: sockets.settings.maxFrameBytes,
+                    shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
+                    upgradePipelineHandler: { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            HTTPParseErrorAnswerer.remove(from: channel)
+                            try sockets.attach(to: channel)
+                            return Upgrade.websocket
+                        }
                     }
-                }))
+                )
+            )
             let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration<Upgrade>(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
@@ -67,10 +71,13 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                         if let notify { try channel.pipeline.syncOperations.addHandler(HomeAssistantFastPath(endpoint: notify)) }
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(isOutboundHalfClosureEnabled: true)
+                        )
                         return refusal.value.map { Upgrade.refused(http, $0) } ?? Upgrade.notUpgraded(http)
                     }
-                })
+                }
+            )
             var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Upgrade>(upgradeConfiguration: upgradeConfiguration)
             configuration.enablePipelining = false  // NIOAsyncChannel serialises requests
             configuration.enableErrorHandling = false  // Hummingbird answers errors
@@ -114,7 +121,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             return .badRequest("A websocket upgrade needs the Connection: Upgrade header.")
         }
         guard head.headers.first(name: "Sec-WebSocket-Key")?.isEmpty == false,
-              head.headers.first(name: "Sec-WebSocket-Version") == "13" else {
+            head.headers.first(name: "Sec-WebSocket-Version") == "13"
+        else {
             return .badRequest("A websocket upgrade needs the Sec-WebSocket-Key header and Sec-WebSocket-Version: 13.")
         }
         return nil
@@ -123,9 +131,12 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     /// Answers a refused upgrade with its JSON error; then the connection closes.
     private func refuse(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, _ error: APIError) async {
         let body = ByteBuffer(bytes: JSONWriter.bytes(error.body))
-        let head = HTTPResponse(status: error.status, headerFields: [
-            .connection: "close", .contentType: "application/json", .contentLength: "\(body.readableBytes)",
-        ])
+        let head = HTTPResponse(
+            status: error.status,
+            headerFields: [
+                .connection: "close", .contentType: "application/json", .contentLength: "\(body.readableBytes)",
+            ]
+        )
         try? await http.executeThenClose { _, outbound in
             try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
         }
@@ -156,7 +167,11 @@ struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
     var supportedProtocol: String { inner.supportedProtocol }
     var requiredUpgradeHeaders: [String] { inner.requiredUpgradeHeaders }
 
-    func buildUpgradeResponse(channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
+    func buildUpgradeResponse(
+        channel: any Channel,
+        upgradeRequest: HTTPRequestHead,
+        initialResponseHeaders: HTTPHeaders
+    ) -> EventLoopFuture<HTTPHeaders> {
         if let error = PushRelayHTTPChannel.refusal(upgradeRequest) {
             refusal.value = error
             return channel.eventLoop.makeFailedFuture(error)
@@ -185,20 +200,37 @@ final class LocalPushSockets: Sendable {
     func attach(to channel: any Channel) throws {
         let shared = SocketClosing()
         let connection = LocalPushConnection(
-            peer: channel.remoteAddress?.ipAddress ?? "unknown", bufferLimit: settings.outboundBuffer,
-            sink: .init(channel: channel, closing: shared), logger: endpoint.logger)
-        let session = LocalPushSessionRunner(endpoint: endpoint, connection: connection, setReading: { on in
-            channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in
-                if on { channel.read() }
+            peer: channel.remoteAddress?.ipAddress ?? "unknown",
+            bufferLimit: settings.outboundBuffer,
+            sink: .init(channel: channel, closing: shared),
+            logger: endpoint.logger
+        )
+        let session = LocalPushSessionRunner(
+            endpoint: endpoint,
+            connection: connection,
+            setReading: { on in
+                channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in
+                    if on { channel.read() }
+                }
             }
-        }) { [self] in
+        ) { [self] in
             live.withLock { $0[connection.id] = nil }
             channel.close(promise: nil)
         }
-        try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
-            minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: settings.maxFrameBytes))
-        try channel.pipeline.syncOperations.addHandler(LocalPushSocketHandler(
-            session: session, closing: shared, pingInterval: .milliseconds(Int64(settings.pingIntervalMs))))
+        try channel.pipeline.syncOperations.addHandler(
+            NIOWebSocketFrameAggregator(
+                minNonFinalFragmentSize: 0,
+                maxAccumulatedFrameCount: 256,
+                maxAccumulatedFrameSize: settings.maxFrameBytes
+            )
+        )
+        try channel.pipeline.syncOperations.addHandler(
+            LocalPushSocketHandler(
+                session: session,
+                closing: shared,
+                pingInterval: .milliseconds(Int64(settings.pingIntervalMs))
+            )
+        )
         live.withLock { $0[connection.id] = connection }
         endpoint.opened(connection)
     }
@@ -243,7 +275,8 @@ extension LocalPushConnection.Sink {
                 guard closing.claim() else { return }
                 try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
                 channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
-            })
+            }
+        )
     }
 }
 
@@ -284,8 +317,12 @@ final class LocalPushSessionRunner: Sendable {
     private let setReading: @Sendable (Bool) -> Void
     private let state: Mutex<State>
 
-    init(endpoint: LocalPushEndpoint, connection: LocalPushConnection, setReading: @escaping @Sendable (Bool) -> Void,
-         onDisconnected: @escaping @Sendable () -> Void) {
+    init(
+        endpoint: LocalPushEndpoint,
+        connection: LocalPushConnection,
+        setReading: @escaping @Sendable (Bool) -> Void,
+        onDisconnected: @escaping @Sendable () -> Void
+    ) {
         self.endpoint = endpoint
         self.connection = connection
         self.setReading = setReading

@@ -22,7 +22,14 @@ final class MatrixGateway: Sendable {
     /// How long a pushkey found dead during a retry is remembered (`delivery.dead_token_ttl`).
     let deadTokenTTLms: Int64
 
-    init(settings: PushRelayConfig.Matrix, dispatcher: Dispatcher, store: any MatrixStorage, deadTokenTTLms: Int64, clock: any WallClock, logger: Logger) {
+    init(
+        settings: PushRelayConfig.Matrix,
+        dispatcher: Dispatcher,
+        store: any MatrixStorage,
+        deadTokenTTLms: Int64,
+        clock: any WallClock,
+        logger: Logger
+    ) {
         self.settings = settings
         self.apps = MatrixAppTable(settings.apps)
         self.dispatcher = dispatcher
@@ -63,8 +70,13 @@ final class MatrixGateway: Sendable {
         var seen: Set<String> = []
         var dead: Set<String> = []
         do {
-            (seen, dead) = try await store.lookup(eventID: n.eventID, pushkeys: n.devices.map(\.pushkey), deadKeys: n.devices.map(Self.deviceKey),
-                                                  since: now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000), now: now)
+            (seen, dead) = try await store.lookup(
+                eventID: n.eventID,
+                pushkeys: n.devices.map(\.pushkey),
+                deadKeys: n.devices.map(Self.deviceKey),
+                since: now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000),
+                now: now
+            )
         } catch {
             logger.error("reading the de-duplication window failed; sending without it", metadata: ["error": .string("\(error)")])
         }
@@ -120,10 +132,17 @@ final class MatrixGateway: Sendable {
             }
             do {
                 try await store.enqueue(items, attempts: 1, nextAttemptAt: next, now: at)
-                logger.info("queued devices for retry", metadata: ["devices": .stringConvertible(items.count), "event_id": .string(n.eventID ?? "-")])
+                logger.info(
+                    "queued devices for retry",
+                    metadata: ["devices": .stringConvertible(items.count), "event_id": .string(n.eventID ?? "-")]
+                )
             } catch {
                 logger.error("could not queue devices for retry; answering 502 so the homeserver retries", metadata: ["error": .string("\(error)")])
-                return Reply(status: 502, rejected: rejected, error: "Some devices failed transiently and could not be queued for a retry; retry later.")
+                return Reply(
+                    status: 502,
+                    rejected: rejected,
+                    error: "Some devices failed transiently and could not be queued for a retry; retry later."
+                )
             }
         }
         return Reply(status: 200, rejected: rejected, error: nil)
@@ -138,10 +157,16 @@ final class MatrixGateway: Sendable {
         case .app(_, let a):
             app = a
         case .noMatch:
-            logger.notice("no matrix.apps entry for this app id; rejecting the pushkey", metadata: ["app_id": .string(device.appID), "token": .string(short)])
+            logger.notice(
+                "no matrix.apps entry for this app id; rejecting the pushkey",
+                metadata: ["app_id": .string(device.appID), "token": .string(short)]
+            )
             return .rejected(reason: "no matrix.apps entry matches app id '\(device.appID)'", provider: nil)
         case .ambiguous(let keys):
-            logger.warning("several matrix.apps globs match this app id; rejecting the pushkey", metadata: ["app_id": .string(device.appID), "globs": .string(keys.joined(separator: ", "))])
+            logger.warning(
+                "several matrix.apps globs match this app id; rejecting the pushkey",
+                metadata: ["app_id": .string(device.appID), "globs": .string(keys.joined(separator: ", "))]
+            )
             return .rejected(reason: "app id '\(device.appID)' matches several matrix.apps globs (\(keys.joined(separator: ", ")))", provider: nil)
         }
         guard dispatcher.has(provider: app.provider) else {
@@ -168,8 +193,13 @@ final class MatrixGateway: Sendable {
         if case .apns = app.format { platform = .ios } else { platform = .android }
         // The dead-token memory was read for the whole request (`notify`); only the daily limit is checked here.
         let quota: Dispatch.Quota = app.dailyLimit.map { .counted(QuotaPolicy(dailyLimit: $0)) } ?? .uncounted(checkDead: false)
-        let dispatch = Dispatch(Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated),
-                                provider: app.provider, account: Self.deviceKey(device), logPlatform: "matrix-\(app.format.name)", quota: quota)
+        let dispatch = Dispatch(
+            Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated),
+            provider: app.provider,
+            account: Self.deviceKey(device),
+            logPlatform: "matrix-\(app.format.name)",
+            quota: quota
+        )
         switch await dispatcher.dispatch(dispatch) {
         case .delivered:
             return .delivered
@@ -185,7 +215,8 @@ final class MatrixGateway: Sendable {
             case .invalidToken(let reason, _): return .rejected(reason: reason, provider: app.provider)
             // A pushkey that cannot be a device token is rejected; a push service outside allowed_endpoints is
             // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault).
-            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed: return .rejected(reason: reason, provider: app.provider)
+            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed:
+                return .rejected(reason: reason, provider: app.provider)
             case .transient: return .transient(failure)
             case .payloadTooLarge, .invalidPayload, .invalidTarget, .configuration: return .failed(failure.message)
             }

@@ -25,7 +25,7 @@ struct MatrixRetryService: Service {
                 lastPrune = now
                 do {
                     try await gateway.store.pruneDedup(before: now.addingTimeInterval(-Double(gateway.settings.dedupWindowMs) / 1000))
-                } catch where !error.isShutdownNoise {
+                } catch  where !error.isShutdownNoise {
                     gateway.logger.error("pruning the matrix de-duplication window failed: \(error)")
                 } catch {
                 }
@@ -78,22 +78,34 @@ struct MatrixRetryService: Service {
             case .rejected(let reason, let provider):
                 // The homeserver cannot be told now; the next notify for this pushkey answers it in `rejected`.
                 let now = gateway.clock.now()
-                try await gateway.store.markRejected(MatrixGateway.deviceKey(device), provider: provider ?? "matrix", reason: reason,
-                                                     message: "found dead by a background retry",
-                                                     until: now.addingTimeInterval(Double(gateway.deadTokenTTLms) / 1000), now: now)
+                try await gateway.store.markRejected(
+                    MatrixGateway.deviceKey(device),
+                    provider: provider ?? "matrix",
+                    reason: reason,
+                    message: "found dead by a background retry",
+                    until: now.addingTimeInterval(Double(gateway.deadTokenTTLms) / 1000),
+                    now: now
+                )
                 try await gateway.store.remove(id: item.id)
                 logger.notice("retry found the pushkey dead; it will be rejected on its next notification", metadata: ["token": .string(short)])
             case .transient(let failure):
                 guard attempts < gateway.settings.retry.maxAttempts else {
-                    logger.warning("giving up on a matrix push after \(attempts) attempts", metadata: ["token": .string(short), "error": .string(failure.message)])
+                    logger.warning(
+                        "giving up on a matrix push after \(attempts) attempts",
+                        metadata: ["token": .string(short), "error": .string(failure.message)]
+                    )
                     try await gateway.store.remove(id: item.id)
                     return
                 }
                 var retryAfter: Int?
                 if case .transient(_, _, let s) = failure { retryAfter = s }
                 let delay = gateway.settings.retry.delayMs(afterAttempts: attempts, retryAfterSeconds: retryAfter)
-                try await gateway.store.reschedule(id: item.id, attempts: attempts, next: gateway.clock.now().addingTimeInterval(Double(delay) / 1000),
-                                                   lastError: failure.message)
+                try await gateway.store.reschedule(
+                    id: item.id,
+                    attempts: attempts,
+                    next: gateway.clock.now().addingTimeInterval(Double(delay) / 1000),
+                    lastError: failure.message
+                )
             }
         } catch {
             logger.error("updating the matrix retry queue failed", metadata: ["id": .stringConvertible(item.id), "error": .string("\(error)")])

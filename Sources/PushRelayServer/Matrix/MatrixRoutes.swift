@@ -19,7 +19,12 @@ struct MatrixRoutes<Context: RequestContext> {
                 router.on(RouterPath(Self.path), method: .post) { request, _ in try await notify(request) }
             } else {
                 router.on(RouterPath(Self.path), method: method) { request, _ -> Response in
-                    throw Self.error(.methodNotAllowed, "M_UNRECOGNIZED", "\(request.method) is not allowed on \(Self.path); use POST.", headers: [.allow: "POST"])
+                    throw Self.error(
+                        .methodNotAllowed,
+                        "M_UNRECOGNIZED",
+                        "\(request.method) is not allowed on \(Self.path); use POST.",
+                        headers: [.allow: "POST"]
+                    )
                 }
             }
         }

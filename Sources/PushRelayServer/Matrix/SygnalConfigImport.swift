@@ -71,7 +71,9 @@ public enum SygnalConfigImport {
                 p.append("type: fcm")
                 let api = take("api_version")?.fcmDataString ?? "legacy"
                 if api != "v1" {
-                    comments.append("api_version '\(api)': Google shut the legacy FCM API down; PushRelay speaks FCM HTTP v1 and needs a service_account_file")
+                    comments.append(
+                        "api_version '\(api)': Google shut the legacy FCM API down; PushRelay speaks FCM HTTP v1 and needs a service_account_file"
+                    )
                 }
                 if take("api_key") != nil { comments.append("api_key (legacy API) is not used; give service_account_file instead") }
                 p.append("service_account_file: \(q(take("service_account_file")?.fcmDataString ?? "CHANGE-ME/service-account.json"))")
@@ -86,7 +88,9 @@ public enum SygnalConfigImport {
                 if case .array(let list)? = take("allowed_endpoints") {
                     p.append("allowed_endpoints: [\(list.map { q($0.fcmDataString) }.joined(separator: ", "))]")
                 } else {
-                    comments.append("no allowed_endpoints in Sygnal: PushRelay defaults to the browsers' push services (fcm.googleapis.com, updates.push.services.mozilla.com, *.push.apple.com, *.notify.windows.com)")
+                    comments.append(
+                        "no allowed_endpoints in Sygnal: PushRelay defaults to the browsers' push services (fcm.googleapis.com, updates.push.services.mozilla.com, *.push.apple.com, *.notify.windows.com)"
+                    )
                 }
                 if let v = take("ttl") { p.append("ttl: \(v.fcmDataString)") }
                 if let v = take("max_connections") { p.append("max_connections: \(v.fcmDataString)") }

@@ -62,7 +62,11 @@ final class FailedAuthLimiter: Sendable {
 extension APIError {
     /// 429 for an address past its failed credential checks, with `Retry-After`.
     static var tooManyFailedAttempts: APIError {
-        APIError(.tooManyRequests, "TooManyFailedAttempts", FailedAuthLimiter.blockedMessage,
-                 headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)])
+        APIError(
+            .tooManyRequests,
+            "TooManyFailedAttempts",
+            FailedAuthLimiter.blockedMessage,
+            headers: [.retryAfter: String(FailedAuthLimiter.retryAfterSeconds)]
+        )
     }
 }

@@ -9,16 +9,23 @@ struct WebPushRelayRoutes {
     let service: WebPushRelayService
 
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
-        routes.on("/relay-to/**", [
-            .post: { request, context in try await relay(request, context: context) },
-            .get: { request, _ in
-                guard request.uri.path == "/relay-to/_health" else {
-                    throw APIError(.methodNotAllowed, "MethodNotAllowed", "GET is not allowed on \(request.uri.path); WebPush messages are POSTed.",
-                                   headers: [.allow: "POST"])
-                }
-                return JSONResponse.make(status: .ok, body: ["status": "ok"])
-            },
-        ])
+        routes.on(
+            "/relay-to/**",
+            [
+                .post: { request, context in try await relay(request, context: context) },
+                .get: { request, _ in
+                    guard request.uri.path == "/relay-to/_health" else {
+                        throw APIError(
+                            .methodNotAllowed,
+                            "MethodNotAllowed",
+                            "GET is not allowed on \(request.uri.path); WebPush messages are POSTed.",
+                            headers: [.allow: "POST"]
+                        )
+                    }
+                    return JSONResponse.make(status: .ok, body: ["status": "ok"])
+                },
+            ]
+        )
     }
 
     private func relay(_ request: Request, context: PushRelayRequestContext) async throws -> Response {
@@ -44,6 +51,10 @@ struct WebPushRelayRoutes {
         let accepted = try await service.relay(target, headers: headers, body: Array(buffer.readableBytesView))
         var fields: HTTPFields = [.location: "/relay-to/messages/\(accepted.messageID)"]
         fields[HTTPField.Name("TTL")!] = String(accepted.ttl)
-        return JSONResponse.make(status: .created, body: ["messageId": .string(accepted.messageID), "ttl": .int(Int64(accepted.ttl))], headers: fields)
+        return JSONResponse.make(
+            status: .created,
+            body: ["messageId": .string(accepted.messageID), "ttl": .int(Int64(accepted.ttl))],
+            headers: fields
+        )
     }
 }

@@ -26,8 +26,15 @@ final class WebPushRelayService: Sendable {
     let clock: any WallClock
     let logger: Logger
 
-    init(settings: WebPushRelaySettings, apnsProduction: String?, apnsDevelopment: String?, fcm: String?, dispatcher: Dispatcher,
-         clock: any WallClock, logger: Logger) {
+    init(
+        settings: WebPushRelaySettings,
+        apnsProduction: String?,
+        apnsDevelopment: String?,
+        fcm: String?,
+        dispatcher: Dispatcher,
+        clock: any WallClock,
+        logger: Logger
+    ) {
         self.settings = settings
         self.apnsProduction = apnsProduction
         self.apnsDevelopment = apnsDevelopment
@@ -44,9 +51,12 @@ final class WebPushRelayService: Sendable {
     /// Checked before the body is read: the per-sender limit.
     func admit(peer: String) throws(APIError) {
         if let limiter, !limiter.allow(peer, now: clock.now()) {
-            throw APIError(.tooManyRequests, "RateLimited",
-                           "This address sent more than \(limiter.limit) relay requests in the last minute (relay.max_requests_per_minute_per_address); retry later.",
-                           headers: [.retryAfter: "60"])
+            throw APIError(
+                .tooManyRequests,
+                "RateLimited",
+                "This address sent more than \(limiter.limit) relay requests in the last minute (relay.max_requests_per_minute_per_address); retry later.",
+                headers: [.retryAfter: "60"]
+            )
         }
     }
 
@@ -63,14 +73,26 @@ final class WebPushRelayService: Sendable {
                 }
                 provider = p
                 platform = .ios
-                notification = try RelayPayload.apns(body: body, headers: headers, extra: target.extra, alertText: settings.alertText, now: clock.now())
+                notification = try RelayPayload.apns(
+                    body: body,
+                    headers: headers,
+                    extra: target.extra,
+                    alertText: settings.alertText,
+                    now: clock.now()
+                )
             case .fcm:
                 guard let p = fcm else {
                     throw APIError(.notFound, "NotConfigured", "Relaying to FCM is not configured on this server (relay.fcm_provider).")
                 }
                 provider = p
                 platform = .android
-                notification = try RelayPayload.fcm(token: target.token, body: body, headers: headers, extra: target.extra, alertText: settings.alertText)
+                notification = try RelayPayload.fcm(
+                    token: target.token,
+                    body: body,
+                    headers: headers,
+                    extra: target.extra,
+                    alertText: settings.alertText
+                )
             }
         } catch let e as RelayPayloadError {
             throw APIError(.contentTooLarge, "PayloadTooLarge", e.description)
@@ -81,7 +103,8 @@ final class WebPushRelayService: Sendable {
         }
 
         let delivery = Delivery(platform: platform, pushToken: target.token, appID: Self.ledgerAppID, notification: notification, kind: .webPushRelay)
-        let quota: Dispatch.Quota = settings.dailyLimitPerToken > 0
+        let quota: Dispatch.Quota =
+            settings.dailyLimitPerToken > 0
             ? .counted(QuotaPolicy(dailyLimit: settings.dailyLimitPerToken, exemptCommands: false, exemptCritical: false))
             : .uncounted(checkDead: false)
         switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: quota)) {
@@ -89,11 +112,18 @@ final class WebPushRelayService: Sendable {
             let id = receipt.messageID.split(separator: "/").last.map(String.init) ?? receipt.messageID
             return Accepted(messageID: id, ttl: headers.acceptedTTL)
         case .refused(let r):
-            throw APIError(.tooManyRequests, "RateLimited",
-                           "This device token has reached its \(r.maximum) relayed messages for today (relay.daily_limit_per_token); they resume after midnight UTC.",
-                           headers: [.retryAfter: "3600"])
+            throw APIError(
+                .tooManyRequests,
+                "RateLimited",
+                "This device token has reached its \(r.maximum) relayed messages for today (relay.daily_limit_per_token); they resume after midnight UTC.",
+                headers: [.retryAfter: "3600"]
+            )
         case .dead(let dead, _):
-            throw APIError(.gone, "InvalidToken", "The device token is no longer valid (\(dead.provider) reported \(dead.reason)); drop this subscription.")
+            throw APIError(
+                .gone,
+                "InvalidToken",
+                "The device token is no longer valid (\(dead.provider) reported \(dead.reason)); drop this subscription."
+            )
         case .storageUnavailable:
             throw APIError.storageUnavailable
         case .failed(let failure, _):

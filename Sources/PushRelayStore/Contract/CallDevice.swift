@@ -16,8 +16,18 @@ public struct CallDevice: Sendable, Equatable {
     /// Set when a provider reported the token invalid.
     public var deadReason: String?
 
-    public init(id: String, apiKeyID: Int64, platform: HAPlatform, appID: String, pushToken: String, voipToken: String?, label: String?,
-                webhookID: String? = nil, encryptionKey: [UInt8], deadReason: String? = nil) {
+    public init(
+        id: String,
+        apiKeyID: Int64,
+        platform: HAPlatform,
+        appID: String,
+        pushToken: String,
+        voipToken: String?,
+        label: String?,
+        webhookID: String? = nil,
+        encryptionKey: [UInt8],
+        deadReason: String? = nil
+    ) {
         self.id = id
         self.apiKeyID = apiKeyID
         self.platform = platform

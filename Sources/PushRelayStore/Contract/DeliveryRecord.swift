@@ -17,8 +17,19 @@ public struct DeliveryRecord: Sendable {
     /// The upstream payload, kept for sandbox deliveries.
     public var payload: String?
 
-    public init(at: Date, pushToken: String, appID: String?, platform: String?, provider: String, kind: String, counted: Bool,
-                outcome: String, messageID: String? = nil, errorMessage: String? = nil, payload: String? = nil) {
+    public init(
+        at: Date,
+        pushToken: String,
+        appID: String?,
+        platform: String?,
+        provider: String,
+        kind: String,
+        counted: Bool,
+        outcome: String,
+        messageID: String? = nil,
+        errorMessage: String? = nil,
+        payload: String? = nil
+    ) {
         self.at = at
         self.pushToken = pushToken
         self.appID = appID

@@ -22,8 +22,17 @@ public struct LocalPushMessage: Sendable, Equatable {
     public var createdAt: Date
     public var expiresAt: Date
 
-    public init(id: String, webhookID: String, pushToken: String, platform: HAPlatform, notification: JSONValue, state: State,
-                fallback: Bool, createdAt: Date, expiresAt: Date) {
+    public init(
+        id: String,
+        webhookID: String,
+        pushToken: String,
+        platform: HAPlatform,
+        notification: JSONValue,
+        state: State,
+        fallback: Bool,
+        createdAt: Date,
+        expiresAt: Date
+    ) {
         self.id = id
         self.webhookID = webhookID
         self.pushToken = pushToken

@@ -34,7 +34,11 @@ public protocol LocalPushStorage: Sendable {
     /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token (both sides are
     /// unique). Returns the pairs it replaced. `whileWriting` runs inside the write, in commit order with every other
     /// binding write, with the replaced pairs: callers keep caches in step there.
-    func bind(_ binding: LocalPushBinding, now: Date, whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void) async throws
+    func bind(
+        _ binding: LocalPushBinding,
+        now: Date,
+        whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void
+    ) async throws
         -> [LocalPushBinding]
     func bindings() async throws -> [LocalPushBinding]
 }

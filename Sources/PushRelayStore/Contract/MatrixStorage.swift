@@ -3,15 +3,25 @@ import Foundation
 /// The Matrix gateway's state: the (event id, pushkey) de-duplication window and the durable retry queue.
 public protocol MatrixStorage: Sendable {
     /// In one read: which of `pushkeys` got `eventID` since `since`, and which of `deadKeys` are remembered as dead.
-    func lookup(eventID: String?, pushkeys: [String], deadKeys: [String], since: Date, now: Date) async throws
+    func lookup(
+        eventID: String?,
+        pushkeys: [String],
+        deadKeys: [String],
+        since: Date,
+        now: Date
+    ) async throws
         -> (seen: Set<String>, dead: Set<String>)
     /// Remembers a device found dead (its key is answered in `rejected` until `until`).
     func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws
     /// Remembers that `eventID` went to `pushkeys`, without waiting for it to be durable.
     func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void)
     /// Queues device deliveries for a retry at `nextAttemptAt`. Returns once durable.
-    func enqueue(_ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)], attempts: Int,
-                 nextAttemptAt: Date, now: Date) async throws
+    func enqueue(
+        _ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)],
+        attempts: Int,
+        nextAttemptAt: Date,
+        now: Date
+    ) async throws
     /// Items due at `now`, earliest first.
     func due(now: Date, limit: Int) async throws -> [MatrixRetryItem]
     func queued() async throws -> [MatrixRetryItem]

@@ -7,8 +7,15 @@ public protocol QuotaLedger: Sendable {
     /// Checks the token's limit and takes a slot in one atomic step, keeping `appID` and `webhookID` with the day's row.
     /// With `checkDead`, a token remembered as dead is answered `.dead` and nothing is counted. Returns after the
     /// decision is durable.
-    func reserveUnlessDead(pushToken: String, appID: String?, webhookID: String?, day: UTCDay, policy: QuotaPolicy, now: Date,
-                           checkDead: Bool) async throws -> ReserveResult
+    func reserveUnlessDead(
+        pushToken: String,
+        appID: String?,
+        webhookID: String?,
+        day: UTCDay,
+        policy: QuotaPolicy,
+        now: Date,
+        checkDead: Bool
+    ) async throws -> ReserveResult
     /// Records how a delivery ended, atomically: the delivery-log row, the dead-token mark if any, and for a failed
     /// counted delivery its slot turned into an error. Returns the reservation's day counters afterwards (nil without
     /// a reservation).
@@ -22,10 +29,23 @@ public protocol QuotaLedger: Sendable {
 
 extension QuotaLedger {
     /// A reservation without the dead-token check.
-    public func reserve(pushToken: String, appID: String?, webhookID: String? = nil, day: UTCDay, policy: QuotaPolicy,
-                        now: Date) async throws -> QuotaReservation {
-        switch try await reserveUnlessDead(pushToken: pushToken, appID: appID, webhookID: webhookID, day: day, policy: policy, now: now,
-                                           checkDead: false) {
+    public func reserve(
+        pushToken: String,
+        appID: String?,
+        webhookID: String? = nil,
+        day: UTCDay,
+        policy: QuotaPolicy,
+        now: Date
+    ) async throws -> QuotaReservation {
+        switch try await reserveUnlessDead(
+            pushToken: pushToken,
+            appID: appID,
+            webhookID: webhookID,
+            day: day,
+            policy: policy,
+            now: now,
+            checkDead: false
+        ) {
         case .reserved(let r): return r
         case .dead: preconditionFailure("dead tokens are not checked here")
         }

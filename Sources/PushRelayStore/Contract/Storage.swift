@@ -10,8 +10,16 @@ public struct Storage: Sendable {
     public var apiKeys: any APIKeyStorage
     public var engine: any StorageEngine
 
-    public init(quota: any QuotaLedger, deliveries: any DeliveryLog, admin: any QuotaAdministration, localPush: any LocalPushStorage,
-                matrix: any MatrixStorage, devices: any CallDeviceStorage, apiKeys: any APIKeyStorage, engine: any StorageEngine) {
+    public init(
+        quota: any QuotaLedger,
+        deliveries: any DeliveryLog,
+        admin: any QuotaAdministration,
+        localPush: any LocalPushStorage,
+        matrix: any MatrixStorage,
+        devices: any CallDeviceStorage,
+        apiKeys: any APIKeyStorage,
+        engine: any StorageEngine
+    ) {
         self.quota = quota
         self.deliveries = deliveries
         self.admin = admin

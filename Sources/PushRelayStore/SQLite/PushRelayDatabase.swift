@@ -83,8 +83,13 @@ public final class PushRelayDatabase: Sendable {
         self.path = path
         let usageCache = SQLiteUsageCache()
         self.usageCache = usageCache
-        self.batcher = WriteBatcher(pool: pool, checkpointer: WALCheckpointer(path: path), callers: callers, began: { db in try usageCache.validate(db) },
-                                   rolledBack: { usageCache.resync() })
+        self.batcher = WriteBatcher(
+            pool: pool,
+            checkpointer: WALCheckpointer(path: path),
+            callers: callers,
+            began: { db in try usageCache.validate(db) },
+            rolledBack: { usageCache.resync() }
+        )
     }
 
     /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
@@ -92,13 +97,15 @@ public final class PushRelayDatabase: Sendable {
     @discardableResult
     public func migrate(_ migrations: [Migration] = PushRelayDatabase.migrations) throws -> [String] {
         try pool.barrierWriteWithoutTransaction { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version    INTEGER PRIMARY KEY,
-                    name       TEXT NOT NULL,
-                    applied_at TEXT NOT NULL
-                )
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version    INTEGER PRIMARY KEY,
+                        name       TEXT NOT NULL,
+                        applied_at TEXT NOT NULL
+                    )
+                    """
+            )
             let applied = Set(try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations"))
             let known = migrations.map(\.version).max() ?? 0
             if let newest = applied.max(), newest > known {
@@ -111,7 +118,8 @@ public final class PushRelayDatabase: Sendable {
                         try db.execute(sql: m.sql)
                         try db.execute(
                             sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                            arguments: [m.version, m.name, ISO8601UTCNow()])
+                            arguments: [m.version, m.name, ISO8601UTCNow()]
+                        )
                         return .commit
                     }
                 } catch {

@@ -48,8 +48,21 @@ public final class SQLiteDeliveryLog: DeliveryLog {
                 """
             let args: StatementArguments = pushToken.map { [$0, limit] } ?? [limit]
             return try Row.fetchAll(db, sql: sql, arguments: args).map { r in
-                LoggedDelivery(id: r[0], at: r[1], day: r[2], pushToken: r[3], appID: r[4], platform: r[5], provider: r[6], kind: r[7],
-                               counted: (r[8] as Int) != 0, outcome: r[9], messageID: r[10], errorMessage: r[11], payload: r[12])
+                LoggedDelivery(
+                    id: r[0],
+                    at: r[1],
+                    day: r[2],
+                    pushToken: r[3],
+                    appID: r[4],
+                    platform: r[5],
+                    provider: r[6],
+                    kind: r[7],
+                    counted: (r[8] as Int) != 0,
+                    outcome: r[9],
+                    messageID: r[10],
+                    errorMessage: r[11],
+                    payload: r[12]
+                )
             }
         }
     }

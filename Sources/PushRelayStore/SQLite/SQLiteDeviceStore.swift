@@ -21,12 +21,16 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
     /// Creates a random API key; returns the key (shown once) and its id.
     public func createAPIKey(label: String?, now: Date = Date()) async throws -> (key: String, id: Int64) {
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        let key = "prk_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let key =
+            "prk_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let hash = Self.hash(key)
         let id = try await database.batcher.write { db -> Int64 in
-            try db.execute(sql: "INSERT INTO api_keys (key_hash, label, created_at) VALUES (?, ?, ?)",
-                           arguments: [hash, label, ISO8601UTC.string(now)])
+            try db.execute(
+                sql: "INSERT INTO api_keys (key_hash, label, created_at) VALUES (?, ?, ?)",
+                arguments: [hash, label, ISO8601UTC.string(now)]
+            )
             return db.lastInsertedRowID
         }
         return (key, id)
@@ -61,23 +65,41 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
     public func addDevice(_ d: CallDevice, now: Date = Date()) async throws {
         let key = Data(d.encryptionKey).base64EncodedString()
         try await database.batcher.write { db in
-            try db.execute(sql: """
-                INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [d.id, d.apiKeyID, d.platform.rawValue, d.appID, d.pushToken, d.voipToken, d.label, d.webhookID, key, ISO8601UTC.string(now)])
+            try db.execute(
+                sql: """
+                    INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    d.id, d.apiKeyID, d.platform.rawValue, d.appID, d.pushToken, d.voipToken, d.label, d.webhookID, key, ISO8601UTC.string(now),
+                ]
+            )
         }
     }
 
     /// The device, if it exists and belongs to `apiKeyID`.
     public func device(id: String, apiKeyID: Int64) async throws -> CallDevice? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: """
-                SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
-                FROM voip_devices WHERE id = ? AND api_key_id = ?
-                """, arguments: [id, apiKeyID]).map { row in
-                CallDevice(id: row[0], apiKeyID: row[1], platform: HAPlatform(rawValue: row[2]) ?? .android, appID: row[3], pushToken: row[4],
-                           voipToken: row[5], label: row[6], webhookID: row[9], encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
-                           deadReason: row[8])
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
+                    FROM voip_devices WHERE id = ? AND api_key_id = ?
+                    """,
+                arguments: [id, apiKeyID]
+            ).map { row in
+                CallDevice(
+                    id: row[0],
+                    apiKeyID: row[1],
+                    platform: HAPlatform(rawValue: row[2]) ?? .android,
+                    appID: row[3],
+                    pushToken: row[4],
+                    voipToken: row[5],
+                    label: row[6],
+                    webhookID: row[9],
+                    encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
+                    deadReason: row[8]
+                )
             }
         }
     }
@@ -95,8 +117,10 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
     public func rotateKey(id: String, apiKeyID: Int64, key: [UInt8], now: Date = Date()) async throws -> Bool {
         let encoded = Data(key).base64EncodedString()
         return try await database.batcher.write { db in
-            try db.execute(sql: "UPDATE voip_devices SET encryption_key = ?, key_rotated_at = ? WHERE id = ? AND api_key_id = ?",
-                           arguments: [encoded, ISO8601UTC.string(now), id, apiKeyID])
+            try db.execute(
+                sql: "UPDATE voip_devices SET encryption_key = ?, key_rotated_at = ? WHERE id = ? AND api_key_id = ?",
+                arguments: [encoded, ISO8601UTC.string(now), id, apiKeyID]
+            )
             return db.changesCount > 0
         }
     }
@@ -104,9 +128,13 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
     /// The key of the newest live device registered with this push token (any API key), for `encrypt_payloads`.
     public func encryptionKey(forPushToken token: String) async throws -> [UInt8]? {
         try await pool.read { db in
-            try String.fetchOne(db, sql: """
-                SELECT encryption_key FROM voip_devices WHERE push_token = ? AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1
-                """, arguments: [token]).flatMap { Data(base64Encoded: $0) }.map(Array.init)
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT encryption_key FROM voip_devices WHERE push_token = ? AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1
+                    """,
+                arguments: [token]
+            ).flatMap { Data(base64Encoded: $0) }.map(Array.init)
         }
     }
 

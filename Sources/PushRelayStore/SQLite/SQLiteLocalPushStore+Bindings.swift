@@ -21,20 +21,35 @@ extension SQLiteLocalPushStore {
     /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token. Returns the pairs
     /// it replaced (empty when the pair was stored already). `whileWriting` runs inside the transaction, in commit
     /// order with every other binding write, with the replaced pairs: callers keep caches in step there.
-    public func bind(_ binding: LocalPushBinding, now: Date,
-                     whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void = { _ in }) async throws -> [LocalPushBinding] {
+    public func bind(
+        _ binding: LocalPushBinding,
+        now: Date,
+        whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void = { _ in }
+    ) async throws -> [LocalPushBinding] {
         try await database.batcher.write { db in
-            let former = try Row.fetchAll(db, sql: """
-                SELECT push_token, webhook_id FROM channel_bindings
-                WHERE (push_token = ?1 OR webhook_id = ?2) AND NOT (push_token = ?1 AND webhook_id = ?2)
-                """, arguments: [binding.pushToken, binding.webhookID]).map { LocalPushBinding(pushToken: $0[0], webhookID: $0[1]) }
-            let stored = try Bool.fetchOne(db, sql: "SELECT 1 FROM channel_bindings WHERE push_token = ? AND webhook_id = ?",
-                                           arguments: [binding.pushToken, binding.webhookID]) ?? false
+            let former = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT push_token, webhook_id FROM channel_bindings
+                    WHERE (push_token = ?1 OR webhook_id = ?2) AND NOT (push_token = ?1 AND webhook_id = ?2)
+                    """,
+                arguments: [binding.pushToken, binding.webhookID]
+            ).map { LocalPushBinding(pushToken: $0[0], webhookID: $0[1]) }
+            let stored =
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM channel_bindings WHERE push_token = ? AND webhook_id = ?",
+                    arguments: [binding.pushToken, binding.webhookID]
+                ) ?? false
             if !former.isEmpty || !stored {
-                try db.execute(sql: "DELETE FROM channel_bindings WHERE push_token = ?1 OR webhook_id = ?2",
-                               arguments: [binding.pushToken, binding.webhookID])
-                try db.execute(sql: "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (?, ?, ?)",
-                               arguments: [binding.pushToken, binding.webhookID, ISO8601UTC.string(now)])
+                try db.execute(
+                    sql: "DELETE FROM channel_bindings WHERE push_token = ?1 OR webhook_id = ?2",
+                    arguments: [binding.pushToken, binding.webhookID]
+                )
+                try db.execute(
+                    sql: "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (?, ?, ?)",
+                    arguments: [binding.pushToken, binding.webhookID, ISO8601UTC.string(now)]
+                )
             }
             whileWriting(former)
             return former

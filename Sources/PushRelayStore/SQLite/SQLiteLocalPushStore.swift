@@ -22,12 +22,16 @@ public final class SQLiteLocalPushStore: LocalPushStorage {
     public func createToken(webhookID: String, label: String?, now: Date = Date()) async throws -> (token: String, id: Int64) {
         var bytes = [UInt8](repeating: 0, count: 32)
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        let token = "prc_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let token =
+            "prc_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let hash = Self.hash(token)
         let id = try await database.batcher.write { db -> Int64 in
-            try db.execute(sql: "INSERT INTO channel_tokens (webhook_id, token_hash, label, created_at) VALUES (?, ?, ?, ?)",
-                           arguments: [webhookID, hash, label, ISO8601UTC.string(now)])
+            try db.execute(
+                sql: "INSERT INTO channel_tokens (webhook_id, token_hash, label, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [webhookID, hash, label, ISO8601UTC.string(now)]
+            )
             return db.lastInsertedRowID
         }
         return (token, id)
@@ -46,8 +50,10 @@ public final class SQLiteLocalPushStore: LocalPushStorage {
     @discardableResult
     public func revokeToken(id: Int64, now: Date = Date()) async throws -> Bool {
         try await database.batcher.write { db in
-            try db.execute(sql: "UPDATE channel_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                           arguments: [ISO8601UTC.string(now), id])
+            try db.execute(
+                sql: "UPDATE channel_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                arguments: [ISO8601UTC.string(now), id]
+            )
             return db.changesCount > 0
         }
     }
@@ -96,9 +102,11 @@ public final class SQLiteLocalPushStore: LocalPushStorage {
     public func pending(webhookID: String?, pushToken: String?) async throws -> [LocalPushMessage] {
         try await pool.read { db in
             if let pushToken {
-                return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE push_token = ? ORDER BY created_at", arguments: [pushToken]).map(Self.message)
+                return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE push_token = ? ORDER BY created_at", arguments: [pushToken])
+                    .map(Self.message)
             }
-            return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE webhook_id = ? ORDER BY created_at", arguments: [webhookID ?? ""]).map(Self.message)
+            return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE webhook_id = ? ORDER BY created_at", arguments: [webhookID ?? ""])
+                .map(Self.message)
         }
     }
 
@@ -122,37 +130,53 @@ public final class SQLiteLocalPushStore: LocalPushStorage {
     /// The local counters of a token for a day.
     public func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int) {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT local_delivered, local_fallbacks, local_dropped FROM daily_usage WHERE day = ? AND push_token = ?
-                """, arguments: [day.description, pushToken]) else { return (0, 0, 0) }
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT local_delivered, local_fallbacks, local_dropped FROM daily_usage WHERE day = ? AND push_token = ?
+                        """,
+                    arguments: [day.description, pushToken]
+                )
+            else { return (0, 0, 0) }
             return (row[0], row[1], row[2])
         }
     }
 
     private static func upsert(_ db: Database, _ m: LocalPushMessage) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO channel_messages (id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET state = excluded.state, fallback = excluded.fallback, webhook_id = excluded.webhook_id
-            """).execute(arguments: [
-                m.id, m.webhookID, m.pushToken, m.platform.rawValue, m.notification.jsonString(), m.state.rawValue,
-                m.fallback ? 1 : 0, ISO8601UTC.string(m.createdAt), ISO8601UTC.string(m.expiresAt),
-            ])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO channel_messages (id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET state = excluded.state, fallback = excluded.fallback, webhook_id = excluded.webhook_id
+                """
+        ).execute(arguments: [
+            m.id, m.webhookID, m.pushToken, m.platform.rawValue, m.notification.jsonString(), m.state.rawValue,
+            m.fallback ? 1 : 0, ISO8601UTC.string(m.createdAt), ISO8601UTC.string(m.expiresAt),
+        ])
     }
 
     private static func bump(_ db: Database, _ counter: LocalCounter, token: String, at: Date) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO daily_usage (day, push_token, \(counter.rawValue), updated_at) VALUES (?, ?, 1, ?)
-            ON CONFLICT (day, push_token) DO UPDATE SET \(counter.rawValue) = \(counter.rawValue) + 1, updated_at = excluded.updated_at
-            """).execute(arguments: [UTCDay(at).description, token, ISO8601UTC.string(at)])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO daily_usage (day, push_token, \(counter.rawValue), updated_at) VALUES (?, ?, 1, ?)
+                ON CONFLICT (day, push_token) DO UPDATE SET \(counter.rawValue) = \(counter.rawValue) + 1, updated_at = excluded.updated_at
+                """
+        ).execute(arguments: [UTCDay(at).description, token, ISO8601UTC.string(at)])
     }
 
     private static func message(_ r: Row) -> LocalPushMessage {
         let notification = (try? JSONParser.parse(Array((r["notification"] as String).utf8))) ?? .null
         return LocalPushMessage(
-            id: r["id"], webhookID: r["webhook_id"], pushToken: r["push_token"],
-            platform: HAPlatform(rawValue: r["platform"]) ?? .android, notification: notification,
-            state: LocalPushMessage.State(rawValue: r["state"]) ?? .queued, fallback: (r["fallback"] as Int) != 0,
-            createdAt: ISO8601UTC.date(r["created_at"]) ?? Date(), expiresAt: ISO8601UTC.date(r["expires_at"]) ?? Date())
+            id: r["id"],
+            webhookID: r["webhook_id"],
+            pushToken: r["push_token"],
+            platform: HAPlatform(rawValue: r["platform"]) ?? .android,
+            notification: notification,
+            state: LocalPushMessage.State(rawValue: r["state"]) ?? .queued,
+            fallback: (r["fallback"] as Int) != 0,
+            createdAt: ISO8601UTC.date(r["created_at"]) ?? Date(),
+            expiresAt: ISO8601UTC.date(r["expires_at"]) ?? Date()
+        )
     }
 }

@@ -18,7 +18,13 @@ public final class SQLiteMatrixStore: MatrixStorage {
 
     /// What one notify request needs to know before sending, in one read: which pushkeys already got `eventID`
     /// since `since`, and which of `deadKeys` were found dead by a background retry (to be answered `rejected`).
-    public func lookup(eventID: String?, pushkeys: [String], deadKeys: [String], since: Date, now: Date) async throws -> (seen: Set<String>, dead: Set<String>) {
+    public func lookup(
+        eventID: String?,
+        pushkeys: [String],
+        deadKeys: [String],
+        since: Date,
+        now: Date
+    ) async throws -> (seen: Set<String>, dead: Set<String>) {
         let cutoff = Self.ms(since)
         let stamp = ISO8601UTC.string(now)
         return try await database.pool.read { db in
@@ -49,33 +55,46 @@ public final class SQLiteMatrixStore: MatrixStorage {
     public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
         guard !pushkeys.isEmpty else { return }
         let stamp = Self.ms(at)
-        database.batcher.enqueue({ db in
-            let statement = try db.cachedStatement(sql: """
-                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
-                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
-                """)
-            for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
-        }, onError: onError)
+        database.batcher.enqueue(
+            { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                        ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+                        """
+                )
+                for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
+            },
+            onError: onError
+        )
     }
 
     // MARK: Retry queue
 
     /// Queues devices for a later retry; returns after the commit (the homeserver is told 200 only then).
     /// Their events count as sent for de-duplication from now on.
-    public func enqueue(_ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)],
-                        attempts: Int, nextAttemptAt: Date, now: Date) async throws {
+    public func enqueue(
+        _ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)],
+        attempts: Int,
+        nextAttemptAt: Date,
+        now: Date
+    ) async throws {
         guard !items.isEmpty else { return }
         let next = Self.ms(nextAttemptAt)
         let created = Self.ms(now)
         try await database.batcher.write { db in
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO matrix_retry_queue (app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            let dedup = try db.cachedStatement(sql: """
-                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
-                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
-                """)
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO matrix_retry_queue (app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            let dedup = try db.cachedStatement(
+                sql: """
+                    INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                    ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+                    """
+            )
             for item in items {
                 try insert.execute(arguments: [item.appID, item.pushkey, item.eventID, item.notification, attempts, next, created, item.lastError])
                 if let e = item.eventID { try dedup.execute(arguments: [e, item.pushkey, created]) }
@@ -88,10 +107,14 @@ public final class SQLiteMatrixStore: MatrixStorage {
         try await database.batcher.flush()
         let cutoff = Self.ms(now)
         return try await database.pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error
-                FROM matrix_retry_queue WHERE next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
-                """, arguments: [cutoff, limit]).map(Self.item)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error
+                    FROM matrix_retry_queue WHERE next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                    """,
+                arguments: [cutoff, limit]
+            ).map(Self.item)
         }
     }
 
@@ -99,10 +122,13 @@ public final class SQLiteMatrixStore: MatrixStorage {
     public func queued() async throws -> [MatrixRetryItem] {
         try await database.batcher.flush()
         return try await database.pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error
-                FROM matrix_retry_queue ORDER BY id
-                """).map(Self.item)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error
+                    FROM matrix_retry_queue ORDER BY id
+                    """
+            ).map(Self.item)
         }
     }
 
@@ -116,8 +142,10 @@ public final class SQLiteMatrixStore: MatrixStorage {
     /// Another attempt failed transiently: try again at `next`.
     public func reschedule(id: Int64, attempts: Int, next: Date, lastError: String) async throws {
         try await database.batcher.write { db in
-            try db.execute(sql: "UPDATE matrix_retry_queue SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
-                           arguments: [attempts, Self.ms(next), lastError, id])
+            try db.execute(
+                sql: "UPDATE matrix_retry_queue SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
+                arguments: [attempts, Self.ms(next), lastError, id]
+            )
         }
     }
 
@@ -132,7 +160,16 @@ public final class SQLiteMatrixStore: MatrixStorage {
     }
 
     private static func item(_ r: Row) -> MatrixRetryItem {
-        MatrixRetryItem(id: r[0], appID: r[1], pushkey: r[2], eventID: r[3], notification: r[4], attempts: r[5],
-                        nextAttemptAt: date(r[6]), createdAt: date(r[7]), lastError: r[8])
+        MatrixRetryItem(
+            id: r[0],
+            appID: r[1],
+            pushkey: r[2],
+            eventID: r[3],
+            notification: r[4],
+            attempts: r[5],
+            nextAttemptAt: date(r[6]),
+            createdAt: date(r[7]),
+            lastError: r[8]
+        )
     }
 }

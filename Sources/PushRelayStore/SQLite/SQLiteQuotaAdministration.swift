@@ -14,24 +14,32 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
     /// Usage for one day, busiest tokens first.
     public func list(day: UTCDay, top: Int?) async throws -> [UsageRow] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
-                FROM daily_usage u LEFT JOIN token_limits l ON l.push_token = u.push_token
-                WHERE u.day = ? ORDER BY u.successful + u.errors DESC, u.attempts DESC, u.push_token LIMIT ?
-                """, arguments: [day.description, top ?? -1]).map(Self.usageRow)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
+                    FROM daily_usage u LEFT JOIN token_limits l ON l.push_token = u.push_token
+                    WHERE u.day = ? ORDER BY u.successful + u.errors DESC, u.attempts DESC, u.push_token LIMIT ?
+                    """,
+                arguments: [day.description, top ?? -1]
+            ).map(Self.usageRow)
         }
     }
 
     /// The token's recent days (newest first) and its override.
     public func history(pushToken: String, days: Int = 30) async throws -> (rows: [UsageRow], limitOverride: Int?) {
         try await pool.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                \(TokenDays.cte)
-                SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
-                FROM days CROSS JOIN daily_usage u ON u.day = days.day AND u.push_token = ?1
-                LEFT JOIN token_limits l ON l.push_token = u.push_token
-                ORDER BY u.day DESC LIMIT ?2
-                """, arguments: [pushToken, days]).map(Self.usageRow)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    \(TokenDays.cte)
+                    SELECT u.day, u.push_token, u.app_id, u.attempts, u.successful, u.errors, u.notice_sent, l.daily_limit, u.updated_at
+                    FROM days CROSS JOIN daily_usage u ON u.day = days.day AND u.push_token = ?1
+                    LEFT JOIN token_limits l ON l.push_token = u.push_token
+                    ORDER BY u.day DESC LIMIT ?2
+                    """,
+                arguments: [pushToken, days]
+            ).map(Self.usageRow)
             let override = try Int.fetchOne(db, sql: "SELECT daily_limit FROM token_limits WHERE push_token = ?", arguments: [pushToken])
             return (rows, override)
         }
@@ -42,10 +50,13 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
         let cache = database.usageCache
         try await database.batcher.write { db in
             cache.metadataChanged(token: pushToken)
-            try db.execute(sql: """
-                INSERT INTO token_limits (push_token, daily_limit, updated_at) VALUES (?, ?, ?)
-                ON CONFLICT (push_token) DO UPDATE SET daily_limit = excluded.daily_limit, updated_at = excluded.updated_at
-                """, arguments: [pushToken, limit, ISO8601UTC.string(now)])
+            try db.execute(
+                sql: """
+                    INSERT INTO token_limits (push_token, daily_limit, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (push_token) DO UPDATE SET daily_limit = excluded.daily_limit, updated_at = excluded.updated_at
+                    """,
+                arguments: [pushToken, limit, ISO8601UTC.string(now)]
+            )
         }
     }
 
@@ -85,14 +96,20 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
             // The log has no index on day: it is appended in time order, so everything before its first row of a
             // kept day is older. Rows logged late (a delivery that finished after midnight) are caught by a bounded
             // look past that boundary.
-            try db.execute(sql: """
-                DELETE FROM delivery_log WHERE id < coalesce(
-                    (SELECT id FROM delivery_log WHERE day >= ?1 ORDER BY id LIMIT 1), (SELECT max(id) + 1 FROM delivery_log))
-                """, arguments: [cutoff])
+            try db.execute(
+                sql: """
+                    DELETE FROM delivery_log WHERE id < coalesce(
+                        (SELECT id FROM delivery_log WHERE day >= ?1 ORDER BY id LIMIT 1), (SELECT max(id) + 1 FROM delivery_log))
+                    """,
+                arguments: [cutoff]
+            )
             n += db.changesCount
-            try db.execute(sql: """
-                DELETE FROM delivery_log WHERE id < (SELECT min(id) + ?2 FROM delivery_log) AND day < ?1
-                """, arguments: [cutoff, Self.pruneLookahead])
+            try db.execute(
+                sql: """
+                    DELETE FROM delivery_log WHERE id < (SELECT min(id) + ?2 FROM delivery_log) AND day < ?1
+                    """,
+                arguments: [cutoff, Self.pruneLookahead]
+            )
             n += db.changesCount
             try db.execute(sql: "DELETE FROM dead_tokens WHERE expires_at <= ?", arguments: [ISO8601UTC.string(today.start)])
             n += db.changesCount
@@ -102,7 +119,16 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
     }
 
     private static func usageRow(_ r: Row) -> UsageRow {
-        UsageRow(day: r[0], pushToken: r[1], appID: r[2], attempts: r[3], successful: r[4], errors: r[5],
-                 noticeSent: (r[6] as Int) != 0, limitOverride: r[7], updatedAt: r[8])
+        UsageRow(
+            day: r[0],
+            pushToken: r[1],
+            appID: r[2],
+            attempts: r[3],
+            successful: r[4],
+            errors: r[5],
+            noticeSent: (r[6] as Int) != 0,
+            limitOverride: r[7],
+            updatedAt: r[8]
+        )
     }
 }

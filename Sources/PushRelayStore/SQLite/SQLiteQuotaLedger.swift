@@ -11,8 +11,15 @@ public final class SQLiteQuotaLedger: QuotaLedger {
         self.database = database
     }
 
-    public func reserveUnlessDead(pushToken: String, appID: String?, webhookID: String?, day: UTCDay, policy: QuotaPolicy, now: Date,
-                                  checkDead: Bool) async throws -> ReserveResult {
+    public func reserveUnlessDead(
+        pushToken: String,
+        appID: String?,
+        webhookID: String?,
+        day: UTCDay,
+        policy: QuotaPolicy,
+        now: Date,
+        checkDead: Bool
+    ) async throws -> ReserveResult {
         let dayKey = day.description
         let stamp = ISO8601UTC.string(now)
         let cache = database.usageCache
@@ -25,14 +32,19 @@ public final class SQLiteQuotaLedger: QuotaLedger {
             let decision = QuotaDecision.decide(current: usage.counters, maximum: maximum, noticeSent: usage.noticeSent)
             // The cache knows whether the row exists: update it in place (one B-tree seek; an upsert seeks twice), or
             // insert the day's first. `errors` is left to `complete` (?7 is only used by the insert).
-            var write = try RawStatement(db, sql: usage.exists ? """
-                UPDATE daily_usage SET app_id = coalesce(?3, app_id), webhook_id = coalesce(?4, webhook_id), attempts = ?5,
-                    successful = ?6, notice_sent = ?8, updated_at = ?9
-                WHERE day = ?1 AND push_token = ?2
-                """ : """
-                INSERT INTO daily_usage (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+            var write = try RawStatement(
+                db,
+                sql: usage.exists
+                    ? """
+                    UPDATE daily_usage SET app_id = coalesce(?3, app_id), webhook_id = coalesce(?4, webhook_id), attempts = ?5,
+                        successful = ?6, notice_sent = ?8, updated_at = ?9
+                    WHERE day = ?1 AND push_token = ?2
+                    """
+                    : """
+                    INSERT INTO daily_usage (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
             write.bind(dayKey)
             write.bind(pushToken)
             write.bind(appID)
@@ -43,8 +55,14 @@ public final class SQLiteQuotaLedger: QuotaLedger {
             write.bind(decision.noticeSent)
             write.bind(stamp)
             try write.execute()
-            cache.stored(token: pushToken, day: dayKey, counters: decision.counters, noticeSent: decision.noticeSent,
-                         appID: appID ?? usage.appID, webhookID: webhookID ?? usage.webhookID)
+            cache.stored(
+                token: pushToken,
+                day: dayKey,
+                counters: decision.counters,
+                noticeSent: decision.noticeSent,
+                appID: appID ?? usage.appID,
+                webhookID: webhookID ?? usage.webhookID
+            )
             return .reserved(QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: decision))
         }
     }
@@ -60,15 +78,26 @@ public final class SQLiteQuotaLedger: QuotaLedger {
             guard let reservation else { return nil }
             guard failedCounted else { return reservation.decision.counters }
             // The slot moves from successful to errors with a relative update.
-            let row = try Row.fetchOne(db.cachedStatement(sql: """
-                UPDATE daily_usage SET successful = max(successful - 1, 0), errors = errors + 1, updated_at = ?
-                WHERE day = ? AND push_token = ?
-                RETURNING attempts, successful, errors, notice_sent, app_id, webhook_id
-                """), arguments: [ISO8601UTC.string(record.at), reservation.day.description, reservation.pushToken])
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE daily_usage SET successful = max(successful - 1, 0), errors = errors + 1, updated_at = ?
+                        WHERE day = ? AND push_token = ?
+                        RETURNING attempts, successful, errors, notice_sent, app_id, webhook_id
+                        """
+                ),
+                arguments: [ISO8601UTC.string(record.at), reservation.day.description, reservation.pushToken]
+            )
             guard let row else { return nil }
             let counters = UsageCounters(attempts: row[0], successful: row[1], errors: row[2])
-            cache.stored(token: reservation.pushToken, day: reservation.day.description, counters: counters, noticeSent: (row[3] as Int) != 0,
-                         appID: row[4], webhookID: row[5])
+            cache.stored(
+                token: reservation.pushToken,
+                day: reservation.day.description,
+                counters: counters,
+                noticeSent: (row[3] as Int) != 0,
+                appID: row[4],
+                webhookID: row[5]
+            )
             return counters
         }
     }

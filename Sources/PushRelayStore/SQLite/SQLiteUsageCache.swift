@@ -97,17 +97,26 @@ final class SQLiteUsageCache: @unchecked Sendable {
     /// The token's row for `day` as the database holds it.
     private static func read(_ db: Database, token: String, day: String) throws -> Usage {
         // One statement: the day's row (if any), the override (if any), and the dead-token mark (if any).
-        var select = try RawStatement(db, sql: """
-            SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1),
-                   (SELECT expires_at FROM dead_tokens WHERE push_token = ?1), u.app_id, u.webhook_id
-            FROM (SELECT 1) LEFT JOIN daily_usage u ON u.day = ?2 AND u.push_token = ?1
-            """)
+        var select = try RawStatement(
+            db,
+            sql: """
+                SELECT u.attempts, u.successful, u.errors, u.notice_sent, (SELECT daily_limit FROM token_limits WHERE push_token = ?1),
+                       (SELECT expires_at FROM dead_tokens WHERE push_token = ?1), u.app_id, u.webhook_id
+                FROM (SELECT 1) LEFT JOIN daily_usage u ON u.day = ?2 AND u.push_token = ?1
+                """
+        )
         select.bind(token)
         select.bind(day)
         let row = try select.firstRow { c in
-            Usage(counters: UsageCounters(attempts: c.int(0) ?? 0, successful: c.int(1) ?? 0, errors: c.int(2) ?? 0),
-                  noticeSent: (c.int(3) ?? 0) != 0, override: c.int(4), deadUntil: c.text(5), exists: c.int(0) != nil,
-                  appID: c.text(6), webhookID: c.text(7))
+            Usage(
+                counters: UsageCounters(attempts: c.int(0) ?? 0, successful: c.int(1) ?? 0, errors: c.int(2) ?? 0),
+                noticeSent: (c.int(3) ?? 0) != 0,
+                override: c.int(4),
+                deadUntil: c.text(5),
+                exists: c.int(0) != nil,
+                appID: c.text(6),
+                webhookID: c.text(7)
+            )
         }
         return row ?? Usage(counters: UsageCounters(), noticeSent: false, exists: false)
     }

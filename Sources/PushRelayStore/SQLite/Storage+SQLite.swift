@@ -2,9 +2,16 @@ extension Storage {
     /// The SQLite implementation on an open (and migrated) database.
     public static func sqlite(_ database: PushRelayDatabase) -> Storage {
         let devices = SQLiteDeviceStore(database: database)
-        return Storage(quota: SQLiteQuotaLedger(database: database), deliveries: SQLiteDeliveryLog(database: database),
-                       admin: SQLiteQuotaAdministration(database: database), localPush: SQLiteLocalPushStore(database: database),
-                       matrix: SQLiteMatrixStore(database: database), devices: devices, apiKeys: devices, engine: database)
+        return Storage(
+            quota: SQLiteQuotaLedger(database: database),
+            deliveries: SQLiteDeliveryLog(database: database),
+            admin: SQLiteQuotaAdministration(database: database),
+            localPush: SQLiteLocalPushStore(database: database),
+            matrix: SQLiteMatrixStore(database: database),
+            devices: devices,
+            apiKeys: devices,
+            engine: database
+        )
     }
 }
 

@@ -3,7 +3,6 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
-
 /// Group commit: writes submitted concurrently run in one SQLite transaction, and each caller resumes only after
 /// that transaction committed and the WAL holding it was synced to disk. One fsync serves many requests; nobody is
 /// answered before their write is durable.
@@ -56,8 +55,14 @@ final class WriteBatcher: Sendable {
     /// For state kept beside the database for the writer (UsageLedger): `began` runs first in every transaction, and
     /// `rolledBack` on the writer thread after any transaction that did not commit.
     /// `callers` says where the current caller wants to be resumed (`WriteCallerExecutor`).
-    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024, callers: @escaping WriteCallerExecutor.Lookup = { nil },
-         began: @escaping @Sendable (Database) throws -> Void = { _ in }, rolledBack: @escaping @Sendable () -> Void = {}) {
+    init(
+        pool: DatabasePool,
+        checkpointer: WALCheckpointer? = nil,
+        maxBatch: Int = 1024,
+        callers: @escaping WriteCallerExecutor.Lookup = { nil },
+        began: @escaping @Sendable (Database) throws -> Void = { _ in },
+        rolledBack: @escaping @Sendable () -> Void = {}
+    ) {
         self.callers = callers
         writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch, hooks: (began, rolledBack))
     }
@@ -69,16 +74,19 @@ final class WriteBatcher: Sendable {
     /// Queues `body` for the next group-committed transaction without waiting for it (for records whose loss in a
     /// crash costs nothing that was promised to a client). `onError` hears about a failed write.
     func enqueue(_ body: @escaping @Sendable (Database) throws -> Void, onError: @escaping @Sendable (any Error) -> Void) {
-        writer.submit(Job(
-            run: { db in
-                do {
-                    try body(db)
-                    return .success {}
-                } catch {
-                    return .failure(error) { onError(error) }
-                }
-            },
-            fail: onError))
+        writer.submit(
+            Job(
+                run: { db in
+                    do {
+                        try body(db)
+                        return .success {}
+                    } catch {
+                        return .failure(error) { onError(error) }
+                    }
+                },
+                fail: onError
+            )
+        )
     }
 
     /// Returns once everything queued before this call has committed.
@@ -99,18 +107,20 @@ final class WriteBatcher: Sendable {
     /// Queues `body` now (so it commits after everything queued before it) and returns a ticket to await its result.
     func submit<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> WriteTicket<T> {
         let ticket = WriteTicket<T>()
-        writer.submit(Job(
-            run: { db in
-                do {
-                    let value = try body(db)
-                    return .success { ticket.complete(.success(value)) }
-                } catch {
-                    return .failure(error) { ticket.complete(.failure(error)) }
-                }
-            },
-            fail: { error in ticket.complete(.failure(error)) },
-            resumeOn: callers()
-        ))
+        writer.submit(
+            Job(
+                run: { db in
+                    do {
+                        let value = try body(db)
+                        return .success { ticket.complete(.success(value)) }
+                    } catch {
+                        return .failure(error) { ticket.complete(.failure(error)) }
+                    }
+                },
+                fail: { error in ticket.complete(.failure(error)) },
+                resumeOn: callers()
+            )
+        )
         return ticket
     }
 }

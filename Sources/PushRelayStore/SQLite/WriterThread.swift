@@ -18,8 +18,13 @@ final class WriterThread: WorkerThread, @unchecked Sendable {
     /// wakeup each.
     private var wakeAt = Int.max
 
-    init(pool: DatabasePool, checkpointer: WALCheckpointer?, syncer: WALSyncer, maxBatch: Int,
-         hooks: (began: @Sendable (Database) throws -> Void, rolledBack: @Sendable () -> Void)) {
+    init(
+        pool: DatabasePool,
+        checkpointer: WALCheckpointer?,
+        syncer: WALSyncer,
+        maxBatch: Int,
+        hooks: (began: @Sendable (Database) throws -> Void, rolledBack: @Sendable () -> Void)
+    ) {
         self.began = hooks.began
         self.rolledBack = hooks.rolledBack
         self.pool = pool
@@ -168,7 +173,8 @@ extension WriterThread {
     /// The WAL file SQLite uses for the connection's main database (symbolic links resolved as SQLite does).
     static func walPath(_ db: Database) -> String? {
         guard let connection = db.sqliteConnection, let main = sqlite3_db_filename(connection, "main"),
-              let wal = sqlite3_filename_wal(main) else { return nil }
+            let wal = sqlite3_filename_wal(main)
+        else { return nil }
         return String(cString: wal)
     }
 }

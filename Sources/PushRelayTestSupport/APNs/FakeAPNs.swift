@@ -42,7 +42,13 @@ public final class FakeAPNs: Sendable {
     /// - Parameters:
     ///   - authority: issues the server certificate; clients trust its `certificatePEM`.
     ///   - sandbox: answers also carry `apns-unique-id`, as the sandbox does.
-    public init(authority: TestCertificateAuthority, authentication: Authentication, bundleID: String, clock: any WallClock = SystemWallClock(), sandbox: Bool = false) {
+    public init(
+        authority: TestCertificateAuthority,
+        authentication: Authentication,
+        bundleID: String,
+        clock: any WallClock = SystemWallClock(),
+        sandbox: Bool = false
+    ) {
         self.authority = authority
         self.authentication = authentication
         self.bundleID = bundleID
@@ -52,7 +58,12 @@ public final class FakeAPNs: Sendable {
 
     /// Token authentication with `key`.
     public convenience init(authority: TestCertificateAuthority, key: TestAPNsKey, bundleID: String, clock: any WallClock = SystemWallClock()) {
-        self.init(authority: authority, authentication: .token(keyID: key.keyID, teamID: key.teamID, publicKey: key.publicKey), bundleID: bundleID, clock: clock)
+        self.init(
+            authority: authority,
+            authentication: .token(keyID: key.keyID, teamID: key.teamID, publicKey: key.publicKey),
+            bundleID: bundleID,
+            clock: clock
+        )
     }
 
     /// Listens on `127.0.0.1:port` (0 picks a free port).

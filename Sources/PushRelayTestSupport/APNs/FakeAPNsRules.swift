@@ -5,7 +5,9 @@ import PushRelayCore
 /// The request rules the fake APNs enforces, in the order APNs reports them. Pure: given a request and the
 /// verifier's settings, the first problem as `(status, reason)`, or nil when the request is acceptable.
 enum FakeAPNsRules {
-    static let pushTypes: Set<String> = ["alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk", "widgets"]
+    static let pushTypes: Set<String> = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk", "widgets",
+    ]
 
     struct Rejection: Error, Equatable {
         var status: Int
@@ -80,7 +82,13 @@ enum FakeAPNsRules {
 
     /// The provider JWT: ES256 signature by the configured key, `kid`, `iss`, whole-second `iat`, at most 1 h old.
     /// Returns the token string (for change counting).
-    static func checkProviderToken(_ r: FakeRequest, keyID: String, teamID: String, publicKey: P256.Signing.PublicKey, now: Date) throws(Rejection) -> String {
+    static func checkProviderToken(
+        _ r: FakeRequest,
+        keyID: String,
+        teamID: String,
+        publicKey: P256.Signing.PublicKey,
+        now: Date
+    ) throws(Rejection) -> String {
         guard let auth = r.header("authorization") else { throw Rejection(status: 403, reason: "MissingProviderToken") }
         guard auth.lowercased().hasPrefix("bearer ") else { throw Rejection(status: 403, reason: "InvalidProviderToken") }
         let token = String(auth.dropFirst(7))
@@ -88,7 +96,7 @@ enum FakeAPNsRules {
             throw Rejection(status: 403, reason: "InvalidProviderToken")
         }
         guard jwt.header["kid"]?.stringValue == keyID, jwt.claims["iss"]?.stringValue == teamID,
-              let iat = jwt.wholeSeconds("iat")
+            let iat = jwt.wholeSeconds("iat")
         else { throw Rejection(status: 403, reason: "InvalidProviderToken") }
         if now.timeIntervalSince1970 - Double(iat) > 3600 { throw Rejection(status: 403, reason: "ExpiredProviderToken") }
         return token

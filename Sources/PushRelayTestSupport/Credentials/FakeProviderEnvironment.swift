@@ -34,7 +34,15 @@ public final class FakeProviderEnvironment: Sendable {
         do {
             try await apns.start(port: apnsPort)
             try await fcm.start(port: fcmPort)
-            return try FakeProviderEnvironment(authority: authority, key: key, account: account, apns: apns, fcm: fcm, directory: directory, bundleID: bundleID)
+            return try FakeProviderEnvironment(
+                authority: authority,
+                key: key,
+                account: account,
+                apns: apns,
+                fcm: fcm,
+                directory: directory,
+                bundleID: bundleID
+            )
         } catch {
             await apns.shutdown()
             await fcm.shutdown()
@@ -42,7 +50,15 @@ public final class FakeProviderEnvironment: Sendable {
         }
     }
 
-    private init(authority: TestCertificateAuthority, key: TestAPNsKey, account: TestServiceAccount, apns: FakeAPNs, fcm: FakeFCM, directory: String, bundleID: String) throws {
+    private init(
+        authority: TestCertificateAuthority,
+        key: TestAPNsKey,
+        account: TestServiceAccount,
+        apns: FakeAPNs,
+        fcm: FakeFCM,
+        directory: String,
+        bundleID: String
+    ) throws {
         self.authority = authority
         self.apnsKey = key
         self.serviceAccount = account

@@ -54,21 +54,27 @@ public struct TestCertificateAuthority: Sendable {
         var names: [GeneralName] = [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]
         names.append(.ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))))
         names += extraDNSNames.map { .dnsName($0) }
-        return try issue(commonName: "localhost", extensions: try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
-            try ExtendedKeyUsage([.serverAuth])
-            SubjectAlternativeNames(names)
-        })
+        return try issue(
+            commonName: "localhost",
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames(names)
+            }
+        )
     }
 
     /// A TLS client certificate (APNs certificate authentication).
     public func issueClientCertificate(commonName: String = "Apple Push Services: PushRelay Test") throws -> Issued {
-        try issue(commonName: commonName, extensions: try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true))
-            try ExtendedKeyUsage([.clientAuth])
-        })
+        try issue(
+            commonName: commonName,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.clientAuth])
+            }
+        )
     }
 
     private func issue(commonName: String, extensions: Certificate.Extensions) throws -> Issued {

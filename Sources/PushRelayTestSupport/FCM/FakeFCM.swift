@@ -30,7 +30,12 @@ public final class FakeFCM: Sendable {
         var messageCounter = 0
     }
 
-    public init(authority: TestCertificateAuthority, account: TestServiceAccount, clock: any WallClock = SystemWallClock(), accessTokenLifetime: Int = 3599) {
+    public init(
+        authority: TestCertificateAuthority,
+        account: TestServiceAccount,
+        clock: any WallClock = SystemWallClock(),
+        accessTokenLifetime: Int = 3599
+    ) {
         self.authority = authority
         self.account = account
         self.clock = clock
@@ -113,7 +118,13 @@ public final class FakeFCM: Sendable {
                 }
             }
             do throws(FakeOAuthRules.Rejection) {
-                try FakeOAuthRules.check(formBody: request.body, clientEmail: account.clientEmail, publicKey: account.publicKey, audience: tokenURI, now: now)
+                try FakeOAuthRules.check(
+                    formBody: request.body,
+                    clientEmail: account.clientEmail,
+                    publicKey: account.publicKey,
+                    audience: tokenURI,
+                    now: now
+                )
             } catch {
                 return .json(error.status, ["error": .string(error.error), "error_description": .string(error.description)])
             }
@@ -136,12 +147,20 @@ public final class FakeFCM: Sendable {
                 }
                 let project = request.path.dropFirst(prefix.count).dropLast(suffix.count)
                 guard let auth = request.header("authorization"), auth.hasPrefix("Bearer "),
-                      let expiry = state.issued[String(auth.dropFirst(7))], now < expiry
+                    let expiry = state.issued[String(auth.dropFirst(7))], now < expiry
                 else {
-                    throw .init(401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+                    throw .init(
+                        401,
+                        "UNAUTHENTICATED",
+                        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                    )
                 }
                 guard project == projectID else {
-                    throw .init(403, "PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).")
+                    throw .init(
+                        403,
+                        "PERMISSION_DENIED",
+                        "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist)."
+                    )
                 }
                 guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
                     throw .init(400, "INVALID_ARGUMENT", "Invalid JSON payload received. Content-Type must be application/json.")
@@ -167,24 +186,68 @@ public final class FakeFCM: Sendable {
         switch outcome {
         case .success:
             state.messageCounter += 1
-            let id = "0:\(1_700_000_000_000 + state.messageCounter)%\(UUID().uuidString.lowercased().prefix(16).replacingOccurrences(of: "-", with: ""))"
+            let id =
+                "0:\(1_700_000_000_000 + state.messageCounter)%\(UUID().uuidString.lowercased().prefix(16).replacingOccurrences(of: "-", with: ""))"
             return (.json(200, ["name": .string("projects/\(projectID)/messages/\(id)")]), nil)
         case .unregistered:
-            return (FakeFCMErrors.response(code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED"), "UNREGISTERED")
+            return (
+                FakeFCMErrors.response(code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED"),
+                "UNREGISTERED"
+            )
         case .invalidToken:
-            return (FakeFCMErrors.response(code: 400, status: "INVALID_ARGUMENT", message: "The registration token is not a valid FCM registration token", errorCode: "INVALID_ARGUMENT"), "INVALID_ARGUMENT")
+            return (
+                FakeFCMErrors.response(
+                    code: 400,
+                    status: "INVALID_ARGUMENT",
+                    message: "The registration token is not a valid FCM registration token",
+                    errorCode: "INVALID_ARGUMENT"
+                ), "INVALID_ARGUMENT"
+            )
         case .senderIDMismatch:
-            return (FakeFCMErrors.response(code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: "SENDER_ID_MISMATCH"), "SENDER_ID_MISMATCH")
+            return (
+                FakeFCMErrors.response(code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: "SENDER_ID_MISMATCH"),
+                "SENDER_ID_MISMATCH"
+            )
         case .quotaExceeded(let retryAfter):
-            return (FakeFCMErrors.response(code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded for quota metric 'Send requests'.", errorCode: "QUOTA_EXCEEDED", retryAfter: retryAfter), "QUOTA_EXCEEDED")
+            return (
+                FakeFCMErrors.response(
+                    code: 429,
+                    status: "RESOURCE_EXHAUSTED",
+                    message: "Quota exceeded for quota metric 'Send requests'.",
+                    errorCode: "QUOTA_EXCEEDED",
+                    retryAfter: retryAfter
+                ), "QUOTA_EXCEEDED"
+            )
         case .unavailable(let retryAfter):
-            return (FakeFCMErrors.response(code: 503, status: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE", retryAfter: retryAfter), "UNAVAILABLE")
+            return (
+                FakeFCMErrors.response(
+                    code: 503,
+                    status: "UNAVAILABLE",
+                    message: "The service is currently unavailable.",
+                    errorCode: "UNAVAILABLE",
+                    retryAfter: retryAfter
+                ), "UNAVAILABLE"
+            )
         case .internalError:
             return (FakeFCMErrors.response(code: 500, status: "INTERNAL", message: "Internal error encountered.", errorCode: "INTERNAL"), "INTERNAL")
         case .thirdPartyAuthError:
-            return (FakeFCMErrors.response(code: 401, status: "UNAUTHENTICATED", message: "Auth error from APNS or Web Push Service", errorCode: "THIRD_PARTY_AUTH_ERROR"), "THIRD_PARTY_AUTH_ERROR")
+            return (
+                FakeFCMErrors.response(
+                    code: 401,
+                    status: "UNAUTHENTICATED",
+                    message: "Auth error from APNS or Web Push Service",
+                    errorCode: "THIRD_PARTY_AUTH_ERROR"
+                ), "THIRD_PARTY_AUTH_ERROR"
+            )
         case .unauthenticated:
-            return (FakeFCMErrors.response(code: 401, status: "UNAUTHENTICATED", message: "Request had invalid authentication credentials.", errorCode: nil), "UNAUTHENTICATED")
+            return (
+                FakeFCMErrors.response(
+                    code: 401,
+                    status: "UNAUTHENTICATED",
+                    message: "Request had invalid authentication credentials.",
+                    errorCode: nil
+                ), "UNAUTHENTICATED"
+            )
         case .delayed(let ms, let inner):
             var (r, reason) = answer(inner, projectID: projectID, state: &state)
             r.delay = .milliseconds(ms)

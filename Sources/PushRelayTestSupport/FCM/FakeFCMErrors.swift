@@ -2,7 +2,13 @@ import PushRelayCore
 
 /// FCM's error body: `{"error":{"code","message","status","details":[…]}}`.
 enum FakeFCMErrors {
-    static func body(code: Int, status: String, message: String, errorCode: String?, fieldViolations: [(field: String, description: String)] = []) -> JSONValue {
+    static func body(
+        code: Int,
+        status: String,
+        message: String,
+        errorCode: String?,
+        fieldViolations: [(field: String, description: String)] = []
+    ) -> JSONValue {
         var details: [JSONValue] = []
         if let errorCode {
             details.append(["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": .string(errorCode)])
@@ -18,10 +24,21 @@ enum FakeFCMErrors {
         return ["error": .object(error)]
     }
 
-    static func response(code: Int, status: String, message: String, errorCode: String?, fieldViolations: [(field: String, description: String)] = [], retryAfter: Int? = nil) -> FakeResponse {
+    static func response(
+        code: Int,
+        status: String,
+        message: String,
+        errorCode: String?,
+        fieldViolations: [(field: String, description: String)] = [],
+        retryAfter: Int? = nil
+    ) -> FakeResponse {
         var headers: [(String, String)] = []
         if let retryAfter { headers.append(("retry-after", String(retryAfter))) }
-        return .json(code, body(code: code, status: status, message: message, errorCode: errorCode, fieldViolations: fieldViolations), headers: headers)
+        return .json(
+            code,
+            body(code: code, status: status, message: message, errorCode: errorCode, fieldViolations: fieldViolations),
+            headers: headers
+        )
     }
 
     struct Rejection: Error {

@@ -11,8 +11,13 @@ enum FakeFCMRules {
             throw .init(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
         }
         guard case .object(let message)? = root["message"] else {
-            throw .init(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", errorCode: "INVALID_ARGUMENT",
-                        violations: [("message", "Required field is missing")])
+            throw .init(
+                400,
+                "INVALID_ARGUMENT",
+                "Request contains an invalid argument.",
+                errorCode: "INVALID_ARGUMENT",
+                violations: [("message", "Required field is missing")]
+            )
         }
         let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
         guard targets.count == 1 else {
@@ -23,26 +28,46 @@ enum FakeFCMRules {
             if let data = android["data"] { try checkData(data, field: "message.android.data") }
             if let ttl = android["ttl"] {
                 guard let s = ttl.stringValue, let seconds = ttlSeconds(s), seconds <= Double(maxTTLSeconds) else {
-                    throw .init(400, "INVALID_ARGUMENT", "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), \(ttl.jsonString())",
-                                errorCode: "INVALID_ARGUMENT", violations: [("message.android.ttl", "Invalid value (type.googleapis.com/google.protobuf.Duration)")])
+                    throw .init(
+                        400,
+                        "INVALID_ARGUMENT",
+                        "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), \(ttl.jsonString())",
+                        errorCode: "INVALID_ARGUMENT",
+                        violations: [("message.android.ttl", "Invalid value (type.googleapis.com/google.protobuf.Duration)")]
+                    )
                 }
             }
             if let p = android["priority"] {
                 guard let s = p.stringValue, ["normal", "high"].contains(s.lowercased()) else {
-                    throw .init(400, "INVALID_ARGUMENT", "Invalid value at 'message.android.priority' (type.google.firebase.fcm.v1.AndroidMessagePriority), \(p.jsonString())",
-                                errorCode: "INVALID_ARGUMENT", violations: [("message.android.priority", "Invalid value")])
+                    throw .init(
+                        400,
+                        "INVALID_ARGUMENT",
+                        "Invalid value at 'message.android.priority' (type.google.firebase.fcm.v1.AndroidMessagePriority), \(p.jsonString())",
+                        errorCode: "INVALID_ARGUMENT",
+                        violations: [("message.android.priority", "Invalid value")]
+                    )
                 }
             }
         }
         if case .object(let apns)? = message["apns"] {
             if let headers = apns["headers"] {
                 guard case .object(let h) = headers, h.values.allSatisfy({ $0.stringValue != nil }) else {
-                    throw .init(400, "INVALID_ARGUMENT", "Invalid value at 'message.apns.headers' (TYPE_STRING)", errorCode: "INVALID_ARGUMENT",
-                                violations: [("message.apns.headers", "Invalid value (TYPE_STRING)")])
+                    throw .init(
+                        400,
+                        "INVALID_ARGUMENT",
+                        "Invalid value at 'message.apns.headers' (TYPE_STRING)",
+                        errorCode: "INVALID_ARGUMENT",
+                        violations: [("message.apns.headers", "Invalid value (TYPE_STRING)")]
+                    )
                 }
             }
             if let payload = apns["payload"], payload.objectValue == nil {
-                throw .init(400, "INVALID_ARGUMENT", "Invalid value at 'message.apns.payload' (type.googleapis.com/google.protobuf.Struct)", errorCode: "INVALID_ARGUMENT")
+                throw .init(
+                    400,
+                    "INVALID_ARGUMENT",
+                    "Invalid value at 'message.apns.payload' (type.googleapis.com/google.protobuf.Struct)",
+                    errorCode: "INVALID_ARGUMENT"
+                )
             }
         }
         var sized = message
@@ -59,13 +84,23 @@ enum FakeFCMRules {
     /// `map<string,string>`: every value a string, no reserved key.
     static func checkData(_ data: JSONValue, field: String) throws(FakeFCMErrors.Rejection) {
         guard case .object(let o) = data else {
-            throw .init(400, "INVALID_ARGUMENT", "Invalid value at '\(field)' (type.googleapis.com/google.protobuf.Struct)", errorCode: "INVALID_ARGUMENT")
+            throw .init(
+                400,
+                "INVALID_ARGUMENT",
+                "Invalid value at '\(field)' (type.googleapis.com/google.protobuf.Struct)",
+                errorCode: "INVALID_ARGUMENT"
+            )
         }
         for (index, key) in o.keys.sorted().enumerated() {
             guard o[key]?.stringValue != nil else {
                 let value = o[key]?.jsonString() ?? "null"
-                throw .init(400, "INVALID_ARGUMENT", "Invalid value at '\(field)[\(index)].value' (TYPE_STRING), \(value)", errorCode: "INVALID_ARGUMENT",
-                            violations: [("\(field)[\(index)].value", "Invalid value at '\(field)[\(index)].value' (TYPE_STRING), \(value)")])
+                throw .init(
+                    400,
+                    "INVALID_ARGUMENT",
+                    "Invalid value at '\(field)[\(index)].value' (TYPE_STRING), \(value)",
+                    errorCode: "INVALID_ARGUMENT",
+                    violations: [("\(field)[\(index)].value", "Invalid value at '\(field)[\(index)].value' (TYPE_STRING), \(value)")]
+                )
             }
             let lower = key.lowercased()
             if ["from", "message_type", "gcm"].contains(lower) || lower.hasPrefix("google.") || lower.hasPrefix("gcm.notification.") {

@@ -40,7 +40,12 @@ enum FakeOAuthRules {
         }
         let nowSeconds = now.timeIntervalSince1970
         guard exp > iat, exp - iat <= 3600, Double(exp) > nowSeconds, Double(iat) <= nowSeconds + 300 else {
-            throw Rejection(status: 400, error: "invalid_grant", description: "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.")
+            throw Rejection(
+                status: 400,
+                error: "invalid_grant",
+                description:
+                    "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+            )
         }
     }
 

@@ -17,10 +17,10 @@ public struct InspectedJWT: Sendable {
     public init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let h = InspectedJWT.base64URLDecode(parts[0]), let c = InspectedJWT.base64URLDecode(parts[1]),
-              let s = InspectedJWT.base64URLDecode(parts[2]),
-              case .object? = try? JSONParser.parse(h), case .object? = try? JSONParser.parse(c),
-              let header = try? JSONParser.parse(h), let claims = try? JSONParser.parse(c)
+            let h = InspectedJWT.base64URLDecode(parts[0]), let c = InspectedJWT.base64URLDecode(parts[1]),
+            let s = InspectedJWT.base64URLDecode(parts[2]),
+            case .object? = try? JSONParser.parse(h), case .object? = try? JSONParser.parse(c),
+            let header = try? JSONParser.parse(h), let claims = try? JSONParser.parse(c)
         else { return nil }
         self.header = header
         self.claims = claims
@@ -31,7 +31,8 @@ public struct InspectedJWT: Sendable {
 
     public func verifiesES256(with key: P256.Signing.PublicKey) -> Bool {
         guard header["alg"]?.stringValue == "ES256",
-              let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+            let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+        else { return false }
         return key.isValidSignature(sig, for: Data(signingInput))
     }
 

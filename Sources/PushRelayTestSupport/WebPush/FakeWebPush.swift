@@ -103,8 +103,13 @@ public final class FakeWebPush: Sendable {
             s.counter += 1
             let id = "sub\(s.counter)-\(UUID().uuidString.lowercased().prefix(8))"
             let sub = FakeWebPushSubscription(
-                id: id, endpoint: "\(origin)/push/\(id)", p256dh: Base64URL.encode(key.publicKey.x963Representation),
-                auth: Base64URL.encode(auth), privateKeyRaw: Base64URL.encode(key.rawRepresentation), privateKey: key)
+                id: id,
+                endpoint: "\(origin)/push/\(id)",
+                p256dh: Base64URL.encode(key.publicKey.x963Representation),
+                auth: Base64URL.encode(auth),
+                privateKeyRaw: Base64URL.encode(key.rawRepresentation),
+                privateKey: key
+            )
             s.subscriptions[id] = sub
             return sub
         }
@@ -130,8 +135,16 @@ public final class FakeWebPush: Sendable {
         let now = clock.now()
         let expected = expectedKey.withLock { $0 }
         return state.withLock { s -> FakeResponse in
-            var record = FakeWebPushRecord(subscriptionID: nil, method: r.method, path: r.path, headers: r.headers, rawBody: r.body,
-                                           plaintext: nil, status: 0, problem: nil)
+            var record = FakeWebPushRecord(
+                subscriptionID: nil,
+                method: r.method,
+                path: r.path,
+                headers: r.headers,
+                rawBody: r.body,
+                plaintext: nil,
+                status: 0,
+                problem: nil
+            )
             func refuse(_ status: Int, _ problem: String) -> FakeResponse {
                 record.status = status
                 record.problem = problem

@@ -36,7 +36,9 @@ struct CLI {
         #expect(!symbols.stdout.contains("FakeFCM"))
         let dev = try CLI.run(["dev"])
         #expect(dev.status != 0)
-        let tool = try ProcessSpawn.runBlocking([CLI.binary.deletingLastPathComponent().appendingPathComponent("pushrelay-dev").path, "fake-providers", "--help"])
+        let tool = try ProcessSpawn.runBlocking([
+            CLI.binary.deletingLastPathComponent().appendingPathComponent("pushrelay-dev").path, "fake-providers", "--help",
+        ])
         #expect(tool.status == 0)
         #expect(tool.stdout.contains("--fcm-port"))
     }

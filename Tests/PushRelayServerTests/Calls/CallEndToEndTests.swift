@@ -15,8 +15,15 @@ import Testing
         try await SQLiteDeviceStore(database: s.database).createAPIKey(label: "test").key
     }
 
-    static func register(_ s: TestServer, key: String, platform: String = "ios", pushToken: String = "apns-or-fcm-token") async throws -> (id: String, key: [UInt8]) {
-        var body: [String: JSONValue] = ["platform": .string(platform), "app_id": "com.example.phone", "push_token": .string(pushToken), "label": "phone"]
+    static func register(
+        _ s: TestServer,
+        key: String,
+        platform: String = "ios",
+        pushToken: String = "apns-or-fcm-token"
+    ) async throws -> (id: String, key: [UInt8]) {
+        var body: [String: JSONValue] = [
+            "platform": .string(platform), "app_id": "com.example.phone", "push_token": .string(pushToken), "label": "phone",
+        ]
         if platform == "ios" { body["voip_token"] = .string(voipToken) }
         let r = try await s.bearerPost("/api/v1/devices", .object(body), key: key)
         #expect(r.status == 201, "\(r.rawBody)")
@@ -39,10 +46,14 @@ import Testing
         try await withRelayFakes { s, env in
             let key = try await Self.apiKey(s)
             let device = try await Self.register(s, key: key)
-            let r = try await s.bearerPost("/api/v1/calls", [
-                "device_id": .string(device.id), "caller_name": "Alice", "caller_id": "+15550001", "title": "Work", "with_video": true,
-                "invite": .string(Self.invite),
-            ], key: key)
+            let r = try await s.bearerPost(
+                "/api/v1/calls",
+                [
+                    "device_id": .string(device.id), "caller_name": "Alice", "caller_id": "+15550001", "title": "Work", "with_video": true,
+                    "invite": .string(Self.invite),
+                ],
+                key: key
+            )
             #expect(r.status == 201, "\(r.rawBody)")
             #expect(r["delivered_via"] == "apns")
             let rec = try #require(env.apns.records.first)
@@ -71,9 +82,13 @@ import Testing
         try await withRelayFakes { s, env in
             let key = try await Self.apiKey(s)
             let device = try await Self.register(s, key: key, platform: "android", pushToken: "fcm:phone")
-            let r = try await s.bearerPost("/api/v1/calls", [
-                "device_id": .string(device.id), "caller_name": "Bob", "caller_id": "bob", "with_video": false, "invite": .string(Self.invite),
-            ], key: key)
+            let r = try await s.bearerPost(
+                "/api/v1/calls",
+                [
+                    "device_id": .string(device.id), "caller_name": "Bob", "caller_id": "bob", "with_video": false, "invite": .string(Self.invite),
+                ],
+                key: key
+            )
             #expect(r.status == 201, "\(r.rawBody)")
             #expect(r["delivered_via"] == "fcm")
             let m = try #require(env.fcm.records.first?.body?["message"])
@@ -121,11 +136,16 @@ import Testing
 
     @Test func encryptedHomeAssistantNotifications() async throws {
         try await withRelayFakes(configure: { c in
-            c.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "apns", encryptPayloads: true), .init(match: "*", provider: "fcm", encryptPayloads: true)]
+            c.apps = [
+                .init(match: "io.robbie.HomeAssistant*", provider: "apns", encryptPayloads: true),
+                .init(match: "*", provider: "fcm", encryptPayloads: true),
+            ]
         }) { s, env in
             let key = try await Self.apiKey(s)
             let android = try await Self.register(s, key: key, platform: "android", pushToken: "fcm:ha-sealed")
-            let r = try await s.android(TestServer.haBody(token: "fcm:ha-sealed", message: "Front door open", title: "Security", data: ["tag": "door"]))
+            let r = try await s.android(
+                TestServer.haBody(token: "fcm:ha-sealed", message: "Front door open", title: "Security", data: ["tag": "door"])
+            )
             #expect(r.status == 201, "\(r.rawBody)")
             let m = try #require(env.fcm.records.first?.body?["message"])
             #expect(m["data"]?["encryption_type"] == "aes_256_gcm")
@@ -158,20 +178,36 @@ import Testing
             expectJSONError(try await s.bearerPost("/api/v1/devices", body, key: nil), status: 401, errorType: "Unauthorized")
             expectJSONError(try await s.bearerPost("/api/v1/devices", body, key: "prk_wrong"), status: 401)
             expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "web", "app_id": "a", "push_token": "t"], key: key), status: 400)
-            expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "ios", "app_id": "a", "push_token": "t", "voip_token": "nothex"], key: key), status: 400)
+            expectJSONError(
+                try await s.bearerPost("/api/v1/devices", ["platform": "ios", "app_id": "a", "push_token": "t", "voip_token": "nothex"], key: key),
+                status: 400
+            )
             // An iOS device without a PushKit token can get encrypted notifications but no calls.
             let plain = try await s.bearerPost("/api/v1/devices", ["platform": "ios", "app_id": "a", "push_token": "t"], key: key)
             #expect(plain.status == 201)
-            expectJSONError(try await s.bearerPost("/api/v1/calls", ["device_id": plain["device_id"] ?? .null, "caller_name": "C", "caller_id": "c", "invite": "i"], key: key),
-                            status: 422, errorType: "NoVoIPToken")
+            expectJSONError(
+                try await s.bearerPost(
+                    "/api/v1/calls",
+                    ["device_id": plain["device_id"] ?? .null, "caller_name": "C", "caller_id": "c", "invite": "i"],
+                    key: key
+                ),
+                status: 422,
+                errorType: "NoVoIPToken"
+            )
             expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "a"], key: key), status: 400)
 
             let device = try await Self.register(s, key: key, platform: "android", pushToken: "fcm:x")
             let call: JSONValue = ["device_id": .string(device.id), "caller_name": "C", "caller_id": "c", "invite": "sdp"]
             // Devices are private to the key that registered them.
             expectJSONError(try await s.bearerPost("/api/v1/calls", call, key: other), status: 404, errorType: "UnknownDevice")
-            expectJSONError(try await s.bearerPost("/api/v1/calls", ["device_id": "nope", "caller_name": "C", "caller_id": "c", "invite": "i"], key: key), status: 404)
-            expectJSONError(try await s.bearerPost("/api/v1/calls", ["device_id": .string(device.id), "caller_name": "C", "caller_id": "c"], key: key), status: 400)
+            expectJSONError(
+                try await s.bearerPost("/api/v1/calls", ["device_id": "nope", "caller_name": "C", "caller_id": "c", "invite": "i"], key: key),
+                status: 404
+            )
+            expectJSONError(
+                try await s.bearerPost("/api/v1/calls", ["device_id": .string(device.id), "caller_name": "C", "caller_id": "c"], key: key),
+                status: 400
+            )
             expectJSONError(try await s.bearerPost("/api/v1/calls", call.merging(["with_video": 3]), key: key), status: 400)
 
             // Rotation: a new key, and the next invite is sealed with it.

@@ -11,7 +11,10 @@ import Testing
     }
 
     func problem(_ yaml: String, env: [String: String] = [:]) -> ConfigError? {
-        do { _ = try load(yaml, env: env); return nil } catch let e as ConfigError { return e } catch { return nil }
+        do {
+            _ = try load(yaml, env: env)
+            return nil
+        } catch let e as ConfigError { return e } catch { return nil }
     }
 
     @Test func embeddedDefaults() throws {
@@ -34,7 +37,10 @@ import Testing
         #expect(c.iosCompanionAppIDs == d.iosCompanionAppIDs)
         #expect(c.maxFailedAuthsPerMinute == d.maxFailedAuthsPerMinute)
         #expect(c.delivery.deadlineMs == d.delivery.deadlineMs && c.delivery.deadTokenTTLms == d.delivery.deadTokenTTLms)
-        #expect(c.delivery.maxInFlight == d.delivery.maxInFlight && c.delivery.retryBaseMs == d.delivery.retryBaseMs && c.delivery.maxAttempts == d.delivery.maxAttempts)
+        #expect(
+            c.delivery.maxInFlight == d.delivery.maxInFlight && c.delivery.retryBaseMs == d.delivery.retryBaseMs
+                && c.delivery.maxAttempts == d.delivery.maxAttempts
+        )
     }
 
     @Test func failedAuthLimitHasANewNameAndKeepsItsOldOne() throws {
@@ -47,10 +53,13 @@ import Testing
     }
 
     @Test func environmentOverridesTheFile() throws {
-        let c = try load("http:\n  port: 9000\nquota:\n  daily_limit: 10\n", env: [
-            "PUSHRELAY_HTTP_PORT": "9100", "PUSHRELAY_QUOTA_EXEMPT_CRITICAL": "false", "PUSHRELAY_ADMIN_TOKEN": "0123456789abcdef",
-            "PUSHRELAY_QUOTA_APP_LIMITS": #"{"io.x.*": 7}"#, "PUSHRELAY_STORAGE_SQLITE_PATH": "/tmp/x.sqlite",
-        ])
+        let c = try load(
+            "http:\n  port: 9000\nquota:\n  daily_limit: 10\n",
+            env: [
+                "PUSHRELAY_HTTP_PORT": "9100", "PUSHRELAY_QUOTA_EXEMPT_CRITICAL": "false", "PUSHRELAY_ADMIN_TOKEN": "0123456789abcdef",
+                "PUSHRELAY_QUOTA_APP_LIMITS": #"{"io.x.*": 7}"#, "PUSHRELAY_STORAGE_SQLITE_PATH": "/tmp/x.sqlite",
+            ]
+        )
         #expect(c.http.port == 9100 && c.quota.dailyLimit == 10 && !c.quota.exemptCritical)
         #expect(c.adminToken == "0123456789abcdef" && c.storage.sqlitePath == "/tmp/x.sqlite")
         #expect(c.quotaPolicy.maximum(appID: "io.x.y", override: nil) == 7)
@@ -80,14 +89,16 @@ import Testing
     }
 
     @Test func routesAndProviders() throws {
-        let c = try load("""
+        let c = try load(
+            """
             providers:
               main: {type: sandbox}
               beta: {type: sandbox}
             apps:
               - {match: "io.example.beta", provider: beta}
               - {match: "*", provider: main}
-            """)
+            """
+        )
         #expect(!c.usingDefaultRoutes)
         #expect(AppRoutes(c.apps).provider(for: "io.example.beta") == "beta")
         #expect(AppRoutes(c.apps).provider(for: "io.other") == "main")

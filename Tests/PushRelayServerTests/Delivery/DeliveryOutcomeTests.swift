@@ -22,11 +22,14 @@ import Testing
     }
 
     @Test func aTransientFailureIsRetriedAndCanSucceed() async throws {
-        let p = ScriptedProvider(name: "flaky", [
-            .fail(.transient(reason: "UNAVAILABLE", message: "503", retryAfterSeconds: nil)),
-            .fail(.transient(reason: "UNAVAILABLE", message: "503", retryAfterSeconds: nil)),
-            .deliver,
-        ])
+        let p = ScriptedProvider(
+            name: "flaky",
+            [
+                .fail(.transient(reason: "UNAVAILABLE", message: "503", retryAfterSeconds: nil)),
+                .fail(.transient(reason: "UNAVAILABLE", message: "503", retryAfterSeconds: nil)),
+                .deliver,
+            ]
+        )
         try await TestServer.with(providers: ["flaky": p], configure: Self.routeAll(to: "flaky")) { (s: TestServer) async throws in
             let r = try await s.android(TestServer.haBody())
             #expect(r.status == 201, "\(r.rawBody)")
@@ -52,10 +55,13 @@ import Testing
 
     @Test func aHungProviderIsCutOffAtTheDeadline() async throws {
         let p = ScriptedProvider(name: "slow", [.hold(ScriptedProvider.Gate())])  // never opened: the call hangs
-        try await TestServer.with(providers: ["slow": p], configure: { c in
-            Self.routeAll(to: "slow")(&c)
-            c.delivery.deadlineMs = 300
-        }) { (s: TestServer) async throws in
+        try await TestServer.with(
+            providers: ["slow": p],
+            configure: { c in
+                Self.routeAll(to: "slow")(&c)
+                c.delivery.deadlineMs = 300
+            }
+        ) { (s: TestServer) async throws in
             let r = try await s.android(TestServer.haBody())
             expectJSONError(r, status: 503, errorType: "ProviderUnavailable")
             // Answered while the provider call was still hanging: it was cut off, not waited for.
@@ -66,10 +72,14 @@ import Testing
     @Test func anInvalidTokenIs410AndIsRememberedAsDead() async throws {
         let p = ScriptedProvider(name: "fcm", [.fail(.invalidToken(reason: "UNREGISTERED", message: "Requested entity was not found."))])
         let clock = TestClock()
-        try await TestServer.with(clock: clock, providers: ["fcm": p], configure: { c in
-            Self.routeAll(to: "fcm")(&c)
-            c.delivery.deadTokenTTLms = 3_600_000
-        }) { (s: TestServer) async throws in
+        try await TestServer.with(
+            clock: clock,
+            providers: ["fcm": p],
+            configure: { c in
+                Self.routeAll(to: "fcm")(&c)
+                c.delivery.deadTokenTTLms = 3_600_000
+            }
+        ) { (s: TestServer) async throws in
             let r = try await s.android(TestServer.haBody())
             expectJSONError(r, status: 410, errorType: "InvalidToken")
             #expect(r["errorCode"] == "UNREGISTERED")
@@ -93,11 +103,17 @@ import Testing
 
     @Test func otherFailureClasses() async throws {
         let tooBig = ScriptedProvider(name: "big", [.fail(.payloadTooLarge(message: "APNs payload is 5000 bytes; the limit is 4096."))])
-        let misconfigured = ScriptedProvider(name: "bad", [.fail(.configuration(message: "FCM answered SENDER_ID_MISMATCH: the token belongs to another Firebase project."))])
+        let misconfigured = ScriptedProvider(
+            name: "bad",
+            [.fail(.configuration(message: "FCM answered SENDER_ID_MISMATCH: the token belongs to another Firebase project."))]
+        )
         let rejected = ScriptedProvider(name: "rej", [.fail(.invalidPayload(reason: "INVALID_ARGUMENT", message: "Invalid TTL"))])
-        try await TestServer.with(providers: ["big": tooBig, "bad": misconfigured, "rej": rejected], configure: { c in
-            c.apps = [.init(match: "io.big", provider: "big"), .init(match: "io.bad", provider: "bad"), .init(match: "io.rej", provider: "rej")]
-        }) { (s: TestServer) async throws in
+        try await TestServer.with(
+            providers: ["big": tooBig, "bad": misconfigured, "rej": rejected],
+            configure: { c in
+                c.apps = [.init(match: "io.big", provider: "big"), .init(match: "io.bad", provider: "bad"), .init(match: "io.rej", provider: "rej")]
+            }
+        ) { (s: TestServer) async throws in
             let big = try await s.android(TestServer.haBody(token: "t:1", appID: "io.big"))
             expectJSONError(big, status: 413, errorType: "PayloadTooLarge")
             #expect(big.int("rateLimits", "errors") == 1)
@@ -116,10 +132,13 @@ import Testing
         let gate = ScriptedProvider.Gate()
         let slow = ScriptedProvider(name: "slow", [.hold(gate)])
         let fast = ScriptedProvider(name: "fast", [.deliver])
-        try await TestServer.with(providers: ["slow": slow, "fast": fast], configure: { c in
-            c.apps = [.init(match: "io.slow", provider: "slow"), .init(match: "*", provider: "fast")]
-            c.delivery.maxInFlight = 2
-        }) { (s: TestServer) async throws in
+        try await TestServer.with(
+            providers: ["slow": slow, "fast": fast],
+            configure: { c in
+                c.apps = [.init(match: "io.slow", provider: "slow"), .init(match: "*", provider: "fast")]
+                c.delivery.maxInFlight = 2
+            }
+        ) { (s: TestServer) async throws in
             // Fill the slow provider's two slots.
             async let a = s.android(TestServer.haBody(token: "s:1", appID: "io.slow"))
             async let b = s.android(TestServer.haBody(token: "s:2", appID: "io.slow"))

@@ -27,13 +27,24 @@ import Testing
         var settings = PushRelayConfig.Delivery()
         settings.deadTokenTTLms = deadTokenTTLms
         settings.retryBaseMs = 1
-        let dispatcher = Dispatcher(providers: ["scripted": provider, "sandbox": SandboxProvider()], quota: storage.quota, deliveries: storage.deliveries, settings: settings,
-                                    clock: clock, metrics: metrics, logger: Logger(label: "test"))
+        let dispatcher = Dispatcher(
+            providers: ["scripted": provider, "sandbox": SandboxProvider()],
+            quota: storage.quota,
+            deliveries: storage.deliveries,
+            settings: settings,
+            clock: clock,
+            metrics: metrics,
+            logger: Logger(label: "test")
+        )
         return Rig(dispatcher: dispatcher, storage: storage, clock: clock, metrics: metrics, provider: provider)
     }
 
-    static func dispatch(token: String = "tok:dispatch", provider: String = "scripted", quota: Dispatch.Quota,
-                         kind: DeliveryKind = .notification) -> Dispatch {
+    static func dispatch(
+        token: String = "tok:dispatch",
+        provider: String = "scripted",
+        quota: Dispatch.Quota,
+        kind: DeliveryKind = .notification
+    ) -> Dispatch {
         let n = AndroidTranslation.translate(try! HANotification(body: ["message": "Hi", "push_token": .string(token)]))
         return Dispatch(Delivery(platform: .android, pushToken: token, appID: "app", notification: n, kind: kind), provider: provider, quota: quota)
     }
@@ -92,13 +103,19 @@ import Testing
     @Test func uncountedDispatchesLeaveTheQuotaAlone() async throws {
         let rig = try Self.rig()
         for kind in [DeliveryKind.rateLimitNotice, .webPushRelay, .callInvite] {
-            guard case .delivered(_, let limits) = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: false), kind: kind)) else {
+            guard case .delivered(_, let limits) = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: false), kind: kind))
+            else {
                 Issue.record("expected a delivery")
                 return
             }
             #expect(limits == nil)
         }
-        let limits = try await rig.storage.quota.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
+        let limits = try await rig.storage.quota.rateLimits(
+            pushToken: "tok:dispatch",
+            appID: "app",
+            day: UTCDay(rig.clock.now()),
+            policy: QuotaPolicy()
+        )
         #expect(limits.attempts == 0)
         let log = try await rig.storage.deliveries.recentDeliveries(pushToken: "tok:dispatch")
         #expect(Set(log.map(\.kind)) == ["rate_limit_notice", "webpush_relay", "call_invite"])
@@ -135,11 +152,17 @@ import Testing
 
     @Test func anUnknownProviderIsAConfigurationFailureAndCountsNothing() async throws {
         let rig = try Self.rig()
-        guard case .failed(.configuration, nil) = await rig.dispatcher.dispatch(Self.dispatch(provider: "missing", quota: .counted(QuotaPolicy()))) else {
+        guard case .failed(.configuration, nil) = await rig.dispatcher.dispatch(Self.dispatch(provider: "missing", quota: .counted(QuotaPolicy())))
+        else {
             Issue.record("expected a configuration failure")
             return
         }
-        let limits = try await rig.storage.quota.rateLimits(pushToken: "tok:dispatch", appID: "app", day: UTCDay(rig.clock.now()), policy: QuotaPolicy())
+        let limits = try await rig.storage.quota.rateLimits(
+            pushToken: "tok:dispatch",
+            appID: "app",
+            day: UTCDay(rig.clock.now()),
+            policy: QuotaPolicy()
+        )
         #expect(limits.attempts == 0)
     }
 }

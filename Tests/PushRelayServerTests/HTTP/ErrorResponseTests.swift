@@ -22,7 +22,8 @@ import Testing
                 "{\"push_token\":\"a:b\",\"registration_info\":\"x\"}", "{\"push_token\":\"a:b\",\"title\":false}",
             ]
             for path in ["/api/sendPush/android/v1", "/api/sendPushNotification", "/api/checkRateLimits"] {
-                for b in bodies where !(path == "/api/checkRateLimits" && b.contains("data")) && !(path == "/api/checkRateLimits" && b.contains("a:b")) {
+                for b in bodies
+                where !(path == "/api/checkRateLimits" && b.contains("data")) && !(path == "/api/checkRateLimits" && b.contains("a:b")) {
                     let r = try await s.request(.POST, path, body: b)
                     expectJSONError(r, status: 400)
                 }
@@ -62,8 +63,14 @@ import Testing
                 TestServer.haBody(data: ["actions": "not-an-array"]),
                 TestServer.haBody(data: ["actions": [1, .null, ["action": ["nested": true]]]]),
                 TestServer.haBody(data: ["ttl": "abc", "priority": 5, "push": "x", "apns": 1, "android": [1]]),
-                TestServer.haBody(appID: "io.robbie.HomeAssistant", data: ["push": ["sound": ["critical": "x", "volume": "loud"]], "apns": ["payload": 1]]),
-                TestServer.haBody(appID: "io.robbie.HomeAssistant", data: ["apns": ["headers": 5], "apns_headers": "x", "attachment": 3, "actions": ["a"]]),
+                TestServer.haBody(
+                    appID: "io.robbie.HomeAssistant",
+                    data: ["push": ["sound": ["critical": "x", "volume": "loud"]], "apns": ["payload": 1]]
+                ),
+                TestServer.haBody(
+                    appID: "io.robbie.HomeAssistant",
+                    data: ["apns": ["headers": 5], "apns_headers": "x", "attachment": 3, "actions": ["a"]]
+                ),
             ]
             for body in weird {
                 for path in ["/api/sendPush/android/v1", "/api/sendPushNotification"] {

@@ -39,8 +39,11 @@ import Testing
     @Test func requestsBeforeTheBadBytesAreAnsweredFirst() async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let token = "malformed-after-0123456789"
-            let exchange = await RawHTTP.exchange(port: s.port, Fast.get("/health")
-                + Fast.post("/api/sendPush/android/v1", Fast.notification(token)) + "GARBAGE\r\n\r\n")
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
+                Fast.get("/health")
+                    + Fast.post("/api/sendPush/android/v1", Fast.notification(token)) + "GARBAGE\r\n\r\n"
+            )
             #expect(exchange.responses.map(\.status) == [200, 201, 400], "\(exchange)")
             Self.expectJSONError(exchange.responses.last, status: 400, errorType: "InvalidRequest")
             #expect(exchange.closed, "\(exchange)")
@@ -53,7 +56,8 @@ import Testing
         try await TestServer.with { (s: TestServer) async throws in
             let token = "malformed-chunked-0123456789"
             let body = Fast.notification(token)
-            let request = "POST /api/sendPush/android/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            let request =
+                "POST /api/sendPush/android/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n" + String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\nZZ\r\n"
             let exchange = await RawHTTP.exchange(port: s.port, request)
             Self.expectOnlyAnswer(exchange, status: 400, errorType: "InvalidRequest")
@@ -64,8 +68,11 @@ import Testing
 
     @Test func headersPastTheDecodersLimitAre431() async throws {
         try await TestServer.with { (s: TestServer) async throws in
-            let exchange = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
-                + String(repeating: "a", count: 81 * 1024) + "\r\n\r\n")
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
+                "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
+                    + String(repeating: "a", count: 81 * 1024) + "\r\n\r\n"
+            )
             Self.expectOnlyAnswer(exchange, status: 431, errorType: "HeadersTooLarge")
         }
     }
@@ -87,8 +94,11 @@ import Testing
     @Test func anUpgradeOfferForAnotherProtocolIsAnsweredAsPlainHTTP() async throws {
         // What `curl --http2 http://…` sends. It used to be closed with no answer.
         try await TestServer.with { (s: TestServer) async throws in
-            let exchange = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
-                + "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n")
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
+                "GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                    + "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n"
+            )
             #expect(exchange.responses.map(\.status) == [200], "\(exchange)")
             #expect(exchange.responses.first?.json["status"] == "ok")
             #expect(exchange.closed, "nothing after an upgrade request is parsed, so the connection closes: \(exchange)")
@@ -99,9 +109,12 @@ import Testing
         // NIO's decoder does not take this for an upgrade and parses the request behind it; had the upgrade gone
         // ahead, that request would have been replayed into the websocket pipeline (a crash of the server).
         try await TestServer.with { (s: TestServer) async throws in
-            let exchange = await RawHTTP.exchange(port: s.port, "GET /api/websocket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                + "Connection: keep-alive\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-                + Fast.get("/health", close: true))
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
+                "GET /api/websocket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                    + "Connection: keep-alive\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                    + Fast.get("/health", close: true)
+            )
             let reply = try #require(exchange.responses.first, "\(exchange)")
             #expect(reply.status == 400)
             #expect(reply.json["message"]?.stringValue?.contains("Connection: Upgrade") == true, "\(reply.body)")

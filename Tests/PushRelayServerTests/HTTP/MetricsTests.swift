@@ -34,8 +34,11 @@ import Testing
             #expect(requests.contains { $0.contains(#"route="unmatched""#) && $0.contains(#"status="404""#) }, "\(requests)")
             #expect(!text.contains(token), "push tokens never become label values")
             #expect(Self.lines(text, "pushrelay_http_request_duration_seconds_count").count >= 2)
-            #expect(Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0.0"] ||
-                    Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0"], "\(text)")
+            #expect(
+                Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0.0"]
+                    || Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0"],
+                "\(text)"
+            )
             let writes = Self.lines(text, "pushrelay_sqlite_writes").first.flatMap { Double($0.split(separator: " ").last ?? "") }
             #expect((writes ?? 0) >= 2, "the two reservations were group-committed")
             let syncs = Self.lines(text, "pushrelay_sqlite_wal_syncs").first.flatMap { Double($0.split(separator: " ").last ?? "") }
@@ -45,7 +48,10 @@ import Testing
 
     @Test func theAdminTokenGuardsItWhenSet() async throws {
         let admin = "metrics-admin-token-0123456789"
-        try await TestServer.with(configure: { $0.metricsEnabled = true; $0.adminToken = admin }) { (s: TestServer) async throws in
+        try await TestServer.with(configure: {
+            $0.metricsEnabled = true
+            $0.adminToken = admin
+        }) { (s: TestServer) async throws in
             let denied = try await s.request(.GET, "/metrics")
             #expect(denied.status == 401)
             #expect(denied["errorType"] == "Unauthorized")

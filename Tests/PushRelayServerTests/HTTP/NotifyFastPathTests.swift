@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,16 +29,22 @@ import Glibc
             let a = "fast-path-a-" + String(repeating: "a", count: 30)
             let b = "fast-path-b-" + String(repeating: "b", count: 30)
             // One write: notify, router, notify, router (the last closes the connection).
-            let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPush/android/v1", Self.notification(a))
-                + Self.get("/health")
-                + Self.post("/api/sendPush/android/v1", Self.notification(b))
-                + Self.post("/api/checkRateLimits", #"{"push_token":"\#(a)"}"#, close: true))
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
+                Self.post("/api/sendPush/android/v1", Self.notification(a))
+                    + Self.get("/health")
+                    + Self.post("/api/sendPush/android/v1", Self.notification(b))
+                    + Self.post("/api/checkRateLimits", #"{"push_token":"\#(a)"}"#, close: true)
+            )
             let replies = exchange.responses
             #expect(replies.map(\.status) == [201, 200, 201, 200], "\(exchange)")
             guard replies.count == 4 else { return }
             #expect(replies[0].json["target"] == .string(a))
             // Keys in sorted order, as every other JSON answer writes them.
-            #expect(replies[0].body.contains(#""rateLimits":{"attempts":1,"errors":0,"maximum":500,"remaining":499,"resetsAt":""#), "\(replies[0].body)")
+            #expect(
+                replies[0].body.contains(#""rateLimits":{"attempts":1,"errors":0,"maximum":500,"remaining":499,"resetsAt":""#),
+                "\(replies[0].body)"
+            )
             #expect(replies[0].body.contains(#"Z","successful":1,"total":1},"sentPayload":{"#), "\(replies[0].body)")
             #expect(replies[1].json["status"] == "ok")
             #expect(replies[2].json["target"] == .string(b))
@@ -46,7 +53,10 @@ import Glibc
             #expect(exchange.closed, "Connection: close ends the connection: \(exchange)")
 
             // The router first, then a notification behind it.
-            let second = await RawHTTP.exchange(port: s.port, Self.get("/health") + Self.post("/api/sendPush/android/v1", Self.notification(b), close: true))
+            let second = await RawHTTP.exchange(
+                port: s.port,
+                Self.get("/health") + Self.post("/api/sendPush/android/v1", Self.notification(b), close: true)
+            )
             #expect(second.responses.map(\.status) == [200, 201], "\(second)")
             #expect(second.responses.last?.json["rateLimits"]?["successful"] == .int(2))
         }
@@ -54,7 +64,10 @@ import Glibc
 
     @Test func aNotificationWithConnectionCloseIsAnsweredThenTheConnectionCloses() async throws {
         try await TestServer.with { (s: TestServer) async throws in
-            let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPushNotification", Self.notification("close-token-0123456789"), close: true))
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
+                Self.post("/api/sendPushNotification", Self.notification("close-token-0123456789"), close: true)
+            )
             let reply = try #require(exchange.responses.first, "\(exchange)")
             #expect(reply.status == 201)
             #expect(reply.headers["connection"] == "close")
@@ -67,19 +80,24 @@ import Glibc
 
     @Test func keepAliveServesManyNotificationsOnOneConnection() async throws {
         try await TestServer.with { (s: TestServer) async throws in
-            let requests = (0..<20).map { Self.post("/api/sendPush/android/v1", Self.notification("keepalive-\($0)-0123456789")) }.joined()
+            let requests =
+                (0..<20).map { Self.post("/api/sendPush/android/v1", Self.notification("keepalive-\($0)-0123456789")) }.joined()
                 + Self.get("/health", close: true)
             let exchange = await RawHTTP.exchange(port: s.port, requests)
             #expect(exchange.responses.map(\.status) == Array(repeating: 201, count: 20) + [200], "\(exchange)")
-            #expect(exchange.responses.prefix(20).map { $0.json["target"]?.stringValue ?? "" }
-                == (0..<20).map { "keepalive-\($0)-0123456789" })
+            #expect(
+                exchange.responses.prefix(20).map { $0.json["target"]?.stringValue ?? "" }
+                    == (0..<20).map { "keepalive-\($0)-0123456789" }
+            )
         }
     }
 
     @Test func anOversizedNotificationIs413AndClosesTheConnection() async throws {
         try await TestServer.with(configure: { $0.http.maxBodyBytes = 512 }) { (s: TestServer) async throws in
-            let big = String(decoding: JSONWriter.bytes(TestServer.haBody(token: "big-token-0123456789", message: String(repeating: "x", count: 2000))),
-                             as: UTF8.self)
+            let big = String(
+                decoding: JSONWriter.bytes(TestServer.haBody(token: "big-token-0123456789", message: String(repeating: "x", count: 2000))),
+                as: UTF8.self
+            )
             let exchange = await RawHTTP.exchange(port: s.port, Self.post("/api/sendPush/android/v1", big) + Self.get("/health"))
             let reply = try #require(exchange.responses.first, "\(exchange)")
             #expect(reply.status == 413)
@@ -93,13 +111,15 @@ import Glibc
 
     @Test func aQueryStringIsIgnoredAndOtherPathsAreLeftToTheRouter() async throws {
         try await TestServer.with { (s: TestServer) async throws in
-            let exchange = await RawHTTP.exchange(port: s.port,
+            let exchange = await RawHTTP.exchange(
+                port: s.port,
                 Self.post("/api/sendPush/android/v1?source=ha&name=%C3%A9", Self.notification("query-android-0123456789"))
-                + Self.post("/api/sendPush/iOS/v1?x", Self.notification("query-ios-0123456789"))
-                + Self.post("/api/sendPushNotification?", Self.notification("query-legacy-0123456789"))
-                + Self.post("/api/sendPush/android/v2", Self.notification("query-other-0123456789"))
-                // Not a path of the fast path: the router serves it, as it serves a trailing slash anywhere.
-                + Self.post("/api/sendPush/android/v1/", Self.notification("query-slash-0123456789"), close: true))
+                    + Self.post("/api/sendPush/iOS/v1?x", Self.notification("query-ios-0123456789"))
+                    + Self.post("/api/sendPushNotification?", Self.notification("query-legacy-0123456789"))
+                    + Self.post("/api/sendPush/android/v2", Self.notification("query-other-0123456789"))
+                    // Not a path of the fast path: the router serves it, as it serves a trailing slash anywhere.
+                    + Self.post("/api/sendPush/android/v1/", Self.notification("query-slash-0123456789"), close: true)
+            )
             #expect(exchange.responses.map(\.status) == [201, 201, 201, 404, 201], "\(exchange)")
             guard exchange.responses.count == 5 else { return }
             #expect(exchange.responses[0].json["sentPayload"]?["android"] != nil, "the Android translation")

@@ -1,6 +1,7 @@
 import PushRelayCore
-@testable import PushRelayServer
 import Testing
+
+@testable import PushRelayServer
 
 /// The 201 body writes `rateLimits` by hand (`writeJSON`); it must be byte for byte what JSONWriter makes of `json`,
 /// the form every other answer carries.

@@ -19,15 +19,18 @@ import Testing
         let clock = TestClock()
         let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
         do {
-            try await TestServer.with(clock: clock, configure: { c in
-                c.providers = [
-                    "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
-                    "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
-                ]
-                c.apps = apps
-                c.delivery.retryBaseMs = 5
-                configure(&c)
-            }) { (s: TestServer) async throws in
+            try await TestServer.with(
+                clock: clock,
+                configure: { c in
+                    c.providers = [
+                        "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
+                        "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
+                    ]
+                    c.apps = apps
+                    c.delivery.retryBaseMs = 5
+                    configure(&c)
+                }
+            ) { (s: TestServer) async throws in
                 try await body(s, env)
             }
         } catch {
@@ -47,12 +50,16 @@ import Testing
             let rec = try #require(records.first)
             #expect(rec.path == "/v1/projects/pushrelay-test/messages:send")
             #expect(rec.accessToken != nil)
-            #expect(rec.body == ["message": [
-                "token": "fcm:tok-1",
-                "android": ["ttl": "0s", "priority": "high"],
-                "data": ["message": "Hello", "title": "Door", "tag": "door", "webhook_id": "hook-1"],
-                "fcm_options": ["analytics_label": "androidV1Notification"],
-            ]])
+            #expect(
+                rec.body == [
+                    "message": [
+                        "token": "fcm:tok-1",
+                        "android": ["ttl": "0s", "priority": "high"],
+                        "data": ["message": "Hello", "title": "Door", "tag": "door", "webhook_id": "hook-1"],
+                        "fcm_options": ["analytics_label": "androidV1Notification"],
+                    ]
+                ]
+            )
             // What PushRelay answers as sentPayload is what FCM received.
             #expect(r["sentPayload"] == rec.body?["message"])
         }
@@ -60,8 +67,14 @@ import Testing
 
     @Test func iosDirectToAPNsOverHTTP2() async throws {
         try await withFakes { s, env in
-            let r = try await s.ios(TestServer.haBody(token: Self.hexToken, title: "T", appID: "io.robbie.HomeAssistant",
-                                                      data: ["subtitle": "sub", "tag": "t-1", "group": "g", "push": ["badge": 3]]))
+            let r = try await s.ios(
+                TestServer.haBody(
+                    token: Self.hexToken,
+                    title: "T",
+                    appID: "io.robbie.HomeAssistant",
+                    data: ["subtitle": "sub", "tag": "t-1", "group": "g", "push": ["badge": 3]]
+                )
+            )
             #expect(r.status == 201, "\(r.rawBody)")
             let rec = try #require(env.apns.records.first)
             #expect(rec.status == 200)
@@ -70,10 +83,12 @@ import Testing
             #expect(rec.headers["apns-push-type"] == "alert")
             #expect(rec.headers["apns-priority"] == "10")
             #expect(rec.headers["apns-collapse-id"] == "t-1")
-            #expect(rec.payload?["aps"] == [
-                "alert": ["title": "T", "body": "Hello", "subtitle": "sub"], "sound": "default", "badge": 3,
-                "thread-id": "g", "mutable-content": 1,
-            ])
+            #expect(
+                rec.payload?["aps"] == [
+                    "alert": ["title": "T", "body": "Hello", "subtitle": "sub"], "sound": "default", "badge": 3,
+                    "thread-id": "g", "mutable-content": 1,
+                ]
+            )
             #expect(rec.payload?["webhook_id"] == "hook-1")
             #expect(r["messageId"]?.stringValue == rec.headers["apns-id"])
         }
@@ -138,7 +153,9 @@ import Testing
 
     @Test func oversizedAPNsPayloadIs413AndNothingIsSent() async throws {
         try await withFakes { s, env in
-            let r = try await s.ios(TestServer.haBody(token: Self.hexToken, message: String(repeating: "x", count: 5000), appID: "io.robbie.HomeAssistant"))
+            let r = try await s.ios(
+                TestServer.haBody(token: Self.hexToken, message: String(repeating: "x", count: 5000), appID: "io.robbie.HomeAssistant")
+            )
             expectJSONError(r, status: 413, errorType: "PayloadTooLarge")
             #expect(r.int("rateLimits", "errors") == 1)
             #expect(env.apns.records.isEmpty)

@@ -15,10 +15,12 @@ import Testing
             #expect(r["sentPayload"]?["token"] == "tok:en-1")
             #expect(r["sentPayload"]?["data"]?["message"] == "Hello")
             #expect(r["sentPayload"]?["android"]?["ttl"] == "0s")
-            #expect(r.rateLimits == [
-                "attempts": 1, "successful": 1, "errors": 0, "total": 1, "maximum": 500, "remaining": 499,
-                "resetsAt": "2026-11-22T00:00:00.000Z",
-            ])
+            #expect(
+                r.rateLimits == [
+                    "attempts": 1, "successful": 1, "errors": 0, "total": 1, "maximum": 500, "remaining": 499,
+                    "resetsAt": "2026-11-22T00:00:00.000Z",
+                ]
+            )
         }
     }
 
@@ -82,10 +84,22 @@ import Testing
                 ("/api/sendPush/android/v1", TestServer.haBody(message: "Fire!", data: ["channel": "alarm_stream", "priority": "high"])),
                 ("/api/sendPushNotification", TestServer.haBody(message: "request_location_update", appID: "io.robbie.HomeAssistant")),
                 ("/api/sendPushNotification", TestServer.haBody(message: "clear_badge", appID: "io.robbie.HomeAssistant")),
-                ("/api/sendPushNotification", TestServer.haBody(message: "Leak", appID: "io.robbie.HomeAssistant",
-                                                                data: ["push": ["sound": ["name": "default", "critical": 1, "volume": 1.0]]])),
-                ("/api/sendPushNotification", TestServer.haBody(message: "Leak", appID: "io.robbie.HomeAssistant",
-                                                                data: ["push": ["interruption-level": "critical"]])),
+                (
+                    "/api/sendPushNotification",
+                    TestServer.haBody(
+                        message: "Leak",
+                        appID: "io.robbie.HomeAssistant",
+                        data: ["push": ["sound": ["name": "default", "critical": 1, "volume": 1.0]]]
+                    )
+                ),
+                (
+                    "/api/sendPushNotification",
+                    TestServer.haBody(
+                        message: "Leak",
+                        appID: "io.robbie.HomeAssistant",
+                        data: ["push": ["interruption-level": "critical"]]
+                    )
+                ),
             ]
             for (path, body) in exempt {
                 let r = try await s.post(path, body)
@@ -99,7 +113,8 @@ import Testing
     }
 
     @Test func exemptionsCanBeSwitchedOff() async throws {
-        try await TestServer.with(yaml: "quota:\n  daily_limit: 1\n  exempt_commands: false\n  exempt_critical: false\n") { (s: TestServer) async throws in
+        try await TestServer.with(yaml: "quota:\n  daily_limit: 1\n  exempt_commands: false\n  exempt_critical: false\n") {
+            (s: TestServer) async throws in
             #expect(try await s.android(TestServer.haBody(message: "request_location_update")).status == 201)
             #expect(try await s.android(TestServer.haBody(message: "request_location_update")).status == 429)
             #expect(try await s.android(TestServer.haBody(data: ["channel": "alarm_stream"])).status == 429)

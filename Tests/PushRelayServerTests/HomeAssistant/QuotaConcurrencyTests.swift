@@ -9,8 +9,12 @@ import Testing
     /// 256 requests race for a token whose maximum is 50: exactly 50 are delivered and the counters say so.
     @Test func exactlyTheLimitIsDeliveredUnderARace() async throws {
         try await TestServer.with(yaml: "quota:\n  daily_limit: 50\n") { (s: TestServer) async throws in
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-                connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)))
+            let client = HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: .init(
+                    connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
+                )
+            )
             defer { _ = client.shutdown() }
             let body = TestServer.haBody(token: "race:token").jsonString()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in

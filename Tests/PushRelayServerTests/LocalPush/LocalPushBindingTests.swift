@@ -1,8 +1,9 @@
 import Foundation
 import PushRelayCore
-@testable import PushRelayServer
 import PushRelayStore
 import Testing
+
+@testable import PushRelayServer
 
 /// Who may hold a device's websocket push channel: the attacks of a stranger who knows a webhook id, over real
 /// websockets, in both arrival orders, and the binding following Home Assistant's token refreshes and re-registrations.
@@ -31,8 +32,13 @@ import Testing
         #expect(reply["error"]?["message"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
     }
 
-    static func post(_ s: TestServer, _ message: String, token: String = LocalPushBindingTests.device,
-                     webhookID: String = LocalPushBindingTests.webhook, sourceLocation: SourceLocation = #_sourceLocation) async throws -> HTTPReply {
+    static func post(
+        _ s: TestServer,
+        _ message: String,
+        token: String = LocalPushBindingTests.device,
+        webhookID: String = LocalPushBindingTests.webhook,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HTTPReply {
         let r = try await s.android(LocalPushTests.body(message, token: token, webhookID: webhookID))
         #expect(r.status == 201, "\(r.rawBody)", sourceLocation: sourceLocation)
         return r
@@ -110,7 +116,9 @@ import Testing
             let r = try await Self.post(s, "hello")
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
             #expect(try await device.receive()["event"]?["message"] == "hello")
-            #expect(try await SQLiteLocalPushStore(database: s.database).bindings() == [LocalPushBinding(pushToken: Self.device, webhookID: Self.webhook)])
+            #expect(
+                try await SQLiteLocalPushStore(database: s.database).bindings() == [LocalPushBinding(pushToken: Self.device, webhookID: Self.webhook)]
+            )
         }
     }
 
@@ -194,7 +202,9 @@ import Testing
             let confirmID = try #require(event["event"]?["hass_confirm_id"]?.stringValue)
             // B knows A's confirm id (say it guessed it): naming A's webhook id or its own, the confirm is refused.
             for (id, webhook) in [(Int64(2), Self.webhook), (3, "hook-B")] {
-                b.send(["id": .int(id), "type": "mobile_app/push_notification_confirm", "webhook_id": .string(webhook), "confirm_id": .string(confirmID)])
+                b.send([
+                    "id": .int(id), "type": "mobile_app/push_notification_confirm", "webhook_id": .string(webhook), "confirm_id": .string(confirmID),
+                ])
                 let reply = try await b.receive()
                 #expect(reply["success"] == false)
                 #expect(reply["error"]?["code"] == "not_found")

@@ -1,11 +1,12 @@
 import Foundation
-import Logging
 import GRDB
+import Logging
 import PushRelayCore
-@testable import PushRelayServer
 import PushRelayStore
 import Synchronization
 import Testing
+
+@testable import PushRelayServer
 
 /// The websocket push channel over real websocket connections on loopback.
 @Suite struct LocalPushTests {
@@ -19,8 +20,12 @@ import Testing
         }
     }
 
-    static func body(_ message: String = "Hello", token: String = LocalPushTests.token, appID: String = "io.homeassistant.companion.android",
-                     webhookID: String = "hook-1") -> JSONValue {
+    static func body(
+        _ message: String = "Hello",
+        token: String = LocalPushTests.token,
+        appID: String = "io.homeassistant.companion.android",
+        webhookID: String = "hook-1"
+    ) -> JSONValue {
         [
             "message": .string(message), "push_token": .string(token), "data": ["tag": "t"],
             "registration_info": ["app_id": .string(appID), "webhook_id": .string(webhookID)],
@@ -130,8 +135,10 @@ import Testing
             let late = try await ws.receive()
             #expect(late["success"] == false)
             #expect(late["error"]?["code"] == "not_found")
-            ws.send(["id": 3, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1",
-                     "confirm_id": second["event"]?["hass_confirm_id"] ?? .null])
+            ws.send([
+                "id": 3, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1",
+                "confirm_id": second["event"]?["hass_confirm_id"] ?? .null,
+            ])
             #expect(try await ws.receive()["success"] == true)
             try await Task.sleep(for: .milliseconds(1_200))
             #expect(cloud.callCount == 1, "exactly one cloud delivery")
@@ -205,8 +212,10 @@ import Testing
             let again = try await WSTestClient.subscribed(port: s.port, token: Self.token, fallback: false)
             let replay = try await again.receive()
             #expect(replay["event"]?["message"] == "keep me")
-            again.send(["id": 2, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1",
-                        "confirm_id": replay["event"]?["hass_confirm_id"] ?? .null])
+            again.send([
+                "id": 2, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1",
+                "confirm_id": replay["event"]?["hass_confirm_id"] ?? .null,
+            ])
             #expect(try await again.receive()["success"] == true)
             #expect(try await SQLiteLocalPushStore(database: s.database).all().isEmpty)
             #expect(cloud.callCount == 0)
@@ -221,7 +230,9 @@ import Testing
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             let event = try await ws.receive()
             #expect(event["event"]?["message"] == "while away")
-            try await eventually("the confirmed message leaves the store") { (try? await SQLiteLocalPushStore(database: s.database).all().isEmpty) == true }
+            try await eventually("the confirmed message leaves the store") {
+                (try? await SQLiteLocalPushStore(database: s.database).all().isEmpty) == true
+            }
             #expect(try await SQLiteLocalPushStore(database: s.database).all().isEmpty)
         }
     }
@@ -245,13 +256,33 @@ import Testing
             try db.migrate()
             let store = SQLiteLocalPushStore(database: db)
             let n = try HANotification(body: Self.body("unconfirmed before the crash"))
-            try await store.save(LocalPushMessage(id: "c1", webhookID: "hook-1", pushToken: Self.token, platform: .android,
-                                                notification: n.requestBody, state: .unconfirmed, fallback: true,
-                                                createdAt: Date(), expiresAt: Date().addingTimeInterval(3600)))
+            try await store.save(
+                LocalPushMessage(
+                    id: "c1",
+                    webhookID: "hook-1",
+                    pushToken: Self.token,
+                    platform: .android,
+                    notification: n.requestBody,
+                    state: .unconfirmed,
+                    fallback: true,
+                    createdAt: Date(),
+                    expiresAt: Date().addingTimeInterval(3600)
+                )
+            )
             let q = try HANotification(body: Self.body("queued before the crash"))
-            try await store.save(LocalPushMessage(id: "q1", webhookID: "hook-1", pushToken: Self.token, platform: .android,
-                                                notification: q.requestBody, state: .unconfirmed, fallback: false,
-                                                createdAt: Date(), expiresAt: Date().addingTimeInterval(3600)))
+            try await store.save(
+                LocalPushMessage(
+                    id: "q1",
+                    webhookID: "hook-1",
+                    pushToken: Self.token,
+                    platform: .android,
+                    notification: q.requestBody,
+                    state: .unconfirmed,
+                    fallback: false,
+                    createdAt: Date(),
+                    expiresAt: Date().addingTimeInterval(3600)
+                )
+            )
             try db.close()
         }
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
@@ -265,7 +296,8 @@ import Testing
     }
 
     @Test func subscriptionsNeedALinkedCredential() async throws {
-        try await TestServer.with(providers: ["cloud": ScriptedProvider(name: "cloud", [.deliver])], configure: Self.cloud()) { (s: TestServer) async throws in
+        try await TestServer.with(providers: ["cloud": ScriptedProvider(name: "cloud", [.deliver])], configure: Self.cloud()) {
+            (s: TestServer) async throws in
             let store = SQLiteLocalPushStore(database: s.database)
             let (channelToken, id) = try await store.createToken(webhookID: "hook-A", label: "tablet")
             let c = WSTestClient.connect(port: s.port)
@@ -361,7 +393,8 @@ import Testing
                 if text == "first" { for await _ in release { break } }
                 written.withLock { $0.append(text) }
             },
-            close: { code, reason in closes.withLock { $0.append("\(code): \(reason)") } })
+            close: { code, reason in closes.withLock { $0.append("\(code): \(reason)") } }
+        )
         let connection = LocalPushConnection(peer: "test", bufferLimit: 2, sink: sink, logger: Logger(label: "test"))
         let failures = Mutex(0)
         #expect(connection.send("first") { failures.withLock { $0 += 1 } })
@@ -392,7 +425,8 @@ import Testing
                 }
                 if n >= 2 { throw CancellationError() }
             },
-            close: { _, _ in })
+            close: { _, _ in }
+        )
         let connection = LocalPushConnection(peer: "test", bufferLimit: 8, sink: sink, logger: Logger(label: "test"))
         let failures = Mutex(0)
         // The first frame is written and its writer ends; a later frame starts a new writer, whose write fails.

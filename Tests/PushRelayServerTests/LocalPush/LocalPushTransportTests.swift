@@ -1,19 +1,22 @@
 import Foundation
-import Logging
 import GRDB
+import Logging
 import PushRelayCore
-@testable import PushRelayServer
 import PushRelayStore
 import Synchronization
 import Testing
 
+@testable import PushRelayServer
+
 /// The websocket transport itself: keepalive, upgrades, shutdown.
 @Suite struct LocalPushTransportTests {
     @Test func aPeerThatStopsAnsweringPingsIsClosed() async throws {
-        try await TestServer.with(configure: LocalPushTests.cloud(10_000) {
-            $0.channel.pingIntervalMs = 1_000
-            $0.channel.authTimeoutMs = 60_000
-        }) { (s: TestServer) async throws in
+        try await TestServer.with(
+            configure: LocalPushTests.cloud(10_000) {
+                $0.channel.pingIntervalMs = 1_000
+                $0.channel.authTimeoutMs = 60_000
+            }
+        ) { (s: TestServer) async throws in
             let capture = await RawWebSocket.watch(port: s.port, limit: 30)
             #expect(capture.handshake.hasPrefix("HTTP/1.1 101"), "\(capture.handshake)")
             // auth_required (text) and a ping that goes unanswered; the next keepalive round closes the socket.
@@ -40,10 +43,14 @@ import Testing
     @Test func aFragmentedMessageOverTheLimitClosesWithAReason() async throws {
         try await TestServer.with(configure: LocalPushTests.cloud(10_000) { $0.channel.maxFrameBytes = 1024 }) { (s: TestServer) async throws in
             let part = [UInt8](repeating: UInt8(ascii: "x"), count: 800)
-            let capture = await RawWebSocket.watch(port: s.port, send: [
-                RawWebSocket.frame(opcode: 0x1, fin: false, part),
-                RawWebSocket.frame(opcode: 0x0, fin: false, part),
-            ], limit: 10)
+            let capture = await RawWebSocket.watch(
+                port: s.port,
+                send: [
+                    RawWebSocket.frame(opcode: 0x1, fin: false, part),
+                    RawWebSocket.frame(opcode: 0x0, fin: false, part),
+                ],
+                limit: 10
+            )
             #expect(capture.opcodes.last == 0x8, "a close frame: \(capture.opcodes)")
             // 1009 (0x03F1), then the reason.
             let tail = String(decoding: capture.bytes.suffix(40), as: UTF8.self)
@@ -68,7 +75,11 @@ import Testing
 
     @Test func textThatIsNotUTF8ClosesWith1007() async throws {
         try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
-            let capture = await RawWebSocket.watch(port: s.port, send: [RawWebSocket.frame(opcode: 0x1, fin: true, [0x7B, 0xFF, 0xFE, 0x7D])], limit: 10)
+            let capture = await RawWebSocket.watch(
+                port: s.port,
+                send: [RawWebSocket.frame(opcode: 0x1, fin: true, [0x7B, 0xFF, 0xFE, 0x7D])],
+                limit: 10
+            )
             #expect(capture.opcodes.last == 0x8, "a close frame: \(capture.opcodes)")
             let tail = String(decoding: capture.bytes.suffix(40), as: UTF8.self)
             #expect(tail.contains("not valid UTF-8"), "\(tail)")

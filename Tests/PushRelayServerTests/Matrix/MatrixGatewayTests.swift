@@ -25,10 +25,14 @@ struct MatrixFakes: Sendable {
         [
             "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
             "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
-            "web": .init(name: "web", type: "webpush", options: [
-                "vapid_private_key": .string(vapidKeyFile), "vapid_contact_email": "ops@example.org",
-                "allowed_endpoints": ["127.0.0.1:*"], "ca_file": .string(env.caFile),
-            ]),
+            "web": .init(
+                name: "web",
+                type: "webpush",
+                options: [
+                    "vapid_private_key": .string(vapidKeyFile), "vapid_contact_email": "ops@example.org",
+                    "allowed_endpoints": ["127.0.0.1:*"], "ca_file": .string(env.caFile),
+                ]
+            ),
         ]
     }
 
@@ -60,15 +64,19 @@ func withMatrix(
     try await web.start()
     let fakes = MatrixFakes(env: env, web: web, vapidKeyFile: keyFile, vapidPublicKey: key.publicKey)
     do {
-        try await TestServer.with(clock: clock, dbPath: dbPath, configure: { c in
-            c.providers = fakes.providers()
-            c.apps = [.init(match: "*", provider: "fcm")]
-            c.delivery.retryBaseMs = 5
-            c.delivery.maxAttempts = 1
-            c.matrix.apps = MatrixFakes.apps()
-            c.matrix.retry.pollIntervalMs = 3_600_000
-            configure(&c)
-        }) { s in try await body(s, fakes) }
+        try await TestServer.with(
+            clock: clock,
+            dbPath: dbPath,
+            configure: { c in
+                c.providers = fakes.providers()
+                c.apps = [.init(match: "*", provider: "fcm")]
+                c.delivery.retryBaseMs = 5
+                c.delivery.maxAttempts = 1
+                c.matrix.apps = MatrixFakes.apps()
+                c.matrix.retry.pollIntervalMs = 3_600_000
+                configure(&c)
+            }
+        ) { s in try await body(s, fakes) }
     } catch {
         await env.shutdown()
         await web.shutdown()
@@ -121,14 +129,18 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(r.json == ["rejected": []])
             let rec = try #require(f.env.fcm.records.first)
             #expect(rec.status == 200)
-            #expect(rec.body == ["message": [
-                "token": "fcm-token-1", "android": ["priority": "high"],
-                "data": [
-                    "event_id": "$ev1", "room_id": "!room:example.org", "type": "m.room.message", "sender": "@tom:example.org",
-                    "sender_display_name": "Major Tom", "room_name": "Mission Control", "content_msgtype": "m.text",
-                    "content_body": "Hello from orbit", "unread": "2", "prio": "high",
-                ],
-            ]])
+            #expect(
+                rec.body == [
+                    "message": [
+                        "token": "fcm-token-1", "android": ["priority": "high"],
+                        "data": [
+                            "event_id": "$ev1", "room_id": "!room:example.org", "type": "m.room.message", "sender": "@tom:example.org",
+                            "sender_display_name": "Major Tom", "room_name": "Mission Control", "content_msgtype": "m.text",
+                            "content_body": "Hello from orbit", "unread": "2", "prio": "high",
+                        ],
+                    ]
+                ]
+            )
             // Logged like every delivery, under the device's quota key.
             let log = try await s.storage.deliveries.recentDeliveries(pushToken: nil, limit: 5)
             #expect(log.first?.pushToken == "matrix:\(MatrixFakes.fcmApp):fcm-token-1")
@@ -145,10 +157,16 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(rec.status == 200)
             #expect(rec.path == "/3/device/\(MatrixFakes.apnsHex)")
             #expect(rec.headers["apns-priority"] == "10")
-            #expect(rec.payload == [
-                "room_id": "!room:example.org", "event_id": "$ev1",
-                "aps": ["alert": ["loc-key": "MSG_FROM_USER_IN_ROOM_WITH_CONTENT", "loc-args": ["Major Tom", "Mission Control", "Hello from orbit"]], "badge": 2],
-            ])
+            #expect(
+                rec.payload == [
+                    "room_id": "!room:example.org", "event_id": "$ev1",
+                    "aps": [
+                        "alert": [
+                            "loc-key": "MSG_FROM_USER_IN_ROOM_WITH_CONTENT", "loc-args": ["Major Tom", "Mission Control", "Hello from orbit"],
+                        ], "badge": 2,
+                    ],
+                ]
+            )
         }
     }
 
@@ -165,11 +183,13 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(rec.headers["ttl"] == "900")
             #expect(rec.headers["urgency"] == "low")
             #expect(rec.headers["topic"] == MatrixWebPushTranslation.topic(roomID: "!room:example.org"))
-            #expect(rec.json == [
-                "event_id": "$ev1", "room_id": "!room:example.org", "type": "m.room.message", "sender": "@tom:example.org",
-                "sender_display_name": "Major Tom", "room_name": "Mission Control", "unread": 2,
-                "content": ["msgtype": "m.text", "body": "Hello from orbit"],
-            ])
+            #expect(
+                rec.json == [
+                    "event_id": "$ev1", "room_id": "!room:example.org", "type": "m.room.message", "sender": "@tom:example.org",
+                    "sender_display_name": "Major Tom", "room_name": "Mission Control", "unread": 2,
+                    "content": ["msgtype": "m.text", "body": "Hello from orbit"],
+                ]
+            )
         }
     }
 
@@ -180,17 +200,20 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             f.web.script(gone.id, [.gone])
             f.env.fcm.script("fcm-dead", [.unregistered])
             f.env.fcm.script("fcm-flaky", [.unavailable(retryAfter: nil)])
-            let r = try await s.notify(message, devices: [
-                device(MatrixFakes.fcmApp, "fcm-ok"),
-                device(MatrixFakes.fcmApp, "fcm-dead"),
-                device(MatrixFakes.fcmApp, "fcm-flaky"),
-                webDevice(gone),
-                webDevice(fine),
-                device("org.unknown.app", "nobody-knows"),
-                device("im.glob.ambiguous", "two-globs"),
-                device(MatrixFakes.apnsApp, "not base64 at all!"),
-                webDevice(fine, data: ["endpoint": "https://evil.example.net/push/1"]),
-            ])
+            let r = try await s.notify(
+                message,
+                devices: [
+                    device(MatrixFakes.fcmApp, "fcm-ok"),
+                    device(MatrixFakes.fcmApp, "fcm-dead"),
+                    device(MatrixFakes.fcmApp, "fcm-flaky"),
+                    webDevice(gone),
+                    webDevice(fine),
+                    device("org.unknown.app", "nobody-knows"),
+                    device("im.glob.ambiguous", "two-globs"),
+                    device(MatrixFakes.apnsApp, "not base64 at all!"),
+                    webDevice(fine, data: ["endpoint": "https://evil.example.net/push/1"]),
+                ]
+            )
             #expect(r.status == 200, "\(r.rawBody)")
             #expect(r.json == ["rejected": .array(["fcm-dead", .string(gone.p256dh), "nobody-knows", "two-globs", "not base64 at all!"])])
             // The endpoint outside allowed_endpoints was never contacted (and not rejected: it is a config matter).
@@ -244,10 +267,13 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(try await SQLiteMatrixStore(database: s.database).queued().count == 1)
         }
         // A new process on the same database (and new fakes) picks the item up.
-        try await withMatrix(dbPath: db, configure: { c in
-            c.matrix.retry.pollIntervalMs = 20
-            c.matrix.retry.baseDelayMs = 10
-        }) { s, f in
+        try await withMatrix(
+            dbPath: db,
+            configure: { c in
+                c.matrix.retry.pollIntervalMs = 20
+                c.matrix.retry.baseDelayMs = 10
+            }
+        ) { s, f in
             try await eventually("the item queued by the previous process is delivered") {
                 s.clock.advance(seconds: 1)
                 return f.env.fcm.records.contains { $0.token == "flaky" && $0.status == 200 }
@@ -315,8 +341,12 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 #expect(r.json == ["rejected": []])
             }
             #expect(f.env.fcm.records.count == 2)
-            let limits = try await s.storage.quota.rateLimits(pushToken: "matrix:\(MatrixFakes.fcmApp):limited", appID: MatrixFakes.fcmApp,
-                                                      day: UTCDay(s.clock.now()), policy: QuotaPolicy(dailyLimit: 2))
+            let limits = try await s.storage.quota.rateLimits(
+                pushToken: "matrix:\(MatrixFakes.fcmApp):limited",
+                appID: MatrixFakes.fcmApp,
+                day: UTCDay(s.clock.now()),
+                policy: QuotaPolicy(dailyLimit: 2)
+            )
             #expect(limits.successful == 2)
             #expect(limits.attempts == 3)
             // Tomorrow the pushkey may be notified again.
@@ -334,8 +364,11 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             expectMatrixError(try await s.request(.POST, "/_matrix/push/v1/notify", body: ""), status: 400, errcode: "M_NOT_JSON")
             expectMatrixError(try await s.post("/_matrix/push/v1/notify", ["notification": [:]]), status: 400, errcode: "M_MISSING_PARAM")
             expectMatrixError(try await s.post("/_matrix/push/v1/notify", ["notification": ["devices": []]]), status: 400, errcode: "M_BAD_JSON")
-            expectMatrixError(try await s.post("/_matrix/push/v1/notify", ["notification": ["devices": [["app_id": "a", "pushkey": 5]]]]),
-                              status: 400, errcode: "M_BAD_JSON")
+            expectMatrixError(
+                try await s.post("/_matrix/push/v1/notify", ["notification": ["devices": [["app_id": "a", "pushkey": 5]]]]),
+                status: 400,
+                errcode: "M_BAD_JSON"
+            )
             let big = JSONValue.object(["notification": ["devices": [["app_id": "a", "pushkey": .string(String(repeating: "k", count: 5000))]]]])
             expectMatrixError(try await s.post("/_matrix/push/v1/notify", big), status: 413, errcode: "M_TOO_LARGE")
             let get = try await s.request(.GET, "/_matrix/push/v1/notify")
@@ -359,7 +392,10 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             ]
             let script = RepositoryRoot.url.appendingPathComponent("Tests/Interop/webpush_interop.py").path
             let (status, out, err) = try runPython(script, stdin: input.jsonString())
-            try #require(status != 2, "the interop test needs Python packages: \(err). Install them with `python3 -m pip install http_ece py_vapid cryptography` (.ci/run does).")
+            try #require(
+                status != 2,
+                "the interop test needs Python packages: \(err). Install them with `python3 -m pip install http_ece py_vapid cryptography` (.ci/run does)."
+            )
             #expect(status == 0, "interop check failed: \(err)")
             let result = try JSONParser.parse(Array(out.utf8))
             #expect(try JSONParser.parse(Array((result["plaintext"]?.stringValue ?? "").utf8)) == rec.json)

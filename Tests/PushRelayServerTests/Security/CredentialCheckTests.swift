@@ -1,8 +1,9 @@
 import Foundation
 import PushRelayCore
-@testable import PushRelayServer
 import PushRelayStore
 import Testing
+
+@testable import PushRelayServer
 
 /// Every credential check, tried as an outsider would: guessing is limited per address (one budget for every kind of
 /// credential), errors do not tell known tokens from unknown ones, and a client's mistake is never a 500.
@@ -15,7 +16,11 @@ import Testing
             let good = [("Authorization", "Bearer \(Self.adminToken)")]
             #expect(try await s.request(.GET, "/admin/v1/quotas", headers: good).status == 200)
             for guess in ["Bearer wrong", "Bearer \(Self.adminToken)x", "Bearer \(Self.adminToken.dropLast())"] {
-                expectJSONError(try await s.request(.GET, "/admin/v1/quotas", headers: [("Authorization", guess)]), status: 401, errorType: "Unauthorized")
+                expectJSONError(
+                    try await s.request(.GET, "/admin/v1/quotas", headers: [("Authorization", guess)]),
+                    status: 401,
+                    errorType: "Unauthorized"
+                )
             }
             // Blocked now: the right token is refused too, on the admin API and on /metrics, with a Retry-After.
             let blocked = try await s.request(.GET, "/admin/v1/quotas", headers: good)
@@ -40,8 +45,11 @@ import Testing
                 expectJSONError(try await s.bearerPost("/api/v1/calls", call, key: guess), status: 401, errorType: "Unauthorized")
             }
             expectJSONError(try await s.bearerPost("/api/v1/calls", call, key: key), status: 429, errorType: "TooManyFailedAttempts")
-            expectJSONError(try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "a", "push_token": "t"], key: key),
-                            status: 429, errorType: "TooManyFailedAttempts")
+            expectJSONError(
+                try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "a", "push_token": "t"], key: key),
+                status: 429,
+                errorType: "TooManyFailedAttempts"
+            )
         }
     }
 
@@ -119,11 +127,21 @@ import Testing
             tablet.send(["id": 1, "type": "mobile_app/push_notification_channel", "webhook_id": "victim-hook", "support_confirm": true])
             #expect(try await tablet.receive()["success"] == true)
             // An API key holder registers a device naming someone else's webhook id: the call does not ring there.
-            let r = try await s.bearerPost("/api/v1/devices", ["platform": "android", "app_id": "com.example.phone",
-                                                                 "push_token": "fcm:intruder", "webhook_id": "victim-hook"], key: key)
+            let r = try await s.bearerPost(
+                "/api/v1/devices",
+                [
+                    "platform": "android", "app_id": "com.example.phone",
+                    "push_token": "fcm:intruder", "webhook_id": "victim-hook",
+                ],
+                key: key
+            )
             #expect(r.status == 201, "\(r.rawBody)")
             let device = try #require(r["device_id"]?.stringValue)
-            let call = try await s.bearerPost("/api/v1/calls", ["device_id": .string(device), "caller_name": "Eve", "caller_id": "eve", "invite": "v=0"], key: key)
+            let call = try await s.bearerPost(
+                "/api/v1/calls",
+                ["device_id": .string(device), "caller_name": "Eve", "caller_id": "eve", "invite": "v=0"],
+                key: key
+            )
             #expect(call["delivered_via"] == "fcm", "\(call.rawBody)")
             #expect(tablet.pendingFrames.isEmpty)
             #expect(env.fcm.records.count == 1)

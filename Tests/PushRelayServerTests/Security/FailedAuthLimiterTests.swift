@@ -1,6 +1,7 @@
 import Foundation
-@testable import PushRelayServer
 import Testing
+
+@testable import PushRelayServer
 
 @Suite struct FailedAuthLimiterTests {
     static func at(_ seconds: TimeInterval) -> Date { Date(timeIntervalSince1970: 1_800_000_000 + seconds) }

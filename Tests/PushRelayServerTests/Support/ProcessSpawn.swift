@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,9 @@ enum ProcessSpawn {
     /// Runs `arguments` (the first is a path, or a name looked up in PATH) to its end, feeding it `stdin`, and returns
     /// its exit status and output. Blocks the calling thread.
     static func runBlocking(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> Output {
-        let input = try makePipe(), output = try makePipe(), errors = try makePipe()
+        let input = try makePipe()
+        let output = try makePipe()
+        let errors = try makePipe()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

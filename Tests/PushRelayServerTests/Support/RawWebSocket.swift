@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,8 +50,14 @@ enum RawWebSocket {
     /// `limit` seconds pass.
     /// `before` is sent first on the same connection (a plain HTTP request, say). `frames` are sent once the handshake's
     /// answer has come, or with the upgrade request, in the same write, if `early`.
-    static func watch(port: Int, path: String = "/api/websocket", before: String = "", send frames: [[UInt8]] = [], early: Bool = false,
-                      limit: Double) async -> Capture {
+    static func watch(
+        port: Int,
+        path: String = "/api/websocket",
+        before: String = "",
+        send frames: [[UInt8]] = [],
+        early: Bool = false,
+        limit: Double
+    ) async -> Capture {
         await withCheckedContinuation { (c: CheckedContinuation<Capture, Never>) in
             let thread = Thread { c.resume(returning: run(port: port, path: path, before: before, frames: frames, early: early, limit: limit)) }
             thread.start()
@@ -71,7 +78,8 @@ enum RawWebSocket {
     private static func run(port: Int, path: String, before: String, frames: [[UInt8]], early: Bool, limit: Double) -> Capture {
         guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 200_000) else { return Capture(bytes: [], closedAfter: nil) }
         defer { close(fd) }
-        let request = before + "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request =
+            before + "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         let first = Array(request.utf8) + (early ? frames.flatMap { $0 } : [])
         _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }

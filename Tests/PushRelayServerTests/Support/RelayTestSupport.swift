@@ -16,19 +16,22 @@ func withRelayFakes(
     // The provider JWT is stamped with the server's clock and checked by the fake against the real one.
     let clock = TestClock(ISO8601DateFormatter().string(from: Date()))
     do {
-        try await TestServer.with(clock: clock, configure: { c in
-            c.providers = [
-                "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
-                "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
-            ]
-            c.apps = [.init(match: "*", provider: "fcm")]
-            c.relay.apnsProvider = "apns"
-            c.relay.fcmProvider = "fcm"
-            c.voip.apnsProvider = "apns"
-            c.voip.fcmProvider = "fcm"
-            c.delivery.retryBaseMs = 5
-            configure(&c)
-        }) { (s: TestServer) async throws in
+        try await TestServer.with(
+            clock: clock,
+            configure: { c in
+                c.providers = [
+                    "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
+                    "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
+                ]
+                c.apps = [.init(match: "*", provider: "fcm")]
+                c.relay.apnsProvider = "apns"
+                c.relay.fcmProvider = "fcm"
+                c.voip.apnsProvider = "apns"
+                c.voip.fcmProvider = "fcm"
+                c.delivery.retryBaseMs = 5
+                configure(&c)
+            }
+        ) { (s: TestServer) async throws in
             try await body(s, env)
         }
     } catch {

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
-import NIOHTTP1
 import Logging
 import NIOCore
+import NIOHTTP1
 import PushRelayCore
 import PushRelayServer
 import PushRelayStore
@@ -88,7 +88,13 @@ final class TestServer: Sendable {
         let database = try PushRelayDatabase(path: dbPath, callers: EventLoopCallers.lookup)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
-        let app = try await PushRelayApplication.build(config: config, storage: .sqlite(database), clock: clock, providerInstances: providers, logger: logger) { channel in
+        let app = try await PushRelayApplication.build(
+            config: config,
+            storage: .sqlite(database),
+            clock: clock,
+            providerInstances: providers,
+            logger: logger
+        ) { channel in
             portCont.yield(channel.localAddress?.port ?? 0)
             portCont.finish()
         }
@@ -133,8 +139,13 @@ final class TestServer: Sendable {
     }
 
     /// A Home Assistant notification body.
-    static func haBody(token: String = "tok:en-1", message: String? = "Hello", title: String? = nil, appID: String = "io.homeassistant.companion.android",
-                       data: [String: JSONValue]? = nil) -> JSONValue {
+    static func haBody(
+        token: String = "tok:en-1",
+        message: String? = "Hello",
+        title: String? = nil,
+        appID: String = "io.homeassistant.companion.android",
+        data: [String: JSONValue]? = nil
+    ) -> JSONValue {
         var o: [String: JSONValue] = [
             "push_token": .string(token),
             "registration_info": ["app_id": .string(appID), "app_version": "2026.1", "os_version": "14", "webhook_id": "hook-1"],

@@ -77,15 +77,23 @@ final class WSTestClient: Sendable {
     var pendingFrames: [String] { buffer.received.withLock { $0 } }
 
     /// Connects, authenticates and subscribes; returns after the subscribe result.
-    static func subscribed(port: Int, token: String, webhookID: String = "hook-1", id: Int64 = 1, supportConfirm: Bool = true,
-                           fallback: Bool? = nil) async throws -> WSTestClient {
+    static func subscribed(
+        port: Int,
+        token: String,
+        webhookID: String = "hook-1",
+        id: Int64 = 1,
+        supportConfirm: Bool = true,
+        fallback: Bool? = nil
+    ) async throws -> WSTestClient {
         let c = WSTestClient.connect(port: port)
         guard try await c.receive()["type"] == "auth_required" else { throw WSTestError.unexpected("no auth_required") }
         c.send(["type": "auth", "access_token": .string(token)])
         let auth = try await c.receive()
         guard auth["type"] == "auth_ok" else { throw WSTestError.unexpected("\(auth)") }
-        var sub: JSONValue = ["id": .int(id), "type": "mobile_app/push_notification_channel", "webhook_id": .string(webhookID),
-                              "support_confirm": .bool(supportConfirm)]
+        var sub: JSONValue = [
+            "id": .int(id), "type": "mobile_app/push_notification_channel", "webhook_id": .string(webhookID),
+            "support_confirm": .bool(supportConfirm),
+        ]
         if let fallback { sub["fallback"] = .bool(fallback) }
         c.send(sub)
         let result = try await c.receive()

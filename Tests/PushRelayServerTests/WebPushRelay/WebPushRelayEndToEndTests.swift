@@ -11,10 +11,14 @@ import Testing
 
     @Test func aesgcmToAPNsWithEveryHeaderMapping() async throws {
         try await withRelayFakes { s, env in
-            let r = try await s.rawPost("/relay-to/production/\(Self.token)/account/42", body: Self.body, headers: [
-                ("Content-Encoding", "aesgcm"), ("Encryption", "salt=AQIDBAUGBwgJCgsMDQ4PEA"), ("crypto-key", "dh=BAUG;p256ecdsa=AAAA"),
-                ("TTL", "60"), ("Urgency", "low"), ("Topic", "thread-7"),
-            ])
+            let r = try await s.rawPost(
+                "/relay-to/production/\(Self.token)/account/42",
+                body: Self.body,
+                headers: [
+                    ("Content-Encoding", "aesgcm"), ("Encryption", "salt=AQIDBAUGBwgJCgsMDQ4PEA"), ("crypto-key", "dh=BAUG;p256ecdsa=AAAA"),
+                    ("TTL", "60"), ("Urgency", "low"), ("Topic", "thread-7"),
+                ]
+            )
             #expect(r.status == 201, "\(r.rawBody)")
             let rec = try #require(env.apns.records.first)
             #expect(rec.status == 200)
@@ -54,9 +58,13 @@ import Testing
 
     @Test func toFCMInBothEncodings() async throws {
         try await withRelayFakes { s, env in
-            let a = try await s.rawPost("/relay-to/fcm/fcm:token-1/extra", body: Self.body, headers: [
-                ("Content-Encoding", "aes128gcm"), ("TTL", "0"), ("Urgency", "very-low"), ("Topic", "c1"),
-            ])
+            let a = try await s.rawPost(
+                "/relay-to/fcm/fcm:token-1/extra",
+                body: Self.body,
+                headers: [
+                    ("Content-Encoding", "aes128gcm"), ("TTL", "0"), ("Urgency", "very-low"), ("Topic", "c1"),
+                ]
+            )
             #expect(a.status == 201, "\(a.rawBody)")
             #expect(a.headers["location"]?.hasPrefix("/relay-to/messages/") == true)
             #expect(a.headers["ttl"] == "0")
@@ -66,12 +74,20 @@ import Testing
             #expect(m["android"] == ["priority": "normal", "ttl": "0s", "collapse_key": "c1"])
             #expect(m["notification"] == ["title": "New notification"])
 
-            let b = try await s.rawPost("/relay-to/fcm/fcm:token-2", body: Self.body, headers: [
-                ("Content-Encoding", "aesgcm"), ("Encryption", "salt=AQI"), ("Crypto-Key", "dh=BAU="), ("Urgency", "high"),
-            ])
+            let b = try await s.rawPost(
+                "/relay-to/fcm/fcm:token-2",
+                body: Self.body,
+                headers: [
+                    ("Content-Encoding", "aesgcm"), ("Encryption", "salt=AQI"), ("Crypto-Key", "dh=BAU="), ("Urgency", "high"),
+                ]
+            )
             #expect(b.status == 201, "\(b.rawBody)")
             let n = try #require(env.fcm.records.last?.body?["message"])
-            #expect(n["data"] == ["p": .string(ExtendedZ85.encode(Self.body)), "k": .string(ExtendedZ85.encode([4, 5])), "s": .string(ExtendedZ85.encode([1, 2]))])
+            #expect(
+                n["data"] == [
+                    "p": .string(ExtendedZ85.encode(Self.body)), "k": .string(ExtendedZ85.encode([4, 5])), "s": .string(ExtendedZ85.encode([1, 2])),
+                ]
+            )
             #expect(n["android"] == ["priority": "high"])
         }
     }
@@ -81,17 +97,36 @@ import Testing
             let path = "/relay-to/production/\(Self.token)"
             expectJSONError(try await s.rawPost(path, body: Self.body, headers: []), status: 415, errorType: "UnsupportedContentEncoding")
             expectJSONError(try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "gzip")]), status: 415)
-            expectJSONError(try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aesgcm"), ("Encryption", "salt=AQI")]), status: 400)
-            expectJSONError(try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aesgcm"), ("Crypto-Key", "dh=AQI")]), status: 400)
+            expectJSONError(
+                try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aesgcm"), ("Encryption", "salt=AQI")]),
+                status: 400
+            )
+            expectJSONError(
+                try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aesgcm"), ("Crypto-Key", "dh=AQI")]),
+                status: 400
+            )
             expectJSONError(try await s.rawPost(path, body: [], headers: [("Content-Encoding", "aes128gcm")]), status: 400)
-            expectJSONError(try await s.rawPost("/relay-to/staging/\(Self.token)", body: Self.body, headers: [("Content-Encoding", "aes128gcm")]), status: 400)
-            expectJSONError(try await s.rawPost("/relay-to/production/xyz", body: Self.body, headers: [("Content-Encoding", "aes128gcm")]), status: 400)
+            expectJSONError(
+                try await s.rawPost("/relay-to/staging/\(Self.token)", body: Self.body, headers: [("Content-Encoding", "aes128gcm")]),
+                status: 400
+            )
+            expectJSONError(
+                try await s.rawPost("/relay-to/production/xyz", body: Self.body, headers: [("Content-Encoding", "aes128gcm")]),
+                status: 400
+            )
             // Too large once z85-encoded: refused before sending.
             let big = [UInt8](repeating: 1, count: 3500)
-            expectJSONError(try await s.rawPost(path, body: big, headers: [("Content-Encoding", "aes128gcm")]), status: 413, errorType: "PayloadTooLarge")
+            expectJSONError(
+                try await s.rawPost(path, body: big, headers: [("Content-Encoding", "aes128gcm")]),
+                status: 413,
+                errorType: "PayloadTooLarge"
+            )
             expectJSONError(try await s.rawPost("/relay-to/fcm/t", body: big, headers: [("Content-Encoding", "aes128gcm")]), status: 413)
             // Past relay.max_body_bytes.
-            expectJSONError(try await s.rawPost(path, body: [UInt8](repeating: 1, count: 9000), headers: [("Content-Encoding", "aes128gcm")]), status: 413)
+            expectJSONError(
+                try await s.rawPost(path, body: [UInt8](repeating: 1, count: 9000), headers: [("Content-Encoding", "aes128gcm")]),
+                status: 413
+            )
             expectJSONError(try await s.request(.GET, path), status: 405)
             #expect(env.apns.records.isEmpty)
             #expect(env.fcm.records.isEmpty)
@@ -104,7 +139,11 @@ import Testing
             env.apns.script(Self.token, [.unregistered(since: Date(timeIntervalSince1970: 1_700_000_000))])
             env.fcm.script("dead:fcm", [.unregistered])
             let unsubscribe = ("Unsubscribe-URL", "https://mastodon.example/api/web_push/unsubscribe/1")
-            let a = try await s.rawPost("/relay-to/production/\(Self.token)", body: Self.body, headers: [("Content-Encoding", "aes128gcm"), unsubscribe])
+            let a = try await s.rawPost(
+                "/relay-to/production/\(Self.token)",
+                body: Self.body,
+                headers: [("Content-Encoding", "aes128gcm"), unsubscribe]
+            )
             expectJSONError(a, status: 410, errorType: "InvalidToken")
             #expect(a["errorCode"] == "Unregistered")
             let b = try await s.rawPost("/relay-to/fcm/dead:fcm", body: Self.body, headers: [("Content-Encoding", "aes128gcm")])
@@ -116,7 +155,11 @@ import Testing
         try await withRelayFakes(configure: { $0.relay.dailyLimitPerToken = 2 }) { s, env in
             let path = "/relay-to/fcm/quota:tok"
             for _ in 0..<2 { #expect(try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aes128gcm")]).status == 201) }
-            expectJSONError(try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aes128gcm")]), status: 429, errorType: "RateLimited")
+            expectJSONError(
+                try await s.rawPost(path, body: Self.body, headers: [("Content-Encoding", "aes128gcm")]),
+                status: 429,
+                errorType: "RateLimited"
+            )
             #expect(env.fcm.records.count == 2)
             // A dead token is remembered while the quota ledger is on: the provider is not asked again.
             env.fcm.script("dead:tok", [.unregistered])
@@ -125,7 +168,9 @@ import Testing
             #expect(env.fcm.records.count == 3)
         }
         try await withRelayFakes(configure: { $0.relay.maxRequestsPerMinutePerAddress = 2 }) { s, _ in
-            for _ in 0..<2 { #expect(try await s.rawPost("/relay-to/fcm/a", body: Self.body, headers: [("Content-Encoding", "aes128gcm")]).status == 201) }
+            for _ in 0..<2 {
+                #expect(try await s.rawPost("/relay-to/fcm/a", body: Self.body, headers: [("Content-Encoding", "aes128gcm")]).status == 201)
+            }
             let r = try await s.rawPost("/relay-to/fcm/b", body: Self.body, headers: [("Content-Encoding", "aes128gcm")])
             expectJSONError(r, status: 429, errorType: "RateLimited")
             #expect(r.headers["retry-after"] == "60")

@@ -13,8 +13,16 @@ import Testing
         let (_, other) = try await storage.apiKeys.createAPIKey(label: "other", now: now)
         #expect(try await storage.apiKeys.apiKeyID(forKey: key) == id)
         #expect(try await storage.apiKeys.apiKeyID(forKey: key + "x") == nil)
-        let device = CallDevice(id: "dev-1", apiKeyID: id, platform: .android, appID: "io.app", pushToken: "push-1", voipToken: nil,
-                                label: nil, encryptionKey: Array(repeating: 7, count: 32))
+        let device = CallDevice(
+            id: "dev-1",
+            apiKeyID: id,
+            platform: .android,
+            appID: "io.app",
+            pushToken: "push-1",
+            voipToken: nil,
+            label: nil,
+            encryptionKey: Array(repeating: 7, count: 32)
+        )
         try await storage.devices.addDevice(device, now: now)
         #expect(try await storage.devices.device(id: "dev-1", apiKeyID: id) == device)
         #expect(try await storage.devices.device(id: "dev-1", apiKeyID: other) == nil)

@@ -8,8 +8,17 @@ import Testing
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     func message(_ id: String, webhook: String = "w1", token: String = "t1", expires: TimeInterval = 3600) -> LocalPushMessage {
-        LocalPushMessage(id: id, webhookID: webhook, pushToken: token, platform: .android, notification: ["message": "hi"], state: .queued,
-                         fallback: false, createdAt: now, expiresAt: now.addingTimeInterval(expires))
+        LocalPushMessage(
+            id: id,
+            webhookID: webhook,
+            pushToken: token,
+            platform: .android,
+            notification: ["message": "hi"],
+            state: .queued,
+            fallback: false,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(expires)
+        )
     }
 
     @Test(arguments: StorageEngineUnderTest.all)

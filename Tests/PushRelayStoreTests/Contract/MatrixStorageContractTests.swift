@@ -11,9 +11,21 @@ import Testing
         let (storage, close) = try engine.open()
         let store = storage.matrix
         store.markSent(eventID: "$e1", pushkeys: ["k1", "k2"], at: now) { Issue.record("markSent failed: \($0)") }
-        try await store.markRejected("matrix:app:k3", provider: "fcm", reason: "UNREGISTERED", message: "gone", until: now.addingTimeInterval(60), now: now)
-        let found = try await store.lookup(eventID: "$e1", pushkeys: ["k1", "k3"], deadKeys: ["matrix:app:k3", "matrix:app:k1"],
-                                           since: now.addingTimeInterval(-10), now: now)
+        try await store.markRejected(
+            "matrix:app:k3",
+            provider: "fcm",
+            reason: "UNREGISTERED",
+            message: "gone",
+            until: now.addingTimeInterval(60),
+            now: now
+        )
+        let found = try await store.lookup(
+            eventID: "$e1",
+            pushkeys: ["k1", "k3"],
+            deadKeys: ["matrix:app:k3", "matrix:app:k1"],
+            since: now.addingTimeInterval(-10),
+            now: now
+        )
         #expect(found.seen == ["k1"])
         #expect(found.dead == ["matrix:app:k3"])
         #expect(try await store.lookup(eventID: "$e1", pushkeys: ["k1"], deadKeys: [], since: now.addingTimeInterval(1), now: now).seen.isEmpty)
@@ -25,10 +37,18 @@ import Testing
     func theRetryQueueHandsOutDueItemsInOrder(engine: StorageEngineUnderTest) async throws {
         let (storage, close) = try engine.open()
         let store = storage.matrix
-        try await store.enqueue([(appID: "a", pushkey: "late", eventID: "$1", notification: "{}", lastError: "503")], attempts: 1,
-                                nextAttemptAt: now.addingTimeInterval(20), now: now)
-        try await store.enqueue([(appID: "a", pushkey: "soon", eventID: "$2", notification: "{}", lastError: "503")], attempts: 1,
-                                nextAttemptAt: now.addingTimeInterval(10), now: now)
+        try await store.enqueue(
+            [(appID: "a", pushkey: "late", eventID: "$1", notification: "{}", lastError: "503")],
+            attempts: 1,
+            nextAttemptAt: now.addingTimeInterval(20),
+            now: now
+        )
+        try await store.enqueue(
+            [(appID: "a", pushkey: "soon", eventID: "$2", notification: "{}", lastError: "503")],
+            attempts: 1,
+            nextAttemptAt: now.addingTimeInterval(10),
+            now: now
+        )
         #expect(try await store.due(now: now, limit: 10).isEmpty)
         let due = try await store.due(now: now.addingTimeInterval(30), limit: 10)
         #expect(due.map(\.pushkey) == ["soon", "late"])

@@ -47,8 +47,19 @@ import Testing
         #expect(try await storage.deliveries.forgetDead("x"))
         #expect(try await storage.deliveries.forgetDead("x") == false)
         #expect(try await storage.deliveries.deadToken("x", now: day.start) == nil)
-        try await storage.deliveries.log(DeliveryRecord(at: day.start, pushToken: "x", appID: nil, platform: nil, provider: "p",
-                                                        kind: "rate_limit_notice", counted: false, outcome: "delivered", payload: "{\"a\":1}"))
+        try await storage.deliveries.log(
+            DeliveryRecord(
+                at: day.start,
+                pushToken: "x",
+                appID: nil,
+                platform: nil,
+                provider: "p",
+                kind: "rate_limit_notice",
+                counted: false,
+                outcome: "delivered",
+                payload: "{\"a\":1}"
+            )
+        )
         let row = try #require(try await storage.deliveries.recentDeliveries(pushToken: "x").first)
         #expect(row.kind == "rate_limit_notice" && row.payload == "{\"a\":1}" && !row.counted)
         await close()

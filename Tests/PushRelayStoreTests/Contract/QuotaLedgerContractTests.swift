@@ -14,7 +14,8 @@ import Testing
         let decisions = try await withThrowingTaskGroup(of: QuotaDecision.self) { group in
             for _ in 0..<200 {
                 group.addTask {
-                    try await storage.quota.reserve(pushToken: "hot", appID: "io.app", day: day, policy: QuotaPolicy(dailyLimit: 50), now: day.start).decision
+                    try await storage.quota.reserve(pushToken: "hot", appID: "io.app", day: day, policy: QuotaPolicy(dailyLimit: 50), now: day.start)
+                        .decision
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -44,8 +45,17 @@ import Testing
         let (storage, close) = try engine.open()
         let policy = QuotaPolicy(dailyLimit: 1)
         let r = try await storage.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start)
-        let record = DeliveryRecord(at: day.start, pushToken: "x", appID: "a", platform: "android", provider: "p", kind: "notification",
-                                    counted: true, outcome: "transient", errorMessage: "upstream down")
+        let record = DeliveryRecord(
+            at: day.start,
+            pushToken: "x",
+            appID: "a",
+            platform: "android",
+            provider: "p",
+            kind: "notification",
+            counted: true,
+            outcome: "transient",
+            errorMessage: "upstream down"
+        )
         #expect(try await storage.quota.complete(r, record: record) == UsageCounters(attempts: 1, successful: 0, errors: 1))
         #expect(try await storage.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start).decision.allowed)
         let logged = try await storage.deliveries.recentDeliveries(pushToken: "x")
@@ -59,19 +69,47 @@ import Testing
         let policy = QuotaPolicy()
         let mark = DeadMark(provider: "fcm", reason: "UNREGISTERED", message: "gone", until: day.start.addingTimeInterval(3600))
         let r = try await storage.quota.reserve(pushToken: "d", appID: nil, day: day, policy: policy, now: day.start)
-        let record = DeliveryRecord(at: day.start, pushToken: "d", appID: nil, platform: "android", provider: "fcm", kind: "notification",
-                                    counted: true, outcome: "invalid_token")
+        let record = DeliveryRecord(
+            at: day.start,
+            pushToken: "d",
+            appID: nil,
+            platform: "android",
+            provider: "fcm",
+            kind: "notification",
+            counted: true,
+            outcome: "invalid_token"
+        )
         _ = try await storage.quota.complete(r, record: record, markDead: mark)
-        let dead = try await storage.quota.reserveUnlessDead(pushToken: "d", appID: nil, webhookID: nil, day: day, policy: policy,
-                                                             now: day.start.addingTimeInterval(60), checkDead: true)
-        guard case .dead(let token, let limits) = dead else { Issue.record("expected dead, got \(dead)"); return }
+        let dead = try await storage.quota.reserveUnlessDead(
+            pushToken: "d",
+            appID: nil,
+            webhookID: nil,
+            day: day,
+            policy: policy,
+            now: day.start.addingTimeInterval(60),
+            checkDead: true
+        )
+        guard case .dead(let token, let limits) = dead else {
+            Issue.record("expected dead, got \(dead)")
+            return
+        }
         #expect(token.reason == "UNREGISTERED")
         #expect(limits.attempts == 1 && limits.errors == 1)
         let later = day.start.addingTimeInterval(7200)
         #expect(try await storage.deliveries.deadToken("d", now: later) == nil)
-        let after = try await storage.quota.reserveUnlessDead(pushToken: "d", appID: nil, webhookID: nil, day: day, policy: policy, now: later,
-                                                              checkDead: true)
-        guard case .reserved(let again) = after else { Issue.record("expected a reservation after expiry"); return }
+        let after = try await storage.quota.reserveUnlessDead(
+            pushToken: "d",
+            appID: nil,
+            webhookID: nil,
+            day: day,
+            policy: policy,
+            now: later,
+            checkDead: true
+        )
+        guard case .reserved(let again) = after else {
+            Issue.record("expected a reservation after expiry")
+            return
+        }
         #expect(again.decision.allowed)
         await close()
     }

@@ -1,7 +1,7 @@
 import Foundation
+import GRDB
 import PushRelayCore
 import PushRelayStore
-import GRDB
 import Testing
 
 @Suite struct PushRelayDatabaseTests {
@@ -16,8 +16,10 @@ import Testing
         for (file, m) in zip(files, PushRelayDatabase.migrations.sorted { $0.version < $1.version }) {
             let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
             #expect(file == m.name + ".sql")
-            #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == m.sql.trimmingCharacters(in: .whitespacesAndNewlines),
-                    "migrations/\(file) differs from the embedded copy: run scripts/embed-migrations.sh")
+            #expect(
+                text.trimmingCharacters(in: .whitespacesAndNewlines) == m.sql.trimmingCharacters(in: .whitespacesAndNewlines),
+                "migrations/\(file) differs from the embedded copy: run scripts/embed-migrations.sh"
+            )
         }
     }
 
@@ -48,7 +50,9 @@ import Testing
         // Concurrent writes share commits and syncs.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<200 {
-                group.addTask { _ = try await store.quota.reserve(pushToken: "burst-\(i % 20)", appID: nil, day: day, policy: QuotaPolicy(), now: Date()) }
+                group.addTask {
+                    _ = try await store.quota.reserve(pushToken: "burst-\(i % 20)", appID: nil, day: day, policy: QuotaPolicy(), now: Date())
+                }
             }
             try await group.waitForAll()
         }
@@ -77,8 +81,17 @@ import Testing
         let policy = QuotaPolicy(dailyLimit: 1)
         let r = try await store.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start)
         #expect(r.decision.allowed)
-        let record = DeliveryRecord(at: day.start, pushToken: "x", appID: "a", platform: "android", provider: "p", kind: "notification",
-                                    counted: true, outcome: "transient", errorMessage: "upstream down")
+        let record = DeliveryRecord(
+            at: day.start,
+            pushToken: "x",
+            appID: "a",
+            platform: "android",
+            provider: "p",
+            kind: "notification",
+            counted: true,
+            outcome: "transient",
+            errorMessage: "upstream down"
+        )
         let after = try await store.quota.complete(r, record: record)
         #expect(after == UsageCounters(attempts: 1, successful: 0, errors: 1))
         // The slot is free again: errors never use quota.
@@ -109,9 +122,21 @@ import Testing
         let long = String(repeating: "Porte ouverte à 7 h 😀 ", count: 200)
         let values = ["", "t", "tok:en-é", long]
         for (i, v) in values.enumerated() {
-            try await store.deliveries.log(DeliveryRecord(at: day.start, pushToken: "text-\(i)", appID: v, platform: nil, provider: "p",
-                                               kind: "notification", counted: false, outcome: "delivered", messageID: v,
-                                               errorMessage: nil, payload: v))
+            try await store.deliveries.log(
+                DeliveryRecord(
+                    at: day.start,
+                    pushToken: "text-\(i)",
+                    appID: v,
+                    platform: nil,
+                    provider: "p",
+                    kind: "notification",
+                    counted: false,
+                    outcome: "delivered",
+                    messageID: v,
+                    errorMessage: nil,
+                    payload: v
+                )
+            )
         }
         for (i, v) in values.enumerated() {
             let row = try #require(try await store.deliveries.recentDeliveries(pushToken: "text-\(i)").first)
@@ -129,8 +154,18 @@ import Testing
         for back in [0, 29, 30, 31, 90] {
             let day = today.adding(days: -Int64(back))
             _ = try await store.quota.reserve(pushToken: "t", appID: nil, day: day, policy: policy, now: day.start)
-            try await store.deliveries.log(DeliveryRecord(at: day.start, pushToken: "t", appID: nil, platform: nil, provider: "p",
-                                               kind: "notification", counted: false, outcome: "delivered"))
+            try await store.deliveries.log(
+                DeliveryRecord(
+                    at: day.start,
+                    pushToken: "t",
+                    appID: nil,
+                    platform: nil,
+                    provider: "p",
+                    kind: "notification",
+                    counted: false,
+                    outcome: "delivered"
+                )
+            )
         }
         let removed = try await store.admin.prune(today: today, retentionDays: 30)
         #expect(removed == 4)
@@ -184,8 +219,13 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<2000 {
                 group.addTask {
-                    _ = try await store.quota.reserve(pushToken: "token-\(i)-" + String(repeating: "x", count: 100), appID: nil, day: day,
-                                                policy: QuotaPolicy(), now: day.start)
+                    _ = try await store.quota.reserve(
+                        pushToken: "token-\(i)-" + String(repeating: "x", count: 100),
+                        appID: nil,
+                        day: day,
+                        policy: QuotaPolicy(),
+                        now: day.start
+                    )
                 }
             }
             try await group.waitForAll()
@@ -201,14 +241,34 @@ import Testing
         for back in stride(from: 39, through: 0, by: -1) {
             let day = today.adding(days: -Int64(back))
             for _ in 0..<3 {
-                try await store.deliveries.log(DeliveryRecord(at: day.start, pushToken: "t", appID: nil, platform: nil, provider: "p",
-                                                   kind: "notification", counted: false, outcome: "delivered"))
+                try await store.deliveries.log(
+                    DeliveryRecord(
+                        at: day.start,
+                        pushToken: "t",
+                        appID: nil,
+                        platform: nil,
+                        provider: "p",
+                        kind: "notification",
+                        counted: false,
+                        outcome: "delivered"
+                    )
+                )
             }
         }
         // A straggler: a delivery of an old day logged after the kept days began.
         let old = today.adding(days: -35)
-        try await store.deliveries.log(DeliveryRecord(at: old.start, pushToken: "late", appID: nil, platform: nil, provider: "p",
-                                           kind: "notification", counted: false, outcome: "delivered"))
+        try await store.deliveries.log(
+            DeliveryRecord(
+                at: old.start,
+                pushToken: "late",
+                appID: nil,
+                platform: nil,
+                provider: "p",
+                kind: "notification",
+                counted: false,
+                outcome: "delivered"
+            )
+        )
         #expect(try await store.admin.prune(today: today, retentionDays: 30) == 9 * 3 + 1)
         let days = try await store.database.pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT day FROM delivery_log ORDER BY day") }
         #expect(days.first == "2026-10-22" && days.last == "2026-11-21" && days.count == 31)

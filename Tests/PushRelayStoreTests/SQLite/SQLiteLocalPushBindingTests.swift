@@ -22,10 +22,12 @@ import Testing
                 ("2026-11-20", "old-token", "hook-1", "2026-11-20T10:00:00.000Z"),
                 ("2026-11-21", "new-token", "hook-1", "2026-11-21T10:00:00.000Z"),  // token refresh: hook-1 is new-token's
                 ("2026-11-21", "moving", "hook-a", "2026-11-21T09:00:00.000Z"),
-                ("2026-11-22", "moving", "hook-b", "2026-11-22T09:00:00.000Z"),   // re-registration: moving is hook-b's
+                ("2026-11-22", "moving", "hook-b", "2026-11-22T09:00:00.000Z"),  // re-registration: moving is hook-b's
             ] {
-                try db.execute(sql: "INSERT INTO daily_usage (day, push_token, webhook_id, updated_at) VALUES (?, ?, ?, ?)",
-                               arguments: [day, token, webhook, at])
+                try db.execute(
+                    sql: "INSERT INTO daily_usage (day, push_token, webhook_id, updated_at) VALUES (?, ?, ?, ?)",
+                    arguments: [day, token, webhook, at]
+                )
             }
         }
         _ = try db.migrate(all)

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import PushRelayCore
-@testable import PushRelayStore
 import Testing
+
+@testable import PushRelayStore
 
 /// The writer connection's cache of quota rows (`SQLiteUsageCache`). It only saves reads: every reservation updates
 /// `daily_usage` in place, and the cache must follow every other writer: another process, a rolled-back batch,
@@ -18,8 +19,11 @@ import Testing
     /// The token's `successful` as the table holds it, read with plain SQL.
     func raw(_ f: SQLiteFixture, _ token: String, day: UTCDay? = nil) async throws -> Int? {
         try await f.database.pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT successful FROM daily_usage WHERE day = ? AND push_token = ?",
-                             arguments: [(day ?? self.day).description, token])
+            try Int.fetchOne(
+                db,
+                sql: "SELECT successful FROM daily_usage WHERE day = ? AND push_token = ?",
+                arguments: [(day ?? self.day).description, token]
+            )
         }
     }
 
@@ -111,11 +115,24 @@ import Testing
         #expect(try await deliver(f, "t").allowed == false)
         _ = try await f.admin.clearLimit(pushToken: "t")
         #expect(try await deliver(f, "t").allowed)
-        try await f.deliveries.markDead("t", DeadMark(provider: "fcm", reason: "UNREGISTERED", message: nil, until: day.start.addingTimeInterval(3600)),
-                                        now: day.start)
-        let result = try await f.quota.reserveUnlessDead(pushToken: "t", appID: "io.app", webhookID: nil, day: day, policy: QuotaPolicy(),
-                                                         now: day.start, checkDead: true)
-        guard case .dead = result else { Issue.record("expected dead, got \(result)"); return }
+        try await f.deliveries.markDead(
+            "t",
+            DeadMark(provider: "fcm", reason: "UNREGISTERED", message: nil, until: day.start.addingTimeInterval(3600)),
+            now: day.start
+        )
+        let result = try await f.quota.reserveUnlessDead(
+            pushToken: "t",
+            appID: "io.app",
+            webhookID: nil,
+            day: day,
+            policy: QuotaPolicy(),
+            now: day.start,
+            checkDead: true
+        )
+        guard case .dead = result else {
+            Issue.record("expected dead, got \(result)")
+            return
+        }
         #expect(try await f.deliveries.forgetDead("t"))
         #expect(try await deliver(f, "t").allowed)
         #expect(try await raw(f, "t") == 5)
@@ -129,14 +146,19 @@ import Testing
         let all = PushRelayDatabase.migrations.sorted { $0.version < $1.version }
         _ = try f.database.migrate(all.filter { $0.version < 9 })
         try await f.database.pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO daily_usage (day, push_token, attempts, successful, errors, updated_at) VALUES ('2026-11-21', 't', 1, 1, 0, 'x');
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO daily_usage (day, push_token, attempts, successful, errors, updated_at) VALUES ('2026-11-21', 't', 1, 1, 0, 'x');
+                    """
+            )
             for i in 0..<4 {
-                try db.execute(sql: """
-                    INSERT INTO delivery_log (at, day, push_token, provider, kind, counted, outcome, pending_usage)
-                    VALUES (?, '2026-11-21', 't', 'sandbox', 'notification', 1, 'delivered', 1)
-                    """, arguments: ["2026-11-21T10:00:0\(i).000Z"])
+                try db.execute(
+                    sql: """
+                        INSERT INTO delivery_log (at, day, push_token, provider, kind, counted, outcome, pending_usage)
+                        VALUES (?, '2026-11-21', 't', 'sandbox', 'notification', 1, 'delivered', 1)
+                        """,
+                    arguments: ["2026-11-21T10:00:0\(i).000Z"]
+                )
             }
         }
         _ = try f.database.migrate(all)

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+
 @testable import PushRelayStore
 
 /// A SQLite database with its `Storage`, for the tests of the SQLite implementation itself (group commit, WAL,
@@ -23,8 +24,15 @@ struct SQLiteFixture: Sendable {
     var admin: any QuotaAdministration { storage.admin }
     var deliveries: any DeliveryLog { storage.deliveries }
 
-    func reserve(_ token: String, appID: String? = nil, day: UTCDay, policy: QuotaPolicy = QuotaPolicy(), webhookID: String? = nil)
-        async throws -> QuotaReservation {
+    func reserve(
+        _ token: String,
+        appID: String? = nil,
+        day: UTCDay,
+        policy: QuotaPolicy = QuotaPolicy(),
+        webhookID: String? = nil
+    )
+        async throws -> QuotaReservation
+    {
         try await quota.reserve(pushToken: token, appID: appID, webhookID: webhookID, day: day, policy: policy, now: day.start)
     }
 }

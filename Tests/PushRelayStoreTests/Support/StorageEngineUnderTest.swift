@@ -32,8 +32,12 @@ enum TempPath {
 }
 
 /// Polls `condition` until it holds, or records an issue after `seconds`.
-func eventually(_ what: String, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
-                _ condition: () async throws -> Bool) async throws {
+func eventually(
+    _ what: String,
+    seconds: Double = 30,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
+) async throws {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try await condition() { return }

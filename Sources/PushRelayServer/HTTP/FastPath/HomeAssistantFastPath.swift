@@ -37,7 +37,8 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         /// Answers one complete request's body.
         let answer: @Sendable (ByteBuffer, HAPlatform) async -> Answer
 
-        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, answer: @escaping @Sendable (ByteBuffer, HAPlatform) async -> Answer) {
+        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, answer: @escaping @Sendable (ByteBuffer, HAPlatform) async -> Answer)
+        {
             self.maxBodyBytes = maxBodyBytes
             self.metrics = metrics
             self.serverName = serverName
