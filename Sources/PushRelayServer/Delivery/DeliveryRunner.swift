@@ -1,7 +1,8 @@
 import PushRelayCore
 
-/// Runs one delivery against one provider within the request's deadline: bounded in-flight, a timeout on each
-/// attempt, and retries of transient failures with backoff and jitter, honouring `Retry-After`.
+/// Runs one delivery against one provider within the request's deadline: a timeout on each attempt, and retries of
+/// transient failures with backoff and jitter, honouring `Retry-After`. The `gate` bounds the dispatches in flight to
+/// this provider; the `Dispatcher` takes a place in it before it touches the quota.
 struct DeliveryRunner: Sendable {
     let provider: any PushProvider
     let gate: ProviderGate
@@ -9,16 +10,6 @@ struct DeliveryRunner: Sendable {
     let deadlineMs: Int
 
     func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
-        guard gate.tryAcquire() else {
-            return .failure(
-                .transient(
-                    reason: "ProviderBusy",
-                    message: "Provider '\(provider.name)' has \(gate.limit) deliveries in flight already; try again shortly.",
-                    retryAfterSeconds: 1
-                )
-            )
-        }
-        defer { gate.release() }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(deadlineMs))
         var attempt = 1

@@ -16,6 +16,7 @@ final class Dispatcher: Sendable {
     private let clock: any WallClock
     private let metrics: PushRelayMetrics?
     private let logger: Logger
+    private let shedding: LoadShedReport
 
     init(
         providers: [String: any PushProvider],
@@ -40,6 +41,7 @@ final class Dispatcher: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
+        self.shedding = LoadShedReport(metrics: metrics, logger: logger)
     }
 
     /// Whether `name` is a provider this dispatcher can send through.
@@ -49,6 +51,19 @@ final class Dispatcher: Sendable {
         guard let runner = runners[d.provider] else {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
+        // Past the bound, a refusal costs next to nothing: no quota figure, no storage write, no log line of its own.
+        guard runner.gate.tryAcquire() else {
+            shedding.shed(provider: d.provider, limit: runner.gate.limit)
+            return .failed(
+                .transient(
+                    reason: "ProviderBusy",
+                    message: "Provider '\(d.provider)' has \(runner.gate.limit) deliveries in flight already; try again shortly.",
+                    retryAfterSeconds: 1
+                ),
+                rateLimits: nil
+            )
+        }
+        defer { runner.gate.release() }
         let now = clock.now()
         var reservation: QuotaReservation?
         do {

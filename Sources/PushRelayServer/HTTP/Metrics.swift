@@ -15,7 +15,7 @@ final class PushRelayMetrics: Sendable {
         let read: @Sendable () -> Double
     }
 
-    private let registry = PrometheusCollectorRegistry()
+    let registry = PrometheusCollectorRegistry()
     private let probes: [Probe]
     static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
         .milliseconds(Int64($0 * 1000))
@@ -60,6 +60,15 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of everything.
+    /// A dispatch refused at once because its provider had `delivery.max_in_flight` deliveries in flight.
+    func recordShed(provider: String) {
+        registry.makeCounter(
+            name: "pushrelay_deliveries_shed_total",
+            labels: [("provider", provider)],
+            help: "Dispatches refused at once (503 ProviderBusy) because the provider instance was at its in-flight bound."
+        ).increment()
+    }
+
     func render() -> [UInt8] {
         for p in probes {
             registry.makeGauge(name: p.name, labels: [], help: p.help).set(p.read())

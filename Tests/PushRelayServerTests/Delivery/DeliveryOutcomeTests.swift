@@ -137,6 +137,7 @@ import Testing
             configure: { c in
                 c.apps = [.init(match: "io.slow", provider: "slow"), .init(match: "*", provider: "fast")]
                 c.delivery.maxInFlight = 2
+                c.metricsEnabled = true
             }
         ) { (s: TestServer) async throws in
             // Fill the slow provider's two slots.
@@ -148,7 +149,13 @@ import Testing
             let busy = try await s.android(TestServer.haBody(token: "s:3", appID: "io.slow"))
             expectJSONError(busy, status: 503, errorType: "ProviderUnavailable")
             #expect(busy["errorCode"] == "ProviderBusy")
+            #expect(busy.headers["retry-after"] == "1")
+            #expect(busy.int("rateLimits", "attempts") == 0, "a refusal at the in-flight bound counts nothing")
             #expect(slow.callCount == 2, "the refused request never reached the provider")
+            let shedUsage = try await s.post("/api/checkRateLimits", ["push_token": "s:3"])
+            #expect(shedUsage.int("rateLimits", "attempts") == 0, "nothing was written for the refused request")
+            let metrics = try await s.request(.GET, "/metrics")
+            #expect(metrics.rawBody.contains(#"pushrelay_deliveries_shed_total{provider="slow"} 1"#))
             // The fast provider answers meanwhile, while both slow deliveries are still in flight.
             let quick = try await s.android(TestServer.haBody(token: "f:1", appID: "io.fast"))
             #expect(quick.status == 201)

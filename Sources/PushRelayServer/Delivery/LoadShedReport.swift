@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Counts dispatches refused because their provider's in-flight bound was reached, and logs them at most once per
+/// interval (with how many there were), so that an overload does not also flood the log.
+final class LoadShedReport: Sendable {
+    private struct State {
+        var lastLog: ContinuousClock.Instant?
+        var unreported = 0
+    }
+
+    private let metrics: PushRelayMetrics?
+    private let logger: Logger
+    private let interval: Duration
+    private let state = Mutex(State())
+
+    init(metrics: PushRelayMetrics?, logger: Logger, interval: Duration = .seconds(10)) {
+        self.metrics = metrics
+        self.logger = logger
+        self.interval = interval
+    }
+
+    func shed(provider: String, limit: Int) {
+        metrics?.recordShed(provider: provider)
+        let now = ContinuousClock.now
+        let report: Int? = state.withLock { s in
+            s.unreported += 1
+            if let last = s.lastLog, now - last < interval { return nil }
+            s.lastLog = now
+            defer { s.unreported = 0 }
+            return s.unreported
+        }
+        guard let count = report else { return }
+        logger.warning(
+            "refusing deliveries: provider at its in-flight bound",
+            metadata: ["provider": .string(provider), "limit": .stringConvertible(limit), "refused_since_last_report": .stringConvertible(count)]
+        )
+    }
+}
