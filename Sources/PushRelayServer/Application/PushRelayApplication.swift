@@ -72,7 +72,7 @@ public enum PushRelayApplication {
         router.add(middleware: JSONErrorMiddleware())
         let routes = RouteTable(router: router)
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
-        routes.on("/health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
+        HealthRoutes<PushRelayRequestContext>(engine: storage.engine).register(routes)
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         let relay = RelayModule(
             config: config,
@@ -120,6 +120,7 @@ public enum PushRelayApplication {
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
             services: [
                 StorageService(engine: storage.engine, logger: logger),
+                StorageMonitor(engine: storage.engine, logger: logger),
                 PruneService(admin: storage.admin, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 LocalPushService(hub: hub, store: storage.localPush, sockets: sockets, clock: clock, logger: logger),

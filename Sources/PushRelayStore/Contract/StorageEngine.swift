@@ -4,6 +4,12 @@ public protocol StorageEngine: Sendable {
     func flush() async throws
     /// Makes every queued write durable, then closes. Call once, after the last request finished.
     func flushAndClose() async throws
+    /// The engine's current view of its writes (`StorageHealth`); cheap enough to read on every `/health`.
+    var health: StorageHealth { get }
+    /// Writes and removes a probe row now, updates `health` with the result and returns it. The server calls it
+    /// while `health` is failing, so that the fault's end is noticed even when no request comes.
+    @discardableResult
+    func probe() async -> StorageHealth
     /// Counters for `/metrics`: name (`pushrelay_…`), help text, current value.
     func statistics() -> [(name: String, help: String, value: Double)]
 }

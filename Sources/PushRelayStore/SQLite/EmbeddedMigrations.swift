@@ -256,5 +256,13 @@ CREATE VIEW usage_with_limits AS
 DROP VIEW daily_usage_current;
 DROP TABLE usage_fold;
 """#),
+        Migration(version: 10, name: "010_storage_probe", sql: #"""
+-- A scratch table for the storage probe (PushRelayDatabase.probe): a row is inserted and deleted in one transaction
+-- to learn whether the database can take a new row (disk full, read-only) without touching real data.
+CREATE TABLE storage_probe (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL
+);
+"""#),
     ]
 }

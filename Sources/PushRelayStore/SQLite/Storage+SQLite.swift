@@ -20,6 +20,20 @@ extension PushRelayDatabase: StorageEngine {
         try await batcher.flush()
     }
 
+    public var health: StorageHealth { batcher.faults.current }
+
+    public func probe() async -> StorageHealth {
+        do {
+            try await batcher.write { db in
+                try db.execute(sql: "INSERT INTO storage_probe (at) VALUES (?)", arguments: [ISO8601UTCNow()])
+                try db.execute(sql: "DELETE FROM storage_probe")
+            }
+        } catch {
+            // The tracker has seen a storage error already; anything else (the database closed) is not a disk fault.
+        }
+        return health
+    }
+
     public func statistics() -> [(name: String, help: String, value: Double)] {
         let stats = commitStats
         return [

@@ -11,7 +11,10 @@ final class WALSyncer: WorkerThread, @unchecked Sendable {
     /// Successful syncs (incremented before the callers they cover are answered).
     let syncs = Atomic<Int>(0)
 
-    init() {
+    private let faults: StorageFaultTracker
+
+    init(faults: StorageFaultTracker) {
+        self.faults = faults
         super.init(name: "pushrelay-sqlite-sync")
     }
 
@@ -47,8 +50,10 @@ final class WALSyncer: WorkerThread, @unchecked Sendable {
             if let error = sync() {
                 // The transactions committed, but whether they reached the disk is unknown: their callers get the
                 // error (a 503 for a notification), never a success that might not survive a crash.
+                faults.failed(error)
                 for (job, _) in batch { job.fail(error) }
             } else {
+                faults.succeeded()
                 syncs.add(1, ordering: .releasing)
                 WriterThread.complete(batch)
             }

@@ -45,6 +45,8 @@ final class WriteBatcher: Sendable {
 
     private let writer: WriterThread
     private let callers: WriteCallerExecutor.Lookup
+    /// Whether writes are going through (`StorageHealth`), from the outcomes of the commits and syncs.
+    let faults = StorageFaultTracker()
 
     /// Transactions committed and jobs they carried so far (jobs / batches = how many requests share a commit).
     var stats: (batches: Int, jobs: Int) { writer.stats }
@@ -64,7 +66,14 @@ final class WriteBatcher: Sendable {
         rolledBack: @escaping @Sendable () -> Void = {}
     ) {
         self.callers = callers
-        writer = WriterThread(pool: pool, checkpointer: checkpointer, syncer: WALSyncer(), maxBatch: maxBatch, hooks: (began, rolledBack))
+        writer = WriterThread(
+            pool: pool,
+            checkpointer: checkpointer,
+            syncer: WALSyncer(faults: faults),
+            maxBatch: maxBatch,
+            faults: faults,
+            hooks: (began, rolledBack)
+        )
     }
 
     deinit {

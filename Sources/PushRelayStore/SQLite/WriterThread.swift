@@ -8,6 +8,7 @@ final class WriterThread: WorkerThread, @unchecked Sendable {
     private let checkpointer: WALCheckpointer?
     private let syncer: WALSyncer
     private let maxBatch: Int
+    private let faults: StorageFaultTracker
     private let began: @Sendable (Database) throws -> Void
     private let rolledBack: @Sendable () -> Void
     private var queue: [WriteBatcher.Job] = []
@@ -23,6 +24,7 @@ final class WriterThread: WorkerThread, @unchecked Sendable {
         checkpointer: WALCheckpointer?,
         syncer: WALSyncer,
         maxBatch: Int,
+        faults: StorageFaultTracker,
         hooks: (began: @Sendable (Database) throws -> Void, rolledBack: @Sendable () -> Void)
     ) {
         self.began = hooks.began
@@ -31,6 +33,7 @@ final class WriterThread: WorkerThread, @unchecked Sendable {
         self.checkpointer = checkpointer
         self.syncer = syncer
         self.maxBatch = maxBatch
+        self.faults = faults
         super.init(name: "pushrelay-sqlite-writer")
     }
 
@@ -141,11 +144,13 @@ final class WriterThread: WorkerThread, @unchecked Sendable {
                     syncer.submit([(job, o)])
                 } catch {
                     rolledBack()
+                    faults.failed(error)
                     job.fail(error)
                 }
             }
         } catch {
             rolledBack()
+            faults.failed(error)
             for j in batch { j.fail(error) }
         }
     }

@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import PushRelayCore
+import PushRelayStore
+
+/// `GET /health` (liveness) and `GET /ready` (readiness).
+///
+/// `/health` answers 200 while the process serves HTTP, `{"status":"ok"}`, or `{"status":"degraded","storage":…}`
+/// while the database refuses writes: restarting would not cure a full or read-only disk, so it stays 200. `/ready`
+/// answers 503 `NotReady` (with `Retry-After`) during such a fault, so a load balancer sends the traffic elsewhere;
+/// both recover by themselves when writes go through again (the `StorageMonitor` probes while the fault lasts).
+struct HealthRoutes<Context: RequestContext> {
+    let engine: any StorageEngine
+
+    func register(_ routes: RouteTable<Context>) {
+        let engine = self.engine
+        routes.on(
+            "/health",
+            [
+                .get: { _, _ in
+                    let health = engine.health
+                    guard !health.isOK else { return JSONResponse.make(status: .ok, body: ["status": "ok"]) }
+                    return JSONResponse.make(status: .ok, body: ["status": "degraded", "storage": Self.describe(health)])
+                }
+            ]
+        )
+        routes.on(
+            "/ready",
+            [
+                .get: { _, _ in
+                    let health = engine.health
+                    guard !health.isOK else { return JSONResponse.make(status: .ok, body: ["status": "ready"]) }
+                    throw APIError(
+                        .serviceUnavailable,
+                        "NotReady",
+                        "PushRelay cannot write to its database (\(health.message ?? "storage error")), so it refuses notifications until the fault ends; it retries by itself.",
+                        fields: ["storage": Self.describe(health)],
+                        headers: [.retryAfter: "5"]
+                    )
+                }
+            ]
+        )
+    }
+
+    static func describe(_ health: StorageHealth) -> JSONValue {
+        var o: [String: JSONValue] = ["state": .string(health.state.rawValue)]
+        if let since = health.since { o["since"] = .string(ISO8601UTC.string(since)) }
+        if let message = health.message { o["message"] = .string(message) }
+        return .object(o)
+    }
+}
