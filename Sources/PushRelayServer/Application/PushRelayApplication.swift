@@ -108,6 +108,11 @@ public enum PushRelayApplication {
             ).register(routes)
         }
 
+        let slowClients = SlowClientGuard.Settings(
+            requestTimeout: .milliseconds(config.http.requestTimeoutMs),
+            idleTimeout: .milliseconds(config.http.idleTimeoutMs)
+        )
+        let connections = config.http.maxConnectionsPerAddress > 0 ? ConnectionBudget(limitPerAddress: config.http.maxConnectionsPerAddress) : nil
         let notify = HomeAssistantFastPath.Endpoint.homeAssistant(
             service: service,
             maxBodyBytes: config.http.maxBodyBytes,
@@ -116,7 +121,9 @@ public enum PushRelayApplication {
         )
         return Application(
             router: router,
-            server: HTTPServerBuilder { responder in PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify) },
+            server: HTTPServerBuilder { responder in
+                PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify, slowClients: slowClients, connections: connections)
+            },
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
             services: [
                 StorageService(engine: storage.engine, logger: logger),

@@ -12,6 +12,15 @@ public struct PushRelayConfig: Sendable {
         public var port = 8080
         /// Larger request bodies are answered 413.
         public var maxBodyBytes = 256 * 1024
+        /// `http.request_timeout`: from a request's first byte to its answer; a client that has not sent its whole
+        /// request by then (a slowloris, a trickled body) gets 408 and the connection closes. Longer than the
+        /// delivery deadline, which the answer may wait for.
+        public var requestTimeoutMs: Int64 = 30_000
+        /// `http.idle_timeout`: a keep-alive connection with no request for this long is closed.
+        public var idleTimeoutMs: Int64 = 75_000
+        /// `http.max_connections_per_address`: open connections (websockets included) one client address may hold;
+        /// further ones are closed at once. 0: no limit.
+        public var maxConnectionsPerAddress = 1024
     }
 
     public struct Storage: Sendable {
@@ -111,7 +120,7 @@ extension PushRelayConfig {
         ],
         "channel": channelKeys,
         "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
-        "http": ["host", "port", "max_body_bytes"],
+        "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address"],
         "storage": ["sqlite_path"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
         "admin": ["token"],
@@ -124,7 +133,8 @@ extension PushRelayConfig {
     ]
 
     static let overridableKeys = [
-        "http.host", "http.port", "http.max_body_bytes", "storage.sqlite_path",
+        "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.max_connections_per_address",
+        "storage.sqlite_path",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
@@ -188,6 +198,15 @@ extension PushRelayConfig {
         }
         if let v = try r.int("http.port", range: 0...65535) { http.port = v }
         if let v = try r.int("http.max_body_bytes", range: 1024...(64 * 1024 * 1024)) { http.maxBodyBytes = v }
+        if let ms = try r.durationMs("http.request_timeout") {
+            guard ms >= 1000 else { throw ConfigError(key: "http.request_timeout", problem: "must be at least 1s") }
+            http.requestTimeoutMs = ms
+        }
+        if let ms = try r.durationMs("http.idle_timeout") {
+            guard ms >= 1000 else { throw ConfigError(key: "http.idle_timeout", problem: "must be at least 1s") }
+            http.idleTimeoutMs = ms
+        }
+        if let v = try r.int("http.max_connections_per_address", range: 0...1_000_000) { http.maxConnectionsPerAddress = v }
         if let v = try r.string("storage.sqlite_path") {
             guard !v.isEmpty else { throw ConfigError(key: "storage.sqlite_path", problem: "must not be empty") }
             storage.sqlitePath = v
@@ -205,6 +224,12 @@ extension PushRelayConfig {
             }
         }
         if let v = try r.int("delivery.deadline_ms", range: 100...60_000) { delivery.deadlineMs = v }
+        if http.requestTimeoutMs <= Int64(delivery.deadlineMs) {
+            throw ConfigError(
+                key: "http.request_timeout",
+                problem: "must be longer than delivery.deadline_ms (\(delivery.deadlineMs) ms), which an answer may wait for"
+            )
+        }
         if let ms = try r.durationMs("delivery.dead_token_ttl") { delivery.deadTokenTTLms = ms }
         if let v = try r.int("delivery.max_in_flight", range: 1...100_000) { delivery.maxInFlight = v }
         if let v = try r.int("delivery.retry_base_ms", range: 1...10_000) { delivery.retryBaseMs = v }

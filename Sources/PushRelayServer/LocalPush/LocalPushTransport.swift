@@ -37,15 +37,84 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let sockets: LocalPushSockets
     /// Home Assistant's notify POSTs, answered in the pipeline (`HomeAssistantFastPath`).
     let notify: HomeAssistantFastPath.Endpoint?
+    /// Time limits for slow clients (`SlowClientGuard`); nil: none.
+    let slowClients: SlowClientGuard.Settings?
+    /// Connections per client address (`http.max_connections_per_address`); nil: no limit.
+    let connections: ConnectionBudget?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, sockets: LocalPushSockets, notify: HomeAssistantFastPath.Endpoint? = nil) {
+    init(
+        responder: @escaping HTTPChannelHandler.Responder,
+        sockets: LocalPushSockets,
+        notify: HomeAssistantFastPath.Endpoint? = nil,
+        slowClients: SlowClientGuard.Settings? = nil,
+        connections: ConnectionBudget? = nil
+    ) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.sockets = sockets
         self.notify = notify
+        self.slowClients = slowClients
+        self.connections = connections
+    }
+
+    /// A connection refused for its address's budget.
+    struct TooManyConnections: Error {}
+
+    /// Answers a connection beyond its address's budget with a JSON 503 as soon as it is active, then closes it.
+    final class ConnectionRefusal: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        private let limit: Int
+        private let answered: EventLoopPromise<Upgrade>
+        private var sent = false
+
+        init(limit: Int, answered: EventLoopPromise<Upgrade>) {
+            self.limit = limit
+            self.answered = answered
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            if context.channel.isActive { refuse(context) }
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            refuse(context)
+            context.fireChannelActive()
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+        private func refuse(_ context: ChannelHandlerContext) {
+            guard !sent else { return }
+            sent = true
+            let error = APIError(
+                .serviceUnavailable,
+                "TooManyConnections",
+                "This address already holds \(limit) connections to PushRelay (http.max_connections_per_address); reuse them or try again later."
+            )
+            let body = JSONWriter.bytes(error.body)
+            var buffer = context.channel.allocator.buffer(capacity: 192 + body.count)
+            buffer.writeString(
+                "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nretry-after: 5\r\nconnection: close\r\n\r\n"
+            )
+            buffer.writeBytes(body)
+            let answered = self.answered
+            context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in answered.fail(TooManyConnections()) }
+        }
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        if let budget = connections, let address = channel.remoteAddress?.ipAddress {
+            guard budget.admit(address) else {
+                // Answered once the channel is active; `handle` then sees the failed upgrade and closes it.
+                let answered = channel.eventLoop.makePromise(of: Upgrade.self)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionRefusal(limit: budget.limitPerAddress, answered: answered))
+                    return Value(upgrade: answered.futureResult, channel: channel)
+                }
+            }
+            channel.closeFuture.whenComplete { _ in budget.release(address) }
+        }
+        return channel.eventLoop.makeCompletedFuture {
+            if let slowClients { try channel.pipeline.syncOperations.addHandler(SlowClientGuard(settings: slowClients)) }
             let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
             let sockets = self.sockets
             let notify = self.notify
@@ -57,6 +126,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                     upgradePipelineHandler: { channel, _ in
                         channel.eventLoop.makeCompletedFuture {
                             HTTPParseErrorAnswerer.remove(from: channel)
+                            SlowClientGuard.remove(from: channel)
                             try sockets.attach(to: channel)
                             return Upgrade.websocket
                         }

@@ -1,0 +1,75 @@
+import NIOCore
+
+extension SlowClientGuard {
+    /// When a plain HTTP connection has had enough time: pure, driven by the bytes going in and out and by the clock.
+    ///
+    /// A request's clock starts at its first byte and stops when the answer starts going out; trickling more bytes
+    /// does not extend it. Between requests, the idle clock runs.
+    struct StateMachine {
+        enum State: Equatable {
+            /// No request under way since `since`.
+            case idle(since: NIODeadline)
+            /// A request's bytes started arriving; it must be answered by `deadline`.
+            case receiving(deadline: NIODeadline)
+            /// The connection was closed for being too slow.
+            case closed
+        }
+
+        enum Expiry: Equatable {
+            /// The client did not finish its request in time: answer 408, then close.
+            case requestTimeout
+            /// Idle too long between requests: close quietly.
+            case idle
+        }
+
+        enum TimerAction: Equatable {
+            case close(Expiry)
+            case check(at: NIODeadline)
+        }
+
+        private(set) var state: State
+        let requestTimeout: TimeAmount
+        let idleTimeout: TimeAmount
+
+        init(now: NIODeadline, requestTimeout: TimeAmount, idleTimeout: TimeAmount) {
+            self.state = .idle(since: now)
+            self.requestTimeout = requestTimeout
+            self.idleTimeout = idleTimeout
+        }
+
+        /// When the timer should next fire.
+        var nextCheck: NIODeadline? {
+            switch state {
+            case .idle(let since): return since + idleTimeout
+            case .receiving(let deadline): return deadline
+            case .closed: return nil
+            }
+        }
+
+        /// Request bytes arrived.
+        mutating func received(now: NIODeadline) {
+            if case .idle = state { state = .receiving(deadline: now + requestTimeout) }
+        }
+
+        /// The answer started going out (or went out): the request's clock stops; the idle one starts.
+        mutating func answered(now: NIODeadline) {
+            if case .receiving = state { state = .idle(since: now) }
+        }
+
+        /// The timer fired.
+        mutating func timerFired(now: NIODeadline) -> TimerAction? {
+            switch state {
+            case .closed:
+                return nil
+            case .receiving(let deadline):
+                guard now >= deadline else { return .check(at: deadline) }
+                state = .closed
+                return .close(.requestTimeout)
+            case .idle(let since):
+                guard now >= since + idleTimeout else { return .check(at: since + idleTimeout) }
+                state = .closed
+                return .close(.idle)
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import NIOCore
+import PushRelayCore
+
+/// Closes a plain HTTP connection whose client is too slow: a request not sent in full within `http.request_timeout`
+/// of its first byte is answered 408 and the connection closes (slowloris, a body trickled byte by byte), and a
+/// keep-alive connection idle for `http.idle_timeout` is closed. First in the pipeline, so it sees raw bytes before
+/// the HTTP decoder; a websocket upgrade removes it (the websocket has its own pings). The rules are in
+/// `SlowClientGuard.StateMachine`.
+final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    struct Settings: Sendable {
+        var requestTimeout: TimeAmount
+        var idleTimeout: TimeAmount
+        /// How often a connection checks its clocks.
+        var tick: TimeAmount = .seconds(1)
+    }
+
+    private let settings: Settings
+    private var machine: StateMachine?
+    private var timer: RepeatedTask?
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        machine = StateMachine(now: .now(), requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout)
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: settings.tick, delay: settings.tick) { _ in
+            bound.value.handler.tick(context: bound.value.context)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        machine?.received(now: .now())
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        machine?.answered(now: .now())
+        context.write(data, promise: promise)
+    }
+
+    private func tick(context: ChannelHandlerContext) {
+        guard case .close(let expiry)? = machine?.timerFired(now: .now()) else { return }
+        timer?.cancel()
+        timer = nil
+        switch expiry {
+        case .idle:
+            context.close(promise: nil)
+        case .requestTimeout:
+            let error = APIError(
+                .requestTimeout,
+                "RequestTimeout",
+                "The request was not received in full within \(settings.requestTimeout.nanoseconds / 1_000_000_000) s of its first byte (http.request_timeout); the connection is closed."
+            )
+            let body = JSONWriter.bytes(error.body)
+            var buffer = context.channel.allocator.buffer(capacity: 160 + body.count)
+            buffer.writeString(
+                "HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
+            )
+            buffer.writeBytes(body)
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    /// Takes the guard out of an upgraded (websocket) connection's pipeline.
+    static func remove(from channel: any Channel) {
+        if let handler = try? channel.pipeline.syncOperations.handler(type: SlowClientGuard.self) {
+            channel.pipeline.syncOperations.removeHandler(handler, promise: nil)
+        }
+    }
+}
