@@ -17,7 +17,7 @@ BIN=$(swift build -c release --show-bin-path)/pushrelay
 WORK=$(mktemp -d)
 trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=error \
-  PUSHRELAY_CHANNEL_MAX_CHANNELS=$((CHANNELS + 100)) PUSHRELAY_CHANNEL_MAX_FAILED_AUTHS_PER_MINUTE=100000 \
+  PUSHRELAY_CHANNEL_MAX_CHANNELS=$((CHANNELS + 100)) PUSHRELAY_HTTP_MAX_CONNECTIONS_PER_ADDRESS=0 PUSHRELAY_CHANNEL_MAX_FAILED_AUTHS_PER_MINUTE=100000 \
   ${BENCH_SERVER_ENV:-} "$BIN" serve 2>"$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
