@@ -17,10 +17,18 @@ final class LocalPushConnection: Sendable {
         let write: @Sendable (String) async throws -> Void
         /// Sends a close frame with a code and reason.
         let close: @Sendable (WebSocketErrorCode, String) async -> Void
+        /// Closes the socket after a short grace period whatever is still queued or being written: for a peer that
+        /// stopped reading, whose pending write (and so the close frame behind it) would never complete.
+        let closeSoon: @Sendable () -> Void
 
-        init(write: @escaping @Sendable (String) async throws -> Void, close: @escaping @Sendable (WebSocketErrorCode, String) async -> Void) {
+        init(
+            write: @escaping @Sendable (String) async throws -> Void,
+            close: @escaping @Sendable (WebSocketErrorCode, String) async -> Void,
+            closeSoon: @escaping @Sendable () -> Void = {}
+        ) {
             self.write = write
             self.close = close
+            self.closeSoon = closeSoon
         }
     }
 
@@ -155,6 +163,7 @@ final class LocalPushConnection: Sendable {
         }
         for w in waiters { w.resume() }
         if startWriter { startWriterTask() }
+        if case .overflow = action { sink.closeSoon() }
         guard case .queued = action else {
             onFailure?()
             return false

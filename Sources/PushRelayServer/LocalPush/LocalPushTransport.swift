@@ -343,7 +343,12 @@ extension LocalPushConnection.Sink {
             },
             close: { code, reason in
                 guard closing.claim() else { return }
+                // Scheduled first: a peer that stopped reading never lets the close frame out, and must not keep the
+                // socket (and what is queued for it) open for that.
+                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
                 try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
+            },
+            closeSoon: {
                 channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
             }
         )

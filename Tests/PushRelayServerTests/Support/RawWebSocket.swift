@@ -106,9 +106,11 @@ enum RawWebSocket {
 /// Blocking TCP connections to the test server on 127.0.0.1.
 enum LoopbackSocket {
     /// A connected socket whose reads time out after `receiveTimeoutMicroseconds` (so a reader can watch a clock).
-    static func connect(port: Int, receiveTimeoutMicroseconds: Int) -> Int32? {
+    /// `receiveBuffer` sets SO_RCVBUF before connecting (a small one makes a client that does not read fill up fast).
+    static func connect(port: Int, receiveTimeoutMicroseconds: Int, receiveBuffer: Int32? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
