@@ -44,7 +44,9 @@ struct DeliveryRunner: Sendable {
         }
     }
 
-    /// One provider call, abandoned (and cancelled) when the deadline passes.
+    /// One provider call, answered by the deadline whatever the provider does: at the deadline the call is cancelled
+    /// and abandoned, not awaited. (A task group would wait for it, and a provider waiting on something that does not
+    /// honour cancellation, such as a shared OAuth token fetch, would hold the answer past the deadline.)
     private func attemptOnce(_ delivery: Delivery, within remaining: Duration) async -> Result<DeliveryReceipt, DeliveryFailure> {
         let timeout = Result<DeliveryReceipt, DeliveryFailure>.failure(
             .transient(
@@ -54,21 +56,28 @@ struct DeliveryRunner: Sendable {
             )
         )
         guard remaining > .zero else { return timeout }
-        return await withTaskGroup(of: Result<DeliveryReceipt, DeliveryFailure>?.self) { group in
-            group.addTask {
-                do throws(DeliveryFailure) {
-                    return .success(try await provider.send(delivery))
-                } catch {
-                    return .failure(error)
+        let provider = self.provider
+        let first = FirstResult<Result<DeliveryReceipt, DeliveryFailure>>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                first.start(continuation)
+                let send = Task {
+                    let result: Result<DeliveryReceipt, DeliveryFailure>
+                    do throws(DeliveryFailure) {
+                        result = .success(try await provider.send(delivery))
+                    } catch {
+                        result = .failure(error)
+                    }
+                    first.offer(result)
                 }
+                let timer = Task {
+                    try? await Task.sleep(for: remaining)
+                    if first.offer(timeout) { send.cancel() }
+                }
+                first.onSettled { timer.cancel() }
             }
-            group.addTask {
-                try? await Task.sleep(for: remaining)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? timeout
+        } onCancel: {
+            first.offer(timeout)
         }
     }
 }

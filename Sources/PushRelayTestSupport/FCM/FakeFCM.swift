@@ -115,6 +115,10 @@ public final class FakeFCM: Sendable {
                     return .json(400, ["error": "invalid_grant", "error_description": "Invalid grant: account not found"])
                 case .unavailable:
                     return .json(503, ["error": "backend_error"], headers: [("retry-after", "1")])
+                case .hang(let ms):
+                    var r = FakeResponse.json(503, ["error": "backend_error"])
+                    r.delay = .milliseconds(ms)
+                    return r
                 }
             }
             do throws(FakeOAuthRules.Rejection) {

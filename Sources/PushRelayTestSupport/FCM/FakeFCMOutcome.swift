@@ -52,4 +52,6 @@ public enum FakeOAuthFailure: Sendable {
     case invalidGrant
     /// 503, transient.
     case unavailable
+    /// Accepts the request and answers nothing for `milliseconds` (then 503): a token endpoint that hangs.
+    case hang(milliseconds: Int64)
 }
