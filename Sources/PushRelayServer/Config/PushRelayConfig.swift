@@ -48,6 +48,24 @@ public struct PushRelayConfig: Sendable {
         /// Retries of transient failures: first backoff and attempts in total.
         public var retryBaseMs = 100
         public var maxAttempts = 4
+        /// The circuit breaker per provider instance: `delivery.breaker_failure_ratio` of at least
+        /// `delivery.breaker_min_requests` deliveries within `delivery.breaker_window` failing transiently opens it for
+        /// `delivery.breaker_cool_down` (0: no breaker).
+        public var breakerFailureRatio = 0.5
+        public var breakerMinRequests = 20
+        public var breakerWindowMs: Int64 = 30_000
+        public var breakerCoolDownMs: Int64 = 30_000
+
+        public var breaker: CircuitBreakerState.Settings? {
+            guard breakerCoolDownMs > 0 else { return nil }
+            return CircuitBreakerState.Settings(
+                failureRatio: breakerFailureRatio,
+                minimumRequests: breakerMinRequests,
+                window: TimeInterval(breakerWindowMs) / 1000,
+                coolDown: TimeInterval(breakerCoolDownMs) / 1000,
+                probeTimeout: max(TimeInterval(deadlineMs) / 1000 * 2, 1)
+            )
+        }
 
         public var retryPolicy: RetryPolicy { RetryPolicy(baseDelayMs: retryBaseMs, maxDelayMs: max(retryBaseMs, 2000), maxAttempts: maxAttempts) }
     }
@@ -119,7 +137,10 @@ extension PushRelayConfig {
             "voip",
         ],
         "channel": channelKeys,
-        "delivery": ["deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts"],
+        "delivery": [
+            "deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts", "breaker_failure_ratio", "breaker_min_requests",
+            "breaker_window", "breaker_cool_down",
+        ],
         "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address"],
         "storage": ["sqlite_path"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
@@ -137,6 +158,7 @@ extension PushRelayConfig {
         "storage.sqlite_path",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
+        "delivery.breaker_failure_ratio", "delivery.breaker_min_requests", "delivery.breaker_window", "delivery.breaker_cool_down",
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
         "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
         "channel.max_failed_auths_per_minute", "security.max_failed_auths_per_minute",
@@ -224,6 +246,16 @@ extension PushRelayConfig {
             }
         }
         if let v = try r.int("delivery.deadline_ms", range: 100...60_000) { delivery.deadlineMs = v }
+        if let v = try r.double("delivery.breaker_failure_ratio") {
+            guard v > 0, v <= 1 else { throw ConfigError(key: "delivery.breaker_failure_ratio", problem: "must be a number above 0 and at most 1") }
+            delivery.breakerFailureRatio = v
+        }
+        if let v = try r.int("delivery.breaker_min_requests", range: 1...1_000_000) { delivery.breakerMinRequests = v }
+        if let ms = try r.durationMs("delivery.breaker_window") {
+            guard ms >= 1000 else { throw ConfigError(key: "delivery.breaker_window", problem: "must be at least 1s") }
+            delivery.breakerWindowMs = ms
+        }
+        if let ms = try r.durationMs("delivery.breaker_cool_down") { delivery.breakerCoolDownMs = ms }
         if http.requestTimeoutMs <= Int64(delivery.deadlineMs) {
             throw ConfigError(
                 key: "http.request_timeout",
@@ -390,6 +422,18 @@ struct ConfigTreeReader {
             throw ConfigError(key: key, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound); got \(v.jsonString())")
         }
         return n
+    }
+
+    func double(_ key: String) throws -> Double? {
+        guard let v = value(key) else { return nil }
+        switch v {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .string(let s):
+            guard let d = Double(s) else { throw ConfigError(key: key, problem: "must be a number; got \(v.jsonString())") }
+            return d
+        default: throw ConfigError(key: key, problem: "must be a number; got \(v.jsonString())")
+        }
     }
 
     func bool(_ key: String) throws -> Bool? {

@@ -6,10 +6,22 @@ import PushRelayCore
 struct DeliveryRunner: Sendable {
     let provider: any PushProvider
     let gate: ProviderGate
+    /// Nil when `delivery.breaker_cool_down` is 0.
+    let breaker: CircuitBreaker?
     let retry: RetryPolicy
     let deadlineMs: Int
 
+    /// Nil if a delivery may be sent now; otherwise the refusal (the provider's circuit is open).
+    func admit() -> DeliveryFailure? { breaker?.admit() }
+
+    /// Runs the delivery (`admit` said yes) and reports its outcome to the circuit breaker.
     func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
+        let result = await attempts(delivery)
+        breaker?.record(result)
+        return result
+    }
+
+    private func attempts(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(deadlineMs))
         var attempt = 1

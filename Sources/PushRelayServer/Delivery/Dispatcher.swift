@@ -27,10 +27,13 @@ final class Dispatcher: Sendable {
         metrics: PushRelayMetrics?,
         logger: Logger
     ) {
-        self.runners = providers.mapValues {
-            DeliveryRunner(
-                provider: $0,
+        self.runners = providers.reduce(into: [:]) { runners, entry in
+            runners[entry.key] = DeliveryRunner(
+                provider: entry.value,
                 gate: ProviderGate(limit: settings.maxInFlight),
+                breaker: settings.breaker.map {
+                    CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)
+                },
                 retry: settings.retryPolicy,
                 deadlineMs: settings.deadlineMs
             )
@@ -64,6 +67,7 @@ final class Dispatcher: Sendable {
             )
         }
         defer { runner.gate.release() }
+        if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
         let now = clock.now()
         var reservation: QuotaReservation?
         do {

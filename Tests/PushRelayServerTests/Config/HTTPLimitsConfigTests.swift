@@ -1,3 +1,4 @@
+import PushRelayCore
 import Testing
 
 @testable import PushRelayServer
@@ -27,5 +28,21 @@ import Testing
             "\(error)".contains("http.request_timeout") && "\(error)".contains("delivery.deadline_ms")
         }
         #expect(throws: (any Error).self) { try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_IDLE_TIMEOUT": "10ms"]) }
+    }
+}
+
+/// `delivery.breaker_*`.
+@Suite struct CircuitBreakerConfigTests {
+    @Test func defaultsOverridesAndOff() throws {
+        let d = try PushRelayConfig.load(file: nil, environment: [:])
+        #expect(d.delivery.breaker == .init(failureRatio: 0.5, minimumRequests: 20, window: 30, coolDown: 30, probeTimeout: 16))
+        let set = try PushRelayConfig.load(
+            file: nil,
+            environment: ["PUSHRELAY_DELIVERY_BREAKER_FAILURE_RATIO": "0.8", "PUSHRELAY_DELIVERY_BREAKER_COOL_DOWN": "2m"]
+        )
+        #expect(set.delivery.breaker?.failureRatio == 0.8)
+        #expect(set.delivery.breaker?.coolDown == 120)
+        #expect(try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_DELIVERY_BREAKER_COOL_DOWN": "0"]).delivery.breaker == nil)
+        #expect(throws: (any Error).self) { try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_DELIVERY_BREAKER_FAILURE_RATIO": "2"]) }
     }
 }
