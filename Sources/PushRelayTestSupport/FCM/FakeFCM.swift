@@ -258,6 +258,11 @@ public final class FakeFCM: Sendable {
             return (r, reason)
         case .dropConnection:
             return (FakeResponse(status: 0, action: .dropConnection), "DroppedConnection")
+        case .malformedBody(let status):
+            return (
+                FakeResponse(status: status, headers: [("content-type", "application/json")], body: Array("<html>upstream error</h".utf8)),
+                "MalformedBody"
+            )
         }
     }
 }

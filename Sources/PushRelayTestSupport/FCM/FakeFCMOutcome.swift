@@ -24,6 +24,8 @@ public indirect enum FakeFCMOutcome: Sendable {
     case delayed(milliseconds: Int64, FakeFCMOutcome)
     /// Close the TCP connection without answering.
     case dropConnection
+    /// `status` with a body that is not JSON (a proxy's error page, a truncated answer).
+    case malformedBody(status: Int)
 }
 
 /// One `messages:send` request the fake FCM received, with what it answered.

@@ -1,0 +1,84 @@
+import Foundation
+import PushRelayCore
+import PushRelayServer
+import PushRelayTestSupport
+import Testing
+
+/// The fake FCM misbehaving in each way a real one can: every Home Assistant POST is still answered within its
+/// deadline, retries honour `Retry-After` and the attempt cap, and a message FCM accepted is not sent again.
+@Suite struct ProviderChaosTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let script: [FakeFCMOutcome]
+        /// The status Home Assistant gets.
+        let status: Int
+        /// How many sends FCM sees (nil: between 1 and the attempt cap).
+        let sends: ClosedRange<Int>
+        /// The answer comes no sooner than this (a `Retry-After` honoured).
+        var atLeast: Duration = .zero
+        var testDescription: String { name }
+    }
+
+    static let deadline = 1500
+    static let attempts = 3
+
+    static let cases: [Case] = [
+        Case(name: "30 s of latency", script: [.delayed(milliseconds: 30_000, .success)], status: 503, sends: 1...1),
+        Case(name: "connection reset without an answer", script: Array(repeating: .dropConnection, count: 5), status: 503, sends: 1...attempts),
+        Case(name: "503 without Retry-After", script: Array(repeating: .unavailable(retryAfter: nil), count: 5), status: 503, sends: attempts...attempts),
+        Case(
+            name: "503 with Retry-After: 1",
+            script: Array(repeating: .unavailable(retryAfter: 1), count: 5),
+            status: 503,
+            sends: 2...2,
+            atLeast: .seconds(1)
+        ),
+        Case(name: "503 with Retry-After past the deadline", script: [.unavailable(retryAfter: 30)], status: 503, sends: 1...1),
+        Case(name: "429 quota exceeded", script: Array(repeating: .quotaExceeded(retryAfter: nil), count: 5), status: 503, sends: attempts...attempts),
+        Case(name: "500 internal error", script: Array(repeating: .internalError, count: 5), status: 503, sends: attempts...attempts),
+        Case(name: "500 with a body that is not JSON", script: Array(repeating: .malformedBody(status: 500), count: 5), status: 503, sends: attempts...attempts),
+        Case(name: "200 with a body that is not JSON", script: [.malformedBody(status: 200)], status: 201, sends: 1...1),
+        Case(name: "one 503, then accepted", script: [.unavailable(retryAfter: nil), .success], status: 201, sends: 2...2),
+    ]
+
+    @Test(arguments: cases)
+    func everyPostIsAnsweredWithinItsDeadline(_ c: Case) async throws {
+        let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
+        let clock = TestClock()
+        let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
+        let token = "chaos:" + c.name.replacingOccurrences(of: " ", with: "-")
+        env.fcm.script(token, c.script)
+        do {
+            try await TestServer.with(
+                clock: clock,
+                configure: { config in
+                    config.providers = ["fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions)]
+                    config.apps = [.init(match: "*", provider: "fcm")]
+                    config.delivery.deadlineMs = Self.deadline
+                    config.delivery.maxAttempts = Self.attempts
+                    config.delivery.retryBaseMs = 20
+                }
+            ) { (s: TestServer) async throws in
+                let started = ContinuousClock.now
+                let r = try await s.android(TestServer.haBody(token: token))
+                let took = ContinuousClock.now - started
+                #expect(r.status == c.status, "\(r.rawBody)")
+                if c.status != 201 {
+                    expectJSONError(r, status: c.status, errorType: "ProviderUnavailable")
+                    #expect(r.headers["retry-after"] != nil)
+                }
+                #expect(took < .milliseconds(Self.deadline + 1000), "answered by the deadline: \(took)")
+                #expect(took >= c.atLeast, "Retry-After honoured: \(took)")
+                let sends = env.fcm.records.filter { $0.token == token }.count
+                #expect(c.sends.contains(sends), "\(sends) sends")
+                // What FCM accepted is counted once; what it did not is counted as an error.
+                let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
+                #expect(limits.int("rateLimits", "successful") == (c.status == 201 ? 1 : 0))
+            }
+        } catch {
+            await env.shutdown()
+            throw error
+        }
+        await env.shutdown()
+    }
+}
