@@ -37,14 +37,23 @@ final class PushRelayMetrics: Sendable {
         ).increment()
         registry.makeDurationHistogram(
             name: "pushrelay_http_request_duration_seconds",
-            labels: [("route", route)],
+            labels: [("route", route), ("status_class", Self.statusClass(status))],
             buckets: Self.durationBuckets,
-            help: "Time from request to response, by route pattern."
+            help: "Time from request to response, by route pattern and status class (2xx, 4xx, 5xx)."
         ).record(duration)
     }
 
     /// One provider call of the dispatcher (retries included), by provider instance and outcome (`delivered` or the
     /// failure class).
+    static func statusClass(_ status: Int) -> String {
+        switch status {
+        case 200..<300: return "2xx"
+        case 300..<400: return "3xx"
+        case 400..<500: return "4xx"
+        default: return "5xx"
+        }
+    }
+
     func recordDelivery(provider: String, outcome: String, duration: Duration) {
         registry.makeCounter(
             name: "pushrelay_deliveries_total",

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Overload benchmark: Home Assistant → FCM (fast fake on loopback) first at its sustainable load (64 connections),
+# then with BENCH_OVERLOAD_CONNECTIONS (default 2000) connections for BENCH_OVERLOAD_DURATION (15s), as in issue 19.
+# Past its capacity PushRelay must shed load: accepted (2xx) answers keep p99 ≤ 50 ms, refused ones (503) come in
+# under 100 ms, nothing times out, and memory stays bounded. Latencies by status class come from the server's own
+# histogram (pushrelay_http_request_duration_seconds{status_class}), whose buckets include 50 and 100 ms; wrk gives
+# the client's view (all answers together) and the socket errors.
+# Usage: Benchmarks/overload.sh   (env: PUSHRELAY_BIN, PUSHRELAY_DEV_BIN, BENCH_PORT=18182, BENCH_MAX_IN_FLIGHT)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PORT=${BENCH_PORT:-18182}
+OVER=${BENCH_OVERLOAD_CONNECTIONS:-2000}
+OVER_DURATION=${BENCH_OVERLOAD_DURATION:-15s}
+
+if ! command -v wrk >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y -qq wrk; fi
+fi
+if [ -z "${PUSHRELAY_BIN:-}" ]; then
+  swift build -c release --product pushrelay >&2
+  swift build -c release --product pushrelay-dev >&2
+fi
+BIN=${PUSHRELAY_BIN:-$(swift build -c release --show-bin-path)/pushrelay}
+DEVBIN=${PUSHRELAY_DEV_BIN:-$(dirname "$BIN")/pushrelay-dev}
+
+WORK=$(mktemp -d)
+cleanup() {
+  for p in ${SERVER:-} ${FAKES:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+ulimit -n 65536 2>/dev/null || true
+
+"$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
+FAKES=$!
+for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
+PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=warning \
+  PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 PUSHRELAY_METRICS_ENABLED=true PUSHRELAY_HTTP_MAX_CONNECTIONS_PER_ADDRESS=0 \
+  ${BENCH_MAX_IN_FLIGHT:+PUSHRELAY_DELIVERY_MAX_IN_FLIGHT=$BENCH_MAX_IN_FLIGHT} \
+  "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
+SERVER=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+URL="http://127.0.0.1:$PORT"
+
+# The server's histogram of answer times for the notify route, by status class: "<le> <count>" lines.
+buckets() { # status class
+  curl -s "$URL/metrics" | awk -v c="$1" -F'[{}]' '
+    /^pushrelay_http_request_duration_seconds_bucket/ && $2 ~ "route=\"/api/sendPush/android/v1\"" && $2 ~ "status_class=\"" c "\"" {
+      match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); print le, v[2] }'
+}
+# p99 bucket bound and share within a bound, from two snapshots of buckets().
+summarize() { # before-file after-file bound
+  join <(sort "$1") <(sort "$2") | awk -v bound="$3" '
+    { le = $1; d = $3 - $2; n[le] = d; if (le == "+Inf") total = d; les[++k] = le }
+    END {
+      if (total == 0) { print "none"; exit }
+      best = "+Inf"; within = 0
+      for (i = 1; i <= k; i++) { le = les[i]; if (le != "+Inf" && n[le] >= 0.99 * total && (best == "+Inf" || le + 0 < best + 0)) best = le
+        if (le != "+Inf" && le + 0 == bound + 0) within = n[le] }
+      printf "%d answers, p99 <= %s s, %.2f%% within %s s\n", total, best, 100 * within / total, bound }'
+}
+rss() { awk '/^VmHWM/ {print $2 " kB peak"} /^VmRSS/ {print $2 " kB now"}' /proc/"$SERVER"/status | paste -sd, -; }
+
+wrk -t1 -c8 -d3s -s Benchmarks/ha.lua "$URL" >/dev/null
+echo "== sustainable load: 64 connections, 10 s" >&2
+wrk -t2 -c64 -d10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/steady.txt"
+cat "$WORK/steady.txt" >&2
+echo "server memory after it: $(rss)" >&2
+
+buckets 2xx > "$WORK/2xx.before"; buckets 5xx > "$WORK/5xx.before"
+echo "== overload: $OVER connections, $OVER_DURATION" >&2
+wrk -t2 -c"$OVER" -d"$OVER_DURATION" --timeout 10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/over.txt"
+cat "$WORK/over.txt" >&2
+buckets 2xx > "$WORK/2xx.after"; buckets 5xx > "$WORK/5xx.after"
+SHED=$(curl -s "$URL/metrics" | awk '/^pushrelay_deliveries_shed_total/ {s += $2} END {print s + 0}')
+LOGLINES=$(wc -l < "$WORK/server.log")
+
+steady=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/steady.txt")
+total=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/over.txt")
+requests=$(awk '/requests in/ {print $1}' "$WORK/over.txt")
+non2xx=$(awk '/Non-2xx/ {print $NF}' "$WORK/over.txt" | grep . || echo 0)
+errors=$(grep -E "Socket errors" "$WORK/over.txt" || echo "Socket errors: none")
+seconds=$(echo "$OVER_DURATION" | tr -d s)
+echo
+echo "PushRelay overload benchmark (HA Android -> fake FCM, $(nproc) cores shared with wrk and the fake)"
+echo "  sustainable (64 connections):   $steady req/s, p99 $(awk '$1 == "99%" {print $2}' "$WORK/steady.txt")"
+echo "  overload ($OVER connections):  $total answers/s; $((requests - non2xx)) accepted ($(awk -v a="$((requests - non2xx))" -v s="$seconds" 'BEGIN { printf "%.0f", a / s }')/s), $non2xx refused"
+echo "  accepted (2xx), server side:    $(summarize "$WORK/2xx.before" "$WORK/2xx.after" 0.05)"
+echo "  refused (5xx), server side:     $(summarize "$WORK/5xx.before" "$WORK/5xx.after" 0.1)"
+echo "  wrk, all answers:               p50 $(awk '$1 == "50%" {print $2}' "$WORK/over.txt"), p99 $(awk '$1 == "99%" {print $2}' "$WORK/over.txt"); $errors"
+echo "  shed at the in-flight bound:    $SHED; server log lines during the whole run: $LOGLINES"
+echo "  server memory:                  $(rss)"
