@@ -172,7 +172,10 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 await refuse(http, error)
             }
         } catch let error as ChannelError where error == .inputClosed {
+            // The client closed its side before a request: nothing more can come, so the server's side closes too
+            // (a half-open connection would hold its descriptor and its address's connection budget).
             logger.trace("connection closed before a request")
+            value.channel.close(promise: nil)
         } catch {
             // A request that could not be parsed (answered by HTTPParseErrorAnswerer) or a failed upgrade: nothing
             // more will be read from this connection, so it must not stay open.
