@@ -46,7 +46,7 @@ URL="http://127.0.0.1:$PORT"
 buckets() { # status class
   curl -s "$URL/metrics" | awk -v c="$1" -F'[{}]' '
     /^pushrelay_http_request_duration_seconds_bucket/ && $2 ~ "route=\"/api/sendPush/android/v1\"" && $2 ~ "status_class=\"" c "\"" {
-      match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); print le, v[2] }'
+      match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); print le, v[1] }'
 }
 # p99 bucket bound and share within a bound, from two snapshots of buckets().
 summarize() { # before-file after-file bound
