@@ -17,6 +17,7 @@ extension WebPushProvider {
     ///       - updates.push.services.mozilla.com
     ///       - "*.push.apple.com"
     ///       - "*.notify.windows.com"
+    ///     allowed_private_networks: []                # CIDRs of non-public addresses that may be contacted (default none)
     ///     ttl: 900                                    # seconds a push service keeps an undelivered message
     ///     ca_file: /path/extra-ca.pem                 # tests only
     /// ```
@@ -27,6 +28,9 @@ extension WebPushProvider {
         public var contact: String
         /// `allowed_endpoints`: globs matched against an endpoint's host (or `host:port` when it names a port).
         public var allowedEndpoints: [String]
+        /// `allowed_private_networks`: loopback, private, link-local… networks an endpoint may resolve to. Empty by
+        /// default: an endpoint whose host is or resolves to such an address is refused (`OutboundAddressPolicy`).
+        public var addressPolicy: OutboundAddressPolicy
         /// `ttl`: seconds, sent as the `TTL` header.
         public var ttlSeconds: Int
         /// `request_timeout_ms`.
@@ -39,6 +43,7 @@ extension WebPushProvider {
         ]
         static let keys: Set<String> = [
             "vapid_private_key", "vapid_contact_email", "allowed_endpoints", "ttl", "ca_file", "max_connections", "request_timeout_ms",
+            "allowed_private_networks",
         ]
 
         public init(options: [String: JSONValue], baseDirectory: String?) throws(ProviderConfigError) {
@@ -85,6 +90,7 @@ extension WebPushProvider {
             default:
                 throw ProviderConfigError(key: "allowed_endpoints", problem: "must be a list of host names or globs")
             }
+            addressPolicy = OutboundAddressPolicy(allowedNetworks: try Self.networks(options["allowed_private_networks"]))
             ttlSeconds = try o.int("ttl", in: 0...2_419_200) ?? 900
             requestTimeoutMilliseconds = try o.int("request_timeout_ms", in: 100...120_000) ?? 10_000
             transport = ProviderTransport()
@@ -92,6 +98,26 @@ extension WebPushProvider {
             transport.requestTimeout = .milliseconds(Int64(requestTimeoutMilliseconds))
             if let ca = try o.path("ca_file") {
                 transport.extraTrustRoots = try ProviderTransport.loadTrustRoots(path: ca, key: "ca_file")
+            }
+        }
+
+        /// Reads `allowed_private_networks`: a list of CIDRs (`127.0.0.1/32`, `10.0.0.0/8`, `fd00::/8`).
+        static func networks(_ value: JSONValue?) throws(ProviderConfigError) -> [OutboundAddressPolicy.Network] {
+            let problem = "must be a list of networks in CIDR form, such as 10.0.0.0/8 or fd00::/8"
+            switch value {
+            case nil, .null?:
+                return []
+            case .array(let list)?:
+                var out: [OutboundAddressPolicy.Network] = []
+                for (k, v) in list.enumerated() {
+                    guard case .string(let s) = v, let n = OutboundAddressPolicy.Network(cidr: s) else {
+                        throw ProviderConfigError(key: "allowed_private_networks[\(k)]", problem: problem)
+                    }
+                    out.append(n)
+                }
+                return out
+            default:
+                throw ProviderConfigError(key: "allowed_private_networks", problem: problem)
             }
         }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// `type: webpush`: delivers to browser push subscriptions (RFC 8030) with VAPID (RFC 8292) and `aes128gcm`
 /// message encryption (RFC 8291).
 ///
-/// Each send is a `POST` to the subscription's endpoint, which must match `allowed_endpoints` (anything else is
-/// refused before any connection is made), with `Content-Encoding: aes128gcm`, `TTL`, `Urgency`, `Topic` and
+/// Each send is a `POST` to the subscription's endpoint, which must match `allowed_endpoints` and must not be or
+/// resolve to a loopback, private, link-local… address outside `allowed_private_networks` (anything else is refused
+/// before any connection is made; `OutboundAddressGuard`), with `Content-Encoding: aes128gcm`, `TTL`, `Urgency`, `Topic` and
 /// `Authorization: vapid t=…, k=…`. Answers: 200/201/202 delivered; 404/410 the subscription is gone
 /// (`invalidToken`); 413 `payloadTooLarge`; 429 and 5xx transient (with `Retry-After`); 400/401/403 a VAPID or
 /// configuration problem.
@@ -18,6 +19,7 @@ public final class WebPushProvider: PushProvider {
     public let name: String
     public let configuration: Configuration
     private let signer: VAPIDSigner
+    private let addressGuard: OutboundAddressGuard
     private let client: HTTPClient
     private let clock: any WallClock
     private let logger: Logger
@@ -40,6 +42,7 @@ public final class WebPushProvider: PushProvider {
         self.configuration = configuration
         self.clock = clock
         self.signer = VAPIDSigner(key: configuration.vapidKey, contact: configuration.contact)
+        self.addressGuard = OutboundAddressGuard(policy: configuration.addressPolicy)
         var logger = logger ?? Logger(label: "pushrelay.provider.webpush")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
@@ -65,6 +68,22 @@ public final class WebPushProvider: PushProvider {
             throw .invalidTarget(
                 reason: DeliveryFailure.endpointNotAllowed,
                 message: "The subscription's push service '\(host)' is not one this server sends to (\(name).allowed_endpoints); nothing was sent."
+            )
+        }
+        // Right before the request, every address the host resolves to (see OutboundAddressGuard on what is left).
+        switch await addressGuard.check(url: message.endpoint) {
+        case .success:
+            break
+        case .failure(.unresolvable(_, let problem)):
+            throw .transient(reason: "DNS", message: "\(name): cannot resolve push service \(host): \(problem)", retryAfterSeconds: nil)
+        case .failure(let refusal):
+            logger.warning(
+                "refused a WebPush endpoint with a non-public address",
+                metadata: ["endpoint_host": "\(host)", "token": "\(TokenDisplay.short(message.p256dh))", "problem": "\(refusal.message)"]
+            )
+            throw .invalidTarget(
+                reason: DeliveryFailure.endpointNotAllowed,
+                message: "The subscription's push service \(refusal.message) (\(name).allowed_private_networks); nothing was sent."
             )
         }
         guard let p256dh = Base64URL.decode(message.p256dh), let auth = Base64URL.decode(message.auth) else {

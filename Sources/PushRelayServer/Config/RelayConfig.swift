@@ -10,6 +10,9 @@ public struct WebPushRelaySettings: Sendable {
     public var alertText = "New notification"
     /// Hosts PushRelay may send an `Unsubscribe-URL` DELETE to. Empty: never.
     public var unsubscribeAllowedHosts: [String] = []
+    /// `relay.unsubscribe_allowed_private_networks`: loopback, private, link-local… networks an allowed host may
+    /// resolve to. Empty: a host that is or resolves to such an address gets no DELETE (`OutboundAddressPolicy`).
+    public var unsubscribeAddressPolicy = OutboundAddressPolicy()
     /// Relayed messages per device token and UTC day; 0 = no limit.
     public var dailyLimitPerToken = 0
     /// Relay requests per sender address and minute; 0 = no limit.
@@ -35,7 +38,7 @@ public struct VoIPSettings: Sendable {
 extension PushRelayConfig {
     static let relayKeys: Set<String> = [
         "apns_provider", "fcm_provider", "alert_text", "unsubscribe_allowed_hosts", "daily_limit_per_token",
-        "max_requests_per_minute_per_address", "max_body_bytes",
+        "max_requests_per_minute_per_address", "max_body_bytes", "unsubscribe_allowed_private_networks",
     ]
     static let voipKeys: Set<String> = ["apns_provider", "fcm_provider", "channel_confirm_timeout_ms"]
 
@@ -58,6 +61,17 @@ extension PushRelayConfig {
                     )
                 }
                 return s.lowercased()
+            }
+        }
+        if let list = try r.array("relay.unsubscribe_allowed_private_networks") {
+            let networks = list.map { v -> String in if case .string(let s) = v { s } else { "" } }
+            switch OutboundAddressPolicy.networks(networks) {
+            case .success(let n): relay.unsubscribeAddressPolicy = OutboundAddressPolicy(allowedNetworks: n)
+            case .failure(let e):
+                throw ConfigError(
+                    key: "relay.unsubscribe_allowed_private_networks[\(e.index)]",
+                    problem: "must be a network in CIDR form, such as 10.0.0.0/8 or fd00::/8"
+                )
             }
         }
         if let v = try r.int("relay.daily_limit_per_token", range: 0...10_000_000) { relay.dailyLimitPerToken = v }

@@ -139,11 +139,17 @@ final class WebPushRelayService: Sendable {
             return
         }
         let logger = self.logger
+        let addressGuard = OutboundAddressGuard(policy: settings.unsubscribeAddressPolicy)
         Task {
+            // The host a sender chose must not be, or resolve to, a loopback or private address (SSRF).
+            if case .failure(let refusal) = await addressGuard.check(url: url) {
+                logger.notice("not sending the Unsubscribe-URL DELETE", metadata: ["problem": .string(refusal.message)])
+                return
+            }
             var request = HTTPClientRequest(url: url)
             request.method = .DELETE
             do {
-                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                let response = try await Self.unsubscribeClient.execute(request, timeout: .seconds(10))
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 logger.info("sent Unsubscribe-URL DELETE", metadata: ["status": .stringConvertible(response.status.code)])
             } catch {
@@ -151,6 +157,12 @@ final class WebPushRelayService: Sendable {
             }
         }
     }
+
+    /// Follows no redirect: an answer must not send the DELETE on to an address that was not checked.
+    private static let unsubscribeClient = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
+    )
 
     /// What the WebPush sender (or a call's caller) is told when the provider refused.
     static func error(_ failure: DeliveryFailure) -> APIError {

@@ -31,6 +31,8 @@ struct MatrixFakes: Sendable {
                 options: [
                     "vapid_private_key": .string(vapidKeyFile), "vapid_contact_email": "ops@example.org",
                     "allowed_endpoints": ["127.0.0.1:*"], "ca_file": .string(env.caFile),
+                    // The fake push service is on loopback, which only an explicit allowance lets PushRelay contact.
+                    "allowed_private_networks": ["127.0.0.1/32"],
                 ]
             ),
         ]
