@@ -44,3 +44,13 @@ request = function()
   next_request = next_request % pool_size + 1
   return pool[next_request]
 end
+
+-- BENCH_DELAY_MS paces each connection (a pause before each request), so that N connections offer about
+-- N * 1000 / BENCH_DELAY_MS requests a second whatever the answers: an open load, as Home Assistant instances make,
+-- which does not resend at once when refused (Benchmarks/overload.sh).
+local pause = tonumber(os.getenv("BENCH_DELAY_MS") or "0")
+if pause > 0 then
+  delay = function()
+    return pause
+  end
+end

@@ -55,18 +55,20 @@ final class Dispatcher: Sendable {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
         // Past the bound, a refusal costs next to nothing: no quota figure, no storage write, no log line of its own.
-        guard runner.gate.tryAcquire() else {
+        guard let inFlight = runner.gate.tryAcquire() else {
             shedding.shed(provider: d.provider, limit: runner.gate.limit)
             return .failed(
                 .transient(
                     reason: "ProviderBusy",
-                    message: "Provider '\(d.provider)' has \(runner.gate.limit) deliveries in flight already; try again shortly.",
+                    message:
+                        "Provider '\(d.provider)' has \(runner.gate.limit) deliveries in flight already, as many as it answers promptly now; try again shortly.",
                     retryAfterSeconds: 1
                 ),
                 rateLimits: nil
             )
         }
-        defer { runner.gate.release() }
+        let admitted = ContinuousClock.now
+        defer { runner.gate.release(latency: (ContinuousClock.now - admitted).seconds, inFlight: inFlight) }
         if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
         let now = clock.now()
         var reservation: QuotaReservation?
@@ -170,5 +172,13 @@ extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
     var failureMessage: String? {
         if case .failure(let f) = self { return f.message }
         return nil
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
     }
 }

@@ -1,22 +1,40 @@
+import PushRelayCore
 import Synchronization
 
-/// Bounds the requests in flight to one provider, so a slow or failing upstream cannot absorb every request:
-/// past the bound, requests fail fast (503) instead of queueing without limit.
+/// Bounds the dispatches in flight to one provider, so that a slow or failing upstream, or a machine past its
+/// capacity, cannot absorb every request: past the bound, dispatches are refused at once (503 `ProviderBusy`) instead
+/// of queueing. The bound adapts to the latency the dispatches see (`AdaptiveConcurrencyLimit`), between 32 and
+/// `delivery.max_in_flight`.
 final class ProviderGate: Sendable {
-    let limit: Int
-    private let inFlight = Mutex(0)
+    private struct State {
+        var inFlight = 0
+        var adaptive: AdaptiveConcurrencyLimit
+    }
 
-    init(limit: Int) { self.limit = limit }
+    private let state: Mutex<State>
 
-    func tryAcquire() -> Bool {
-        inFlight.withLock { n in
-            guard n < limit else { return false }
-            n += 1
-            return true
+    init(limit: Int) {
+        state = Mutex(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(32, limit), maximum: limit)))
+    }
+
+    /// The bound right now.
+    var limit: Int { state.withLock { $0.adaptive.current } }
+    var current: Int { state.withLock { $0.inFlight } }
+
+    /// Takes a place if there is one; returns how many were in flight before (nil: refused).
+    func tryAcquire() -> Int? {
+        state.withLock { s in
+            guard s.inFlight < s.adaptive.current else { return nil }
+            s.inFlight += 1
+            return s.inFlight - 1
         }
     }
 
-    func release() { inFlight.withLock { $0 -= 1 } }
-
-    var current: Int { inFlight.withLock { $0 } }
+    /// Gives the place back; `latency` (seconds) is how long the dispatch held it, `inFlight` what `tryAcquire` said.
+    func release(latency: Double, inFlight: Int) {
+        state.withLock { s in
+            s.inFlight -= 1
+            s.adaptive.record(latency: latency, inFlight: inFlight + 1)
+        }
+    }
 }
