@@ -13,8 +13,8 @@ import Glibc
 
 /// The real `pushrelay` binary under concurrent Home Assistant load, killed with SIGKILL at random moments and started
 /// again on the same database, delivering to the fake FCM: what it answered 201 is counted exactly once and was
-/// delivered, no token ever passes its limit, `checkRateLimits` agrees with the database, and a Matrix device queued
-/// for a retry before a kill is delivered after it.
+/// delivered, no token ever passes its limit, `checkRateLimits` agrees with the database, and what was queued before a
+/// kill (a Matrix device's retry, notifications for an offline websocket device) is delivered after it.
 @Suite(.serialized) struct CrashSafetyTests {
     enum Outcome: Sendable, Equatable {
         case accepted  // 201
@@ -59,6 +59,8 @@ import Glibc
                 type: fcm
             \(options(env.fcmOptions))
             apps:
+              - match: "io.local.*"
+                provider: none
               - match: "*"
                 provider: fcm
             matrix:
@@ -131,6 +133,18 @@ import Glibc
         #expect(matrix.status == 200)
         #expect(matrix.json == ["rejected": []])
 
+        // Notifications for a local-only app whose device is offline wait in the database for it.
+        let offline = "crash-offline-device-" + String(repeating: "d", count: 24)
+        for i in 0..<3 {
+            let body: JSONValue = [
+                "message": .string("queued-\(i)"), "push_token": .string(offline),
+                "registration_info": ["app_id": "io.local.app", "webhook_id": "hook-offline"],
+            ]
+            let queued = try await Self.post(port: server.port, "/api/sendPush/android/v1", body)
+            #expect(queued.status == 201)
+            #expect(queued.json["messageId"]?.stringValue?.hasPrefix("queued:") == true)
+        }
+
         var kills = 0
         for round in 0..<4 {
             let stop = Flag()
@@ -160,6 +174,12 @@ import Glibc
         try await eventually("the queued Matrix device is delivered after the restarts", seconds: 30) {
             env.fcm.records.contains { $0.token == "matrix-flaky" && $0.status == 200 }
         }
+
+        // The offline device connects to the last process and gets what was queued before the kills.
+        let device = try await WSTestClient.subscribed(port: server.port, token: offline, webhookID: "hook-offline", supportConfirm: false)
+        var received: [String] = []
+        for _ in 0..<3 { received.append(try await device.receive()["event"]?["message"]?.stringValue ?? "?") }
+        #expect(received.sorted() == ["queued-0", "queued-1", "queued-2"])
 
         // Every answered notification was delivered (at least once).
         let delivered = Set(env.fcm.records.filter { $0.status == 200 }.compactMap { $0.body?["message"]?["data"]?["message"]?.stringValue })
