@@ -110,11 +110,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPParserError {
             // The body broke off mid-request (a bad chunk): the client's fault, answered by HTTPParseErrorAnswerer,
             // which also closes the connection.
-            context.logger.debug("request body is not valid HTTP/1.1 on \(request.method) \(request.uri.path): \(error)")
+            context.logger.debug("request body is not valid HTTP/1.1 on \(request.method) \(LogRedaction.path(request.uri.path)): \(error)")
             let e = APIError.notHTTP(error)
             return JSONResponse.make(status: e.status, body: e.body)
         } catch {
-            context.logger.error("unhandled error on \(request.method) \(request.uri.path): \(String(reflecting: type(of: error)))")
+            context.logger.error("unhandled error on \(request.method) \(LogRedaction.path(request.uri.path)): \(String(reflecting: type(of: error)))")
             let e = APIError(
                 .internalServerError,
                 "InternalError",

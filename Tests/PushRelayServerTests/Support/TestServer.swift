@@ -46,12 +46,15 @@ final class TestServer: Sendable {
     let database: PushRelayDatabase
     let dbPath: String
     let clock: TestClock
+    /// Every line the server logged, at every level (`LogCapture`).
+    let logs: LogCapture
 
-    init(port: Int, database: PushRelayDatabase, dbPath: String, clock: TestClock) {
+    init(port: Int, database: PushRelayDatabase, dbPath: String, clock: TestClock, logs: LogCapture = LogCapture()) {
         self.port = port
         self.database = database
         self.dbPath = dbPath
         self.clock = clock
+        self.logs = logs
     }
 
     var storage: Storage { .sqlite(database) }
@@ -83,8 +86,9 @@ final class TestServer: Sendable {
         }
         configure(&tree)
         let config = tree
-        var logger = Logger(label: "test")
-        logger.logLevel = .warning
+        // Trace level, captured: after the body, no line may hold a secret of this server (warnings still print).
+        let logs = LogCapture()
+        let logger = logs.logger(label: "test")
         let database = try PushRelayDatabase(path: dbPath, callers: EventLoopCallers.lookup)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
@@ -103,11 +107,13 @@ final class TestServer: Sendable {
             group.addTask { try await serviceGroup.run() }
             var port = 0
             for await p in portStream { port = p }
-            let server = TestServer(port: port, database: database, dbPath: dbPath, clock: clock)
+            let server = TestServer(port: port, database: database, dbPath: dbPath, clock: clock, logs: logs)
             do {
                 let result = try await body(server)
+                let secrets = await LogCapture.secrets(of: config, database: database)
                 await serviceGroup.triggerGracefulShutdown()
                 try await group.waitForAll()
+                logs.expectNoLeaks(of: secrets)
                 return result
             } catch {
                 await serviceGroup.triggerGracefulShutdown()
