@@ -17,15 +17,7 @@ PORT=${BENCH_PORT:-18182}
 OVER=${BENCH_OVERLOAD_CONNECTIONS:-2000}
 OVER_DURATION=${BENCH_OVERLOAD_DURATION:-15s}
 
-if ! command -v wrk >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y -qq wrk; fi
-fi
-if [ -z "${PUSHRELAY_BIN:-}" ]; then
-  swift build -c release --product pushrelay >&2
-  swift build -c release --product pushrelay-dev >&2
-fi
-BIN=${PUSHRELAY_BIN:-$(swift build -c release --show-bin-path)/pushrelay}
-DEVBIN=${PUSHRELAY_DEV_BIN:-$(dirname "$BIN")/pushrelay-dev}
+source Benchmarks/lib.sh
 
 WORK=$(mktemp -d)
 cleanup() {

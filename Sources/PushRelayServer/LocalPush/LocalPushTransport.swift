@@ -88,14 +88,10 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             let error = APIError(
                 .serviceUnavailable,
                 "TooManyConnections",
-                "This address already holds \(limit) connections to PushRelay (http.max_connections_per_address); reuse them or try again later."
+                "This address already holds \(limit) connections to PushRelay (http.max_connections_per_address); reuse them or try again later.",
+                headers: [.retryAfter: "5"]
             )
-            let body = JSONWriter.bytes(error.body)
-            var buffer = context.channel.allocator.buffer(capacity: 192 + body.count)
-            buffer.writeString(
-                "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nretry-after: 5\r\nconnection: close\r\n\r\n"
-            )
-            buffer.writeBytes(body)
+            let buffer = error.rawResponse(allocator: context.channel.allocator)
             let answered = self.answered
             context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in answered.fail(TooManyConnections()) }
         }

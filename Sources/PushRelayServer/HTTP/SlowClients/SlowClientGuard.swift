@@ -69,12 +69,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 "RequestTimeout",
                 "The request was not received in full within \(settings.requestTimeout.nanoseconds / 1_000_000_000) s of its first byte (http.request_timeout); the connection is closed."
             )
-            let body = JSONWriter.bytes(error.body)
-            var buffer = context.channel.allocator.buffer(capacity: 160 + body.count)
-            buffer.writeString(
-                "HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: \(body.count)\r\nconnection: close\r\n\r\n"
-            )
-            buffer.writeBytes(body)
+            let buffer = error.rawResponse(allocator: context.channel.allocator)
             context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
         }
     }
