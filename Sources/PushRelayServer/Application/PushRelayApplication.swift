@@ -70,6 +70,7 @@ public enum PushRelayApplication {
         // Outermost, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         let routes = RouteTable(router: router)
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
         HealthRoutes<PushRelayRequestContext>(engine: storage.engine).register(routes)
