@@ -7,9 +7,16 @@ import PushRelayStore
 /// The admin token check: `Authorization: Bearer <admin.token>`, compared in constant time, and counted against the
 /// address's failed credential checks (`FailedAuthLimiter`): a blocked address gets 429 whatever it sends.
 struct AdminAuth: Sendable {
-    let token: String
+    /// The admin token's digest only (`SecretMatcher`); the token itself is not kept.
+    let matcher: SecretMatcher
     let limiter: FailedAuthLimiter
     let clock: any WallClock
+
+    init(token: String, limiter: FailedAuthLimiter, clock: any WallClock) {
+        self.matcher = SecretMatcher(secret: token)
+        self.limiter = limiter
+        self.clock = clock
+    }
 
     func authorize(_ request: Request, peer: String) throws {
         let now = clock.now()
@@ -26,10 +33,8 @@ struct AdminAuth: Sendable {
                 headers: [.wwwAuthenticate: "Bearer"]
             )
         }
-        let given = SHA256.hash(data: Data(header.dropFirst(prefix.count).utf8))
-        let expected = SHA256.hash(data: Data(token.utf8))
-        // Digests of a fixed length, compared by swift-crypto in constant time: the timing says nothing about the token.
-        guard given == expected else {
+        // Digests of a fixed length, compared in constant time: the timing says nothing about the token.
+        guard matcher.matches(header.dropFirst(prefix.count)) else {
             limiter.recordFailure(peer, now: now)
             throw APIError(.unauthorized, "Unauthorized", "The admin token is wrong.", headers: [.wwwAuthenticate: "Bearer"])
         }
