@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Pure logic: notification model, translations, quota rules, day maths. No I/O.
@@ -57,6 +58,20 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The storage contract on PostgreSQL (postgres-nio's PostgresClient): several instances share one database.
+        .target(
+            name: "PushRelayPostgres",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -165,7 +180,10 @@ let package = Package(
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+                "PushRelayPostgres",
             swiftSettings: swiftSettings
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
         ),
         .testTarget(
             name: "PushRelayProviderTests",

@@ -6,4 +6,12 @@ public struct APIKeyInfo: Sendable, Equatable {
     public var label: String?
     public var createdAt: String
     public var revokedAt: String?
+
+    public init(id: Int64, label: String? = nil, createdAt: String, revokedAt: String? = nil) {
+        self.id = id
+        self.label = label
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
 }

@@ -8,4 +8,13 @@ public struct LocalPushTokenInfo: Sendable, Equatable {
     public var label: String?
     public var createdAt: String
     public var revokedAt: String?
+
+    public init(id: Int64, webhookID: String, label: String? = nil, createdAt: String, revokedAt: String? = nil) {
+        self.id = id
+        self.webhookID = webhookID
+        self.label = label
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
 }

@@ -13,4 +13,27 @@ public struct MatrixRetryItem: Sendable, Equatable {
     public var nextAttemptAt: Date
     public var createdAt: Date
     public var lastError: String?
+
+    public init(
+        id: Int64,
+        appID: String,
+        pushkey: String,
+        eventID: String? = nil,
+        notification: String,
+        attempts: Int,
+        nextAttemptAt: Date,
+        createdAt: Date,
+        lastError: String? = nil
+    ) {
+        self.id = id
+        self.appID = appID
+        self.pushkey = pushkey
+        self.eventID = eventID
+        self.notification = notification
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.createdAt = createdAt
+        self.lastError = lastError
+    }
+
 }

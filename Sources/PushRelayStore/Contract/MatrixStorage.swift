@@ -22,11 +22,23 @@ public protocol MatrixStorage: Sendable {
         nextAttemptAt: Date,
         now: Date
     ) async throws
-    /// Items due at `now`, earliest first.
+    /// Items due at `now`, earliest first (items another instance holds a live claim on are not due).
     func due(now: Date, limit: Int) async throws -> [MatrixRetryItem]
+    /// Items due at `now`, earliest first, claimed until `now + lease`: no other caller (of any instance) gets them
+    /// from `due` or `claimDue` before that, unless `remove` or `reschedule` ends the claim first. A claimer that
+    /// crashed leaves its items due again once the lease ends.
+    func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem]
     func queued() async throws -> [MatrixRetryItem]
     func remove(id: Int64) async throws
     func reschedule(id: Int64, attempts: Int, next: Date, lastError: String) async throws
     /// Forgets de-duplication entries older than `before`. Returns how many.
     func pruneDedup(before: Date) async throws -> Int
+}
+
+extension MatrixStorage {
+    /// For an engine used by one process only (SQLite): its one retry loop is the only claimer, so what is due is
+    /// what it claims.
+    public func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem] {
+        try await due(now: now, limit: limit)
+    }
 }

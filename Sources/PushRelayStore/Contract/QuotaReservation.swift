@@ -8,5 +8,12 @@ public struct QuotaReservation: Sendable, Equatable {
     public var maximum: Int
     public var decision: QuotaDecision
 
+    public init(day: UTCDay, pushToken: String, maximum: Int, decision: QuotaDecision) {
+        self.day = day
+        self.pushToken = pushToken
+        self.maximum = maximum
+        self.decision = decision
+    }
+
     public var rateLimits: RateLimits { RateLimits(counters: decision.counters, maximum: maximum, day: day) }
 }

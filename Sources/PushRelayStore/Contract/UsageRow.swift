@@ -13,5 +13,27 @@ public struct UsageRow: Sendable, Equatable, Codable {
     public var limitOverride: Int?
     public var updatedAt: String
 
+    public init(
+        day: String,
+        pushToken: String,
+        appID: String? = nil,
+        attempts: Int,
+        successful: Int,
+        errors: Int,
+        noticeSent: Bool,
+        limitOverride: Int? = nil,
+        updatedAt: String
+    ) {
+        self.day = day
+        self.pushToken = pushToken
+        self.appID = appID
+        self.attempts = attempts
+        self.successful = successful
+        self.errors = errors
+        self.noticeSent = noticeSent
+        self.limitOverride = limitOverride
+        self.updatedAt = updatedAt
+    }
+
     public var counters: UsageCounters { UsageCounters(attempts: attempts, successful: successful, errors: errors) }
 }

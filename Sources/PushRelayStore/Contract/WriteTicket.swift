@@ -1,10 +1,16 @@
 import Synchronization
 
+/// A queued write's result, answered once the write is durable.
 public final class WriteTicket<T: Sendable>: Sendable {
     private let state = Mutex<(result: Result<T, any Error>?, waiters: [CheckedContinuation<T, any Error>])>((nil, []))
 
-    func complete(_ result: Result<T, any Error>) {
+    /// An unanswered ticket; the engine that queued the write answers it with `complete`.
+    public init() {}
+
+    /// Answers the ticket (once, when the write is durable or failed). Later calls are ignored.
+    public func complete(_ result: Result<T, any Error>) {
         let waiters = state.withLock { s -> [CheckedContinuation<T, any Error>] in
+            if s.result != nil { return [] }
             s.result = result
             defer { s.waiters = [] }
             return s.waiters

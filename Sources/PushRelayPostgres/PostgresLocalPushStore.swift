@@ -1,0 +1,267 @@
+import Foundation
+import PostgresNIO
+import PushRelayCore
+import PushRelayStore
+
+/// PostgreSQL side of the websocket channel: channel tokens (stored as SHA-256 digests), messages owed to devices,
+/// local delivery counters and the push-token ↔ webhook-id bindings.
+public final class PostgresLocalPushStore: LocalPushStorage {
+    let engine: PostgresStorageEngine
+    /// A message's writes run in the order they were asked for (a save queued without waiting, then its delete).
+    private let order = KeyedWriteOrder()
+
+    public init(engine: PostgresStorageEngine) {
+        self.engine = engine
+    }
+
+    // MARK: Tokens
+
+    public func createToken(webhookID: String, label: String?, now: Date) async throws -> (token: String, id: Int64) {
+        let token = "prc_" + RandomSecret.base64URL(bytes: 32)
+        let hash = PostgresRows.digest(token)
+        let stamp = ISO8601UTC.string(now)
+        let rows = try await engine.rows(
+            """
+            INSERT INTO channel_tokens (webhook_id, token_hash, label, created_at) VALUES (\(webhookID), \(hash), \(label), \(stamp))
+            RETURNING id
+            """,
+            write: true
+        )
+        return (token, try rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    /// Looked up by digest: the comparison never touches the secret itself.
+    public func webhookID(forChannelToken token: String) async throws -> String? {
+        let hash = PostgresRows.digest(token)
+        return try await engine.rows(
+            "SELECT webhook_id FROM channel_tokens WHERE token_hash = \(hash) AND revoked_at IS NULL",
+            write: false
+        ).first?.decode(String.self)
+    }
+
+    public func revokeToken(id: Int64, now: Date) async throws -> Bool {
+        let stamp = ISO8601UTC.string(now)
+        return try await engine.changes("UPDATE channel_tokens SET revoked_at = \(stamp) WHERE id = \(id) AND revoked_at IS NULL RETURNING 1") > 0
+    }
+
+    public func listTokens() async throws -> [LocalPushTokenInfo] {
+        try await engine.rows("SELECT id, webhook_id, label, created_at, revoked_at FROM channel_tokens ORDER BY id", write: false).map {
+            let (id, webhook, label, created, revoked) = try $0.decode((Int64, String, String?, String, String?).self)
+            return LocalPushTokenInfo(id: id, webhookID: webhook, label: label, createdAt: created, revokedAt: revoked)
+        }
+    }
+
+    // MARK: Messages
+
+    public func save(_ m: LocalPushMessage, count: LocalCounter?) async throws {
+        try await enqueueSave(m, count: count).value
+    }
+
+    public func enqueueSave(_ m: LocalPushMessage, count: LocalCounter?) -> WriteTicket<Void> {
+        let engine = self.engine
+        let logger = engine.logger
+        let upsert = Self.upsert(m)
+        let bump = count.map { Self.bump($0, token: m.pushToken, at: m.createdAt) }
+        return order.submit(key: m.id) {
+            if let bump {
+                try await engine.transaction { connection in
+                    _ = try await connection.query(upsert, logger: logger).collect()
+                    _ = try await connection.query(bump, logger: logger).collect()
+                }
+            } else {
+                try await engine.rows(upsert, write: true)
+            }
+        }
+    }
+
+    @discardableResult
+    public func remove(id: String, count: LocalCounter?, token: String?, now: Date) async throws -> Bool {
+        let engine = self.engine
+        let logger = engine.logger
+        let bump: PostgresQuery? = if let count, let token { Self.bump(count, token: token, at: now) } else { nil }
+        return try await order.run(key: id) {
+            guard let bump else { return try await engine.changes("DELETE FROM channel_messages WHERE id = \(id) RETURNING 1") > 0 }
+            return try await engine.transaction { connection in
+                let existed = try await connection.query("DELETE FROM channel_messages WHERE id = \(id) RETURNING 1", logger: logger).collect()
+                _ = try await connection.query(bump, logger: logger).collect()
+                return !existed.isEmpty
+            }
+        }
+    }
+
+    @discardableResult
+    public func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void> {
+        let engine = self.engine
+        let bump = Self.bump(counter, token: token, at: now)
+        let ticket = WriteTicket<Void>()
+        engine.inFlight.start {
+            do {
+                try await engine.rows(bump, write: true)
+                ticket.complete(.success(()))
+            } catch {
+                ticket.complete(.failure(error))
+            }
+        }
+        return ticket
+    }
+
+    public func pending(webhookID: String?, pushToken: String?) async throws -> [LocalPushMessage] {
+        if let pushToken {
+            return try await engine.rows("\(unescaped: Self.select) WHERE push_token = \(pushToken) ORDER BY created_at", write: false)
+                .map(Self.message)
+        }
+        let webhook = webhookID ?? ""
+        return try await engine.rows("\(unescaped: Self.select) WHERE webhook_id = \(webhook) ORDER BY created_at", write: false)
+            .map(Self.message)
+    }
+
+    public func all() async throws -> [LocalPushMessage] {
+        try await engine.rows("\(unescaped: Self.select) ORDER BY created_at", write: false).map(Self.message)
+    }
+
+    /// Deletes the messages expired at `now`, counting each as dropped for its token and day.
+    public func dropExpired(now: Date) async throws -> Int {
+        let stamp = ISO8601UTC.string(now)
+        let day = UTCDay(now).description
+        // One statement: the deletes and their counts commit together.
+        let rows = try await engine.rows(
+            """
+            WITH gone AS (DELETE FROM channel_messages WHERE expires_at <= \(stamp) RETURNING push_token),
+            counted AS (
+                INSERT INTO daily_usage AS u (day, push_token, local_dropped, updated_at)
+                SELECT \(day), push_token, count(*), \(stamp) FROM gone GROUP BY push_token
+                ON CONFLICT (day, push_token) DO UPDATE SET local_dropped = u.local_dropped + excluded.local_dropped,
+                    updated_at = excluded.updated_at
+            )
+            SELECT count(*) FROM gone
+            """,
+            write: true
+        )
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
+    public func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int) {
+        let dayKey = day.description
+        let rows = try await engine.rows(
+            "SELECT local_delivered, local_fallbacks, local_dropped FROM daily_usage WHERE day = \(dayKey) AND push_token = \(pushToken)",
+            write: false
+        )
+        guard let row = rows.first else { return (0, 0, 0) }
+        let (d, f, x) = try row.decode((Int, Int, Int).self)
+        return (d, f, x)
+    }
+
+    // MARK: Bindings
+
+    public func binding(pushToken: String?, webhookID: String?) async throws -> LocalPushBinding? {
+        let rows: [PostgresRow]
+        if let pushToken {
+            rows = try await engine.rows("SELECT push_token, webhook_id FROM channel_bindings WHERE push_token = \(pushToken)", write: false)
+        } else if let webhookID {
+            rows = try await engine.rows("SELECT push_token, webhook_id FROM channel_bindings WHERE webhook_id = \(webhookID)", write: false)
+        } else {
+            return nil
+        }
+        return try rows.first.map(Self.binding)
+    }
+
+    /// One transaction that first locks both sides (a token's and a webhook id's bindings are written one at a time,
+    /// across instances), so the pairs it replaces and `whileWriting` follow commit order.
+    public func bind(
+        _ binding: LocalPushBinding,
+        now: Date,
+        whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void
+    ) async throws -> [LocalPushBinding] {
+        let token = binding.pushToken
+        let webhook = binding.webhookID
+        let stamp = ISO8601UTC.string(now)
+        let logger = engine.logger
+        return try await engine.transaction { connection in
+            // Transaction-scoped advisory locks on both keys, in a fixed order: two binds that share a side wait for
+            // each other even when no row exists yet.
+            let keys = ["t:" + token, "w:" + webhook].sorted()
+            for key in keys {
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger).collect()
+            }
+            let former = try await connection.query(
+                """
+                SELECT push_token, webhook_id FROM channel_bindings
+                WHERE (push_token = \(token) OR webhook_id = \(webhook)) AND NOT (push_token = \(token) AND webhook_id = \(webhook))
+                """,
+                logger: logger
+            ).collect().map(Self.binding)
+            let stored = try await connection.query(
+                "SELECT 1 FROM channel_bindings WHERE push_token = \(token) AND webhook_id = \(webhook)",
+                logger: logger
+            ).collect()
+            if !former.isEmpty || stored.isEmpty {
+                _ = try await connection.query(
+                    "DELETE FROM channel_bindings WHERE push_token = \(token) OR webhook_id = \(webhook)",
+                    logger: logger
+                ).collect()
+                _ = try await connection.query(
+                    "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (\(token), \(webhook), \(stamp))",
+                    logger: logger
+                ).collect()
+            }
+            whileWriting(former)
+            return former
+        }
+    }
+
+    public func bindings() async throws -> [LocalPushBinding] {
+        try await engine.rows("SELECT push_token, webhook_id FROM channel_bindings ORDER BY bound_at, push_token", write: false)
+            .map(Self.binding)
+    }
+
+    // MARK: Rows
+
+    private static let select =
+        "SELECT id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at FROM channel_messages"
+
+    private static func upsert(_ m: LocalPushMessage) -> PostgresQuery {
+        let platform = m.platform.rawValue
+        let notification = m.notification.jsonString()
+        let state = m.state.rawValue
+        let fallback = m.fallback ? 1 : 0
+        let created = ISO8601UTC.string(m.createdAt)
+        let expires = ISO8601UTC.string(m.expiresAt)
+        return """
+            INSERT INTO channel_messages (id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at)
+            VALUES (\(m.id), \(m.webhookID), \(m.pushToken), \(platform), \(notification), \(state), \(fallback), \(created), \(expires))
+            ON CONFLICT (id) DO UPDATE SET state = excluded.state, fallback = excluded.fallback, webhook_id = excluded.webhook_id
+            """
+    }
+
+    private static func bump(_ counter: LocalCounter, token: String, at: Date) -> PostgresQuery {
+        let day = UTCDay(at).description
+        let stamp = ISO8601UTC.string(at)
+        let column = counter.rawValue
+        return """
+            INSERT INTO daily_usage AS u (day, push_token, \(unescaped: column), updated_at) VALUES (\(day), \(token), 1, \(stamp))
+            ON CONFLICT (day, push_token) DO UPDATE SET \(unescaped: column) = u.\(unescaped: column) + 1, updated_at = excluded.updated_at
+            """
+    }
+
+    private static func message(_ row: PostgresRow) throws -> LocalPushMessage {
+        let (id, webhook, token, platform, notification, state, fallback, created, expires) = try row.decode(
+            (String, String, String, String, String, String, Int, String, String).self
+        )
+        return LocalPushMessage(
+            id: id,
+            webhookID: webhook,
+            pushToken: token,
+            platform: HAPlatform(rawValue: platform) ?? .android,
+            notification: (try? JSONParser.parse(Array(notification.utf8))) ?? .null,
+            state: LocalPushMessage.State(rawValue: state) ?? .queued,
+            fallback: fallback != 0,
+            createdAt: ISO8601UTC.date(created) ?? Date(),
+            expiresAt: ISO8601UTC.date(expires) ?? Date()
+        )
+    }
+
+    private static func binding(_ row: PostgresRow) throws -> LocalPushBinding {
+        let (token, webhook) = try row.decode((String, String).self)
+        return LocalPushBinding(pushToken: token, webhookID: webhook)
+    }
+}

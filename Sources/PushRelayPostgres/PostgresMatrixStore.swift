@@ -1,0 +1,181 @@
+import Foundation
+import PostgresNIO
+import PushRelayCore
+import PushRelayStore
+
+/// PostgreSQL side of the Matrix gateway: the (event id, pushkey) de-duplication window, shared by every instance,
+/// and the retry queue, whose items an instance claims (`claimDue`: `FOR UPDATE SKIP LOCKED` and a lease in
+/// `claimed_until`) so that no two instances retry the same item.
+public final class PostgresMatrixStore: MatrixStorage {
+    let engine: PostgresStorageEngine
+
+    public init(engine: PostgresStorageEngine) {
+        self.engine = engine
+    }
+
+    static func ms(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+
+    // MARK: De-duplication
+
+    public func lookup(
+        eventID: String?,
+        pushkeys: [String],
+        deadKeys: [String],
+        since: Date,
+        now: Date
+    ) async throws -> (seen: Set<String>, dead: Set<String>) {
+        let cutoff = Self.ms(since)
+        let stamp = ISO8601UTC.string(now)
+        let rows = try await engine.rows(
+            """
+            SELECT 's', pushkey FROM matrix_dedup WHERE event_id = \(eventID) AND pushkey = ANY(\(pushkeys)) AND seen_at >= \(cutoff)
+            UNION ALL
+            SELECT 'd', push_token FROM dead_tokens WHERE push_token = ANY(\(deadKeys)) AND expires_at > \(stamp)
+            """,
+            write: false
+        )
+        var seen: Set<String> = []
+        var dead: Set<String> = []
+        for row in rows {
+            let (kind, key) = try row.decode((String, String).self)
+            if kind == "s" { seen.insert(key) } else { dead.insert(key) }
+        }
+        return (seen, dead)
+    }
+
+    public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
+        let mark = DeadMark(provider: provider, reason: reason, message: message, until: until)
+        try await engine.rows(PostgresRows.insertDead(token: key, mark: mark, now: now), write: true)
+    }
+
+    public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
+        guard !pushkeys.isEmpty else { return }
+        let engine = self.engine
+        let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: Self.ms(at))
+        engine.inFlight.start {
+            do { try await engine.rows(query, write: true) } catch { onError(error) }
+        }
+    }
+
+    /// Upserts `(eventIDs[i], pushkeys[i])` seen at `at`, in one statement.
+    private static func dedup(eventIDs: [String], pushkeys: [String], at: Int64) -> PostgresQuery {
+        """
+        INSERT INTO matrix_dedup (event_id, pushkey, seen_at)
+        SELECT DISTINCT ON (e, k) e, k, \(at) FROM unnest(\(eventIDs)::text[], \(pushkeys)::text[]) AS x(e, k)
+        ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+        """
+    }
+
+    // MARK: Retry queue
+
+    public func enqueue(
+        _ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)],
+        attempts: Int,
+        nextAttemptAt: Date,
+        now: Date
+    ) async throws {
+        guard !items.isEmpty else { return }
+        let next = Self.ms(nextAttemptAt)
+        let created = Self.ms(now)
+        let logger = engine.logger
+        let withEvents = items.compactMap { i in i.eventID.map { ($0, i.pushkey) } }
+        try await engine.transaction { connection in
+            for item in items {
+                _ = try await connection.query(
+                    """
+                    INSERT INTO matrix_retry_queue (app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error)
+                    VALUES (\(item.appID), \(item.pushkey), \(item.eventID), \(item.notification), \(attempts), \(next), \(created), \(item.lastError))
+                    """,
+                    logger: logger
+                ).collect()
+            }
+            if !withEvents.isEmpty {
+                _ = try await connection.query(
+                    Self.dedup(eventIDs: withEvents.map(\.0), pushkeys: withEvents.map(\.1), at: created),
+                    logger: logger
+                ).collect()
+            }
+        }
+    }
+
+    /// Due items nobody holds a live claim on, without claiming them.
+    public func due(now: Date, limit: Int) async throws -> [MatrixRetryItem] {
+        let cutoff = Self.ms(now)
+        return try await engine.rows(
+            """
+            \(unescaped: Self.select) WHERE next_attempt_at <= \(cutoff) AND claimed_until <= \(cutoff)
+            ORDER BY next_attempt_at, id LIMIT \(limit)
+            """,
+            write: false
+        ).map(Self.item)
+    }
+
+    /// Claims due items until `now + lease`: rows another transaction is claiming are skipped, not waited for.
+    public func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem] {
+        let cutoff = Self.ms(now)
+        let until = cutoff + lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
+        let items = try await engine.rows(
+            """
+            UPDATE matrix_retry_queue q SET claimed_until = \(until)
+            FROM (
+                SELECT id FROM matrix_retry_queue WHERE next_attempt_at <= \(cutoff) AND claimed_until <= \(cutoff)
+                ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ) c
+            WHERE q.id = c.id
+            RETURNING q.id, q.app_id, q.pushkey, q.event_id, q.notification, q.attempts, q.next_attempt_at, q.created_at, q.last_error
+            """,
+            write: true
+        ).map(Self.item)
+        return items.sorted { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }
+    }
+
+    public func queued() async throws -> [MatrixRetryItem] {
+        try await engine.rows("\(unescaped: Self.select) ORDER BY id", write: false).map(Self.item)
+    }
+
+    public func remove(id: Int64) async throws {
+        try await engine.rows("DELETE FROM matrix_retry_queue WHERE id = \(id)", write: true)
+    }
+
+    /// Ends the claim too: the item is due again at `next`, for any instance.
+    public func reschedule(id: Int64, attempts: Int, next: Date, lastError: String) async throws {
+        let nextMS = Self.ms(next)
+        try await engine.rows(
+            """
+            UPDATE matrix_retry_queue SET attempts = \(attempts), next_attempt_at = \(nextMS), last_error = \(lastError), claimed_until = 0
+            WHERE id = \(id)
+            """,
+            write: true
+        )
+    }
+
+    @discardableResult
+    public func pruneDedup(before: Date) async throws -> Int {
+        let cutoff = Self.ms(before)
+        return try await engine.rows(
+            "WITH d AS (DELETE FROM matrix_dedup WHERE seen_at < \(cutoff) RETURNING 1) SELECT count(*) FROM d",
+            write: true
+        ).first?.decode(Int.self) ?? 0
+    }
+
+    private static let select =
+        "SELECT id, app_id, pushkey, event_id, notification, attempts, next_attempt_at, created_at, last_error FROM matrix_retry_queue"
+
+    private static func item(_ row: PostgresRow) throws -> MatrixRetryItem {
+        let (id, app, pushkey, event, notification, attempts, next, created, lastError) = try row.decode(
+            (Int64, String, String, String?, String, Int, Int64, Int64, String?).self
+        )
+        return MatrixRetryItem(
+            id: id,
+            appID: app,
+            pushkey: pushkey,
+            eventID: event,
+            notification: notification,
+            attempts: attempts,
+            nextAttemptAt: date(next),
+            createdAt: date(created),
+            lastError: lastError
+        )
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import PushRelayCore
+import PushRelayStore
+import Synchronization
+
+/// The PostgreSQL engine behind a `Storage`: a `PostgresClient` (postgres-nio's connection pool) that this object
+/// runs itself from `open` until `flushAndClose`, the health of its writes, and its figures for `/metrics`.
+///
+/// Every decision that must hold across instances is made by PostgreSQL in one statement or transaction (see the
+/// stores); nothing is cached here. A request that finds no connection within `connectionWait` fails with
+/// `PostgresStoreError.unavailable` (the server answers 503) while the pool keeps reconnecting in the background.
+public final class PostgresStorageEngine: StorageEngine {
+    public let configuration: PostgresStorageConfiguration
+    let client: PostgresClient
+    let logger: Logger
+    /// `host:port/database`, for messages.
+    let target: String
+    private let runTask: Task<Void, Never>
+    private let faults = PostgresFaultTracker()
+    let inFlight = InFlightWrites()
+    private let queries = Atomic<Int>(0)
+    private let errors = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
+
+    /// The migrations this build carries (generated from `migrations/postgres/*.sql`).
+    public static var migrations: [Migration] { EmbeddedPostgresMigrations.all }
+
+    /// Connects once to check the URL and credentials, migrates (or, with `migrate: false`, only checks that the
+    /// schema is not newer than this build), then starts the pool. Every failure is one `PostgresStoreError` or
+    /// `StoreError` line. Call `flushAndClose` at the end: it stops the pool.
+    public static func open(
+        _ configuration: PostgresStorageConfiguration,
+        migrate: Bool = true,
+        logger: Logger = Logger(label: "pushrelay.postgres")
+    ) async throws -> PostgresStorageEngine {
+        let target = "\(configuration.host):\(configuration.port)/\(configuration.database)"
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(
+                configuration: try connectionConfiguration(configuration),
+                id: 0,
+                logger: logger
+            )
+        } catch {
+            throw PostgresErrorMapping.connectFailure(error, target: target)
+        }
+        do {
+            if migrate {
+                let applied = try await PostgresMigrator.migrate(connection, migrations: migrations, logger: logger)
+                if !applied.isEmpty { logger.info("migrated the PostgreSQL schema", metadata: ["applied": .string(applied.joined(separator: ", "))]) }
+            } else {
+                try await PostgresMigrator.checkVersion(connection, migrations: migrations, logger: logger)
+            }
+        } catch {
+            try? await connection.close()
+            if error is StoreError { throw error }
+            throw PostgresErrorMapping.map(error, target: target)
+        }
+        try? await connection.close()
+        return try PostgresStorageEngine(configuration: configuration, target: target, logger: logger)
+    }
+
+    private init(configuration: PostgresStorageConfiguration, target: String, logger: Logger) throws {
+        self.configuration = configuration
+        self.target = target
+        self.logger = logger
+        var config = PostgresClient.Configuration(
+            host: configuration.host,
+            port: configuration.port,
+            username: configuration.username,
+            password: configuration.password,
+            database: configuration.database,
+            tls: Self.clientTLS(configuration.tls)
+        )
+        config.options.maximumConnections = configuration.poolSize
+        config.options.connectTimeout = configuration.connectTimeout
+        let client = PostgresClient(configuration: config, backgroundLogger: logger)
+        self.client = client
+        runTask = Task { await client.run() }
+    }
+
+    deinit {
+        runTask.cancel()
+    }
+
+    // MARK: Running statements
+
+    private enum Raced<T: Sendable>: Sendable {
+        case value(T)
+        case waited
+    }
+
+    private struct NoConnection: Error {}
+
+    /// Runs `body` on a pooled connection. Waits at most `connectionWait` for the connection (a statement once
+    /// running is not interrupted), maps errors to `PostgresStoreError`, and keeps `health` and the counters.
+    /// `write`: a success ends a fault, as in the SQLite engine (reads can succeed while writes fail).
+    func perform<T: Sendable>(write: Bool, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
+        let client = self.client
+        let wait = configuration.connectionWait
+        do {
+            let leased = LeaseFlag()
+            let value: T = try await withThrowingTaskGroup(of: Raced<T>.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        leased.value.store(true, ordering: .relaxed)
+                        return .value(try await body(connection))
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: wait)
+                    if !leased.value.load(ordering: .relaxed) { throw NoConnection() }
+                    return .waited
+                }
+                while let next = try await group.next() {
+                    if case .value(let v) = next {
+                        group.cancelAll()
+                        return v
+                    }
+                }
+                throw CancellationError()
+            }
+            queries.add(1, ordering: .relaxed)
+            if write { faults.succeeded() }
+            return value
+        } catch {
+            errors.add(1, ordering: .relaxed)
+            let mapped: any Error =
+                error is NoConnection
+                ? PostgresStoreError.unavailable("no connection to \(target) within \(configuration.connectionWait)")
+                : PostgresErrorMapping.map(error, target: target)
+            faults.failed(mapped)
+            throw mapped
+        }
+    }
+
+    /// Runs `body` in a transaction on a pooled connection (see `perform`).
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let logger = self.logger
+        return try await perform(write: true) { connection in
+            try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+        }
+    }
+
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    func rows(_ query: PostgresQuery, write: Bool) async throws -> [PostgresRow] {
+        let logger = self.logger
+        return try await perform(write: write) { connection in try await connection.query(query, logger: logger).collect() }
+    }
+
+    /// Runs one statement that ends in `RETURNING 1` and returns how many rows it changed.
+    func changes(_ query: PostgresQuery) async throws -> Int {
+        try await rows(query, write: true).count
+    }
+
+    // MARK: StorageEngine
+
+    /// Returns once every write started before the call is done (writes on the request path are awaited already;
+    /// this waits for the fire-and-forget ones).
+    public func flush() async throws {
+        await inFlight.wait()
+    }
+
+    /// Waits for the writes in flight, then stops the pool. Later requests fail with `PostgresStoreError.closed`.
+    public func flushAndClose() async throws {
+        await inFlight.wait()
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        runTask.cancel()
+        await runTask.value
+    }
+
+    public var health: StorageHealth { faults.current }
+
+    /// Inserts and deletes a probe row in one transaction.
+    @discardableResult
+    public func probe() async -> StorageHealth {
+        let stamp = ISO8601UTC.string(Date())
+        let logger = self.logger
+        _ = try? await transaction { connection in
+            try await connection.query("INSERT INTO storage_probe (at) VALUES (\(stamp))", logger: logger)
+            try await connection.query("DELETE FROM storage_probe", logger: logger)
+        }
+        return health
+    }
+
+    public func statistics() -> [(name: String, help: String, value: Double)] {
+        [
+            ("pushrelay_postgres_queries", "PostgreSQL requests (statements or transactions) completed since start.", Double(queries.load(ordering: .relaxed))),
+            ("pushrelay_postgres_errors", "PostgreSQL requests that failed since start.", Double(errors.load(ordering: .relaxed))),
+        ]
+    }
+
+    /// The versions recorded in `schema_migrations`.
+    public func appliedMigrations() async throws -> [(version: Int, name: String, appliedAt: String)] {
+        try await rows("SELECT version, name, applied_at FROM schema_migrations ORDER BY version", write: false).map {
+            let (v, n, a) = try $0.decode((Int, String, String).self)
+            return (v, n, a)
+        }
+    }
+
+    // MARK: Configuration
+
+    static func clientTLS(_ mode: PostgresStorageConfiguration.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(.makeClientConfiguration())
+        case .require: return .require(.makeClientConfiguration())
+        }
+    }
+
+    static func connectionConfiguration(_ c: PostgresStorageConfiguration) throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        switch c.tls {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var config = PostgresConnection.Configuration(
+            host: c.host,
+            port: c.port,
+            username: c.username,
+            password: c.password,
+            database: c.database,
+            tls: tls
+        )
+        config.options.connectTimeout = .nanoseconds(Int64(c.connectTimeout.components.seconds) * 1_000_000_000 + c.connectTimeout.components.attoseconds / 1_000_000_000)
+        return config
+    }
+}
+
+/// Whether a request got its connection (the wait for one is bounded, the statement is not).
+private final class LeaseFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
