@@ -8,7 +8,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func keysAreLookedUpByDigestAndSeeOnlyTheirDevices(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let (key, id) = try await storage.apiKeys.createAPIKey(label: "app", now: now)
         let (_, other) = try await storage.apiKeys.createAPIKey(label: "other", now: now)
         #expect(try await storage.apiKeys.apiKeyID(forKey: key) == id)

@@ -23,7 +23,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func messagesAreKeptUntilRemovedOrExpired(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let store = storage.localPush
         try await store.save(message("m1"))
         try await store.enqueueSave(message("m2", expires: 10)).value
@@ -39,7 +39,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func channelTokensAreLookedUpByDigestAndRevoked(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let store = storage.localPush
         let (token, id) = try await store.createToken(webhookID: "w1", label: "kitchen", now: now)
         #expect(try await store.webhookID(forChannelToken: token) == "w1")
@@ -52,7 +52,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func bindingsAreOnePairPerTokenAndPerWebhook(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let store = storage.localPush
         #expect(try await store.bind(.init(pushToken: "A", webhookID: "w1"), now: now) == [])
         #expect(try await store.bind(.init(pushToken: "A", webhookID: "w1"), now: now) == [], "binding the same pair again changes nothing")

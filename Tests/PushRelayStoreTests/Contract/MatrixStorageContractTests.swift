@@ -8,7 +8,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func sentEventsAndDeadKeysAreFoundInTheirWindow(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let store = storage.matrix
         store.markSent(eventID: "$e1", pushkeys: ["k1", "k2"], at: now) { Issue.record("markSent failed: \($0)") }
         try await store.markRejected(
@@ -35,7 +35,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func theRetryQueueHandsOutDueItemsInOrder(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let store = storage.matrix
         try await store.enqueue(
             [(appID: "a", pushkey: "late", eventID: "$1", notification: "{}", lastError: "503")],

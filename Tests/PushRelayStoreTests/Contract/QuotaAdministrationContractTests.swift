@@ -9,7 +9,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func overridesResetsAndListsAreSeenAtOnce(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let policy = QuotaPolicy(dailyLimit: 10)
         for _ in 0..<3 { _ = try await storage.quota.reserve(pushToken: "busy", appID: nil, day: day, policy: policy, now: day.start) }
         _ = try await storage.quota.reserve(pushToken: "quiet", appID: nil, day: day, policy: policy, now: day.start)
@@ -28,7 +28,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func pruneKeepsTheRetentionWindow(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         for back in [0, 29, 30, 31, 90] {
             let d = day.adding(days: -Int64(back))
             _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: d, policy: QuotaPolicy(), now: d.start)
@@ -40,7 +40,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func deadTokensAreRememberedAndForgotten(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let mark = DeadMark(provider: "apns", reason: "BadDeviceToken", message: nil, until: day.start.addingTimeInterval(60))
         try await storage.deliveries.markDead("x", mark, now: day.start)
         #expect(try await storage.deliveries.deadToken("x", now: day.start)?.provider == "apns")

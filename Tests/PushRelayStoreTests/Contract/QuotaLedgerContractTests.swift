@@ -9,7 +9,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func concurrentReservationsGetExactlyTheLimitAndOneNotice(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let day = self.day
         let decisions = try await withThrowingTaskGroup(of: QuotaDecision.self) { group in
             for _ in 0..<200 {
@@ -29,7 +29,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func eachUTCDayAndTokenHasItsOwnCount(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let policy = QuotaPolicy(dailyLimit: 2)
         for _ in 0..<3 { _ = try await storage.quota.reserve(pushToken: "a", appID: nil, day: day, policy: policy, now: day.start) }
         let next = day.adding(days: 1)
@@ -42,7 +42,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func aFailedCountedDeliveryBecomesAnErrorAndFreesItsSlot(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let policy = QuotaPolicy(dailyLimit: 1)
         let r = try await storage.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start)
         let record = DeliveryRecord(
@@ -65,7 +65,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func aDeadTokenIsAnsweredDeadUncountedUntilItsMarkExpires(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let policy = QuotaPolicy()
         let mark = DeadMark(provider: "fcm", reason: "UNREGISTERED", message: "gone", until: day.start.addingTimeInterval(3600))
         let r = try await storage.quota.reserve(pushToken: "d", appID: nil, day: day, policy: policy, now: day.start)
@@ -116,7 +116,7 @@ import Testing
 
     @Test(arguments: StorageEngineUnderTest.all)
     func rateLimitsUseTheAppTheTokenLastPostedWith(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         let policy = QuotaPolicy(dailyLimit: 500, appLimits: [("io.small", 7)])
         _ = try await storage.quota.reserve(pushToken: "b", appID: "io.small", day: day.adding(days: -1), policy: policy, now: day.start)
         #expect(try await storage.quota.rateLimits(pushToken: "b", appID: nil, day: day, policy: policy).maximum == 7)

@@ -6,7 +6,7 @@ import Testing
 @Suite struct StorageEngineContractTests {
     @Test(arguments: StorageEngineUnderTest.all)
     func aWorkingEngineIsHealthyAndItsProbeWrites(engine: StorageEngineUnderTest) async throws {
-        let (storage, close) = try engine.open()
+        let (storage, close) = try await engine.open()
         #expect(storage.engine.health == .ok)
         #expect(await storage.engine.probe() == .ok)
         // The probe leaves nothing behind and does not disturb real data.

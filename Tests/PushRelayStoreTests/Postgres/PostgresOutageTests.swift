@@ -1,0 +1,42 @@
+import Foundation
+import PushRelayCore
+import PushRelayPostgres
+import PushRelayStore
+import Testing
+
+/// PostgreSQL going away while PushRelay runs: requests fail as storage errors (the server's 503) within the
+/// connection wait, health turns failing, and once PostgreSQL is back the pool reconnects by itself.
+@Suite(.enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipMessage)))
+struct PostgresOutageTests {
+    @Test func aLostServerFailsRequestsAndThePoolReconnectsWhenItIsBack() async throws {
+        _ = try await PostgresServer.require()
+        // A server of its own: this test stops it.
+        let server = try await Task.detached { try PostgresServerProcess.start() }.value
+        defer { server.stop() }
+        try await PostgresServer.execute("CREATE DATABASE outage", on: server)
+        var config = PostgresServer.configuration(server, database: "outage")
+        config.connectionWait = .seconds(1)
+        config.connectTimeout = .seconds(1)
+        let storage = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let day = UTCDay(string: "2026-11-21")!
+        _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
+        #expect(storage.engine.health == .ok)
+
+        server.halt()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: PostgresStoreError.self) {
+            try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
+        }
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(try #require(error).isFault)
+        #expect(!(try #require(error).description.contains("\n")))
+        await storage.engine.probe()
+        #expect(storage.engine.health.state == .failing)
+
+        try server.resume()
+        try await eventually("the pool reconnects", seconds: 30) { await storage.engine.probe().isOK }
+        let r = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
+        #expect(r.decision.counters.attempts == 2, "nothing counted twice, nothing lost")
+        try await storage.engine.flushAndClose()
+    }
+}

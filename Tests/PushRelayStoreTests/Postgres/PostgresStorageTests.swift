@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayPostgres
+import PushRelayStore
+import Testing
+
+/// What PostgreSQL must do beyond the contract suite: several instances (separate pools) on one database agree, work
+/// queues are claimed once, and failures to open are one clear line.
+@Suite(.enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipMessage)))
+struct PostgresStorageTests {
+    let day = UTCDay(string: "2026-11-21")!
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func twoInstancesGetExactlyTheLimitAndOneNoticeBetweenThem() async throws {
+        let config = try await PostgresServer.freshDatabase()
+        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let day = self.day
+        let decisions = try await withThrowingTaskGroup(of: QuotaDecision.self) { group in
+            for i in 0..<256 {
+                let instance = i.isMultiple(of: 2) ? a : b
+                group.addTask {
+                    try await instance.quota.reserve(pushToken: "hot", appID: "io.app", day: day, policy: QuotaPolicy(dailyLimit: 50), now: day.start)
+                        .decision
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(decisions.filter(\.allowed).count == 50)
+        #expect(decisions.filter(\.sendNotice).count == 1)
+        for instance in [a, b] {
+            let limits = try await instance.quota.rateLimits(pushToken: "hot", appID: "io.app", day: day, policy: QuotaPolicy(dailyLimit: 50))
+            #expect(limits.successful == 50 && limits.attempts == 256 && limits.remaining == 0)
+        }
+        try await a.engine.flushAndClose()
+        try await b.engine.flushAndClose()
+    }
+
+    @Test func aClaimedRetryIsNotClaimedByTheOtherInstanceUntilItsLeaseEnds() async throws {
+        let config = try await PostgresServer.freshDatabase()
+        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        try await a.matrix.enqueue(
+            [
+                (appID: "app", pushkey: "k1", eventID: "$1", notification: "{}", lastError: "503"),
+                (appID: "app", pushkey: "k2", eventID: "$1", notification: "{}", lastError: "503"),
+            ],
+            attempts: 1,
+            nextAttemptAt: now,
+            now: now
+        )
+        let claimedByA = try await a.matrix.claimDue(now: now, limit: 1, lease: .seconds(30))
+        #expect(claimedByA.map(\.pushkey) == ["k1"])
+        // B gets only what A did not claim, and neither sees the claimed item as due.
+        #expect(try await b.matrix.claimDue(now: now, limit: 10, lease: .seconds(30)).map(\.pushkey) == ["k2"])
+        #expect(try await b.matrix.claimDue(now: now.addingTimeInterval(29), limit: 10, lease: .seconds(30)).isEmpty)
+        #expect(try await b.matrix.due(now: now.addingTimeInterval(29), limit: 10).isEmpty)
+        // A "crashed": after its lease, the item is B's to claim.
+        #expect(try await b.matrix.claimDue(now: now.addingTimeInterval(31), limit: 10, lease: .seconds(30)).map(\.pushkey) == ["k1", "k2"])
+        // Rescheduling ends the claim: due again at its new time, for anyone.
+        let item = try #require(claimedByA.first)
+        try await b.matrix.reschedule(id: item.id, attempts: 2, next: now.addingTimeInterval(40), lastError: "again")
+        #expect(try await a.matrix.claimDue(now: now.addingTimeInterval(40), limit: 10, lease: .seconds(30)).map(\.attempts) == [2])
+        try await a.engine.flushAndClose()
+        try await b.engine.flushAndClose()
+    }
+
+    @Test func concurrentClaimsNeverHandOutAnItemTwice() async throws {
+        let config = try await PostgresServer.freshDatabase()
+        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let items = (0..<100).map { (appID: "app", pushkey: "k\($0)", eventID: String?.none, notification: "{}", lastError: "503") }
+        try await a.matrix.enqueue(items, attempts: 1, nextAttemptAt: now, now: now)
+        let now = self.now
+        let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for i in 0..<20 {
+                let instance = i.isMultiple(of: 2) ? a : b
+                group.addTask { try await instance.matrix.claimDue(now: now, limit: 7, lease: .seconds(60)).map(\.id) }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(claimed.count == 100)
+        #expect(Set(claimed).count == 100)
+        try await a.engine.flushAndClose()
+        try await b.engine.flushAndClose()
+    }
+
+    @Test func aRefusedConnectionIsOneClearLine() async throws {
+        _ = try await PostgresServer.require()
+        let port = try PostgresServerProcess.freePort()
+        let config = PostgresStorageConfiguration(host: "127.0.0.1", port: port, username: "u", password: "s3cret-pw", database: "d", tls: .disable)
+        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        let line = try #require(error).description
+        #expect(line.hasPrefix("cannot connect to PostgreSQL at 127.0.0.1:\(port)/d: "), "\(line)")
+        #expect(!line.contains("\n") && !line.contains("s3cret-pw"), "\(line)")
+    }
+
+    @Test func aWrongPasswordIsOneClearLine() async throws {
+        let good = try await PostgresServer.freshDatabase()
+        var config = good
+        config.password = "wrong-secret"
+        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        guard case .authenticationFailed = try #require(error) else {
+            Issue.record("expected authenticationFailed, got \(String(describing: error))")
+            return
+        }
+        let line = try #require(error).description
+        #expect(line.contains("refused the login") && line.contains("password authentication failed"), "\(line)")
+        #expect(!line.contains("\n") && !line.contains("wrong-secret") && !line.contains(good.password ?? "-"), "\(line)")
+    }
+
+    @Test func aMissingDatabaseIsOneClearLine() async throws {
+        var config = try await PostgresServer.freshDatabase()
+        config.database = "no_such_db"
+        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        let line = try #require(error).description
+        #expect(line.contains("no_such_db") && !line.contains("\n"), "\(line)")
+    }
+
+    @Test func aSchemaNewerThanTheBinaryIsRefused() async throws {
+        let config = try await PostgresServer.freshDatabase()
+        let first = try await Storage.postgres(config, logger: PostgresServer.logger)
+        try await first.engine.flushAndClose()
+        let server = try await PostgresServer.require()
+        try await PostgresServer.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, '099_future', '2030-01-01T00:00:00Z')",
+            on: server,
+            database: config.database
+        )
+        let error = await #expect(throws: StoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        #expect(try #require(error).description.contains("schema is at version 99"))
+        await #expect(throws: StoreError.self) { try await Storage.postgres(config, migrate: false, logger: PostgresServer.logger) }
+    }
+
+    @Test func migratingTwiceOrConcurrentlyAppliesEachMigrationOnce() async throws {
+        let config = try await PostgresServer.freshDatabase()
+        let engines = try await withThrowingTaskGroup(of: PostgresStorageEngine.self) { group in
+            for _ in 0..<3 { group.addTask { try await PostgresStorageEngine.open(config, logger: PostgresServer.logger) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let applied = try await engines[0].appliedMigrations()
+        #expect(applied.map(\.version) == PostgresStorageEngine.migrations.map(\.version).sorted())
+        for e in engines { try await e.flushAndClose() }
+    }
+
+    @Test func requestsAfterCloseFailAsClosed() async throws {
+        let storage = try await Storage.postgres(try await PostgresServer.freshDatabase(), logger: PostgresServer.logger)
+        try await storage.engine.flushAndClose()
+        await #expect(throws: PostgresStoreError.closed) { try await storage.deliveries.deadToken("x", now: now) }
+    }
+}
