@@ -140,7 +140,8 @@ public final class PostgresQuotaLedger: QuotaLedger {
             """,
             write: false
         )
-        let (attempts, successful, errors, override, app) = try rows.first?.decode((Int?, Int?, Int?, Int?, String?).self) ?? (nil, nil, nil, nil, nil)
+        let (attempts, successful, errors, override, app) =
+            try rows.first?.decode((Int?, Int?, Int?, Int?, String?).self) ?? (nil, nil, nil, nil, nil)
         let counters = UsageCounters(attempts: attempts ?? 0, successful: successful ?? 0, errors: errors ?? 0)
         return RateLimits(counters: counters, maximum: policy.maximum(appID: app, override: override), day: day)
     }

@@ -191,7 +191,10 @@ public final class PostgresStorageEngine: StorageEngine {
 
     public func statistics() -> [(name: String, help: String, value: Double)] {
         [
-            ("pushrelay_postgres_queries", "PostgreSQL requests (statements or transactions) completed since start.", Double(queries.load(ordering: .relaxed))),
+            (
+                "pushrelay_postgres_queries", "PostgreSQL requests (statements or transactions) completed since start.",
+                Double(queries.load(ordering: .relaxed))
+            ),
             ("pushrelay_postgres_errors", "PostgreSQL requests that failed since start.", Double(errors.load(ordering: .relaxed))),
         ]
     }
@@ -229,7 +232,9 @@ public final class PostgresStorageEngine: StorageEngine {
             database: c.database,
             tls: tls
         )
-        config.options.connectTimeout = .nanoseconds(Int64(c.connectTimeout.components.seconds) * 1_000_000_000 + c.connectTimeout.components.attoseconds / 1_000_000_000)
+        config.options.connectTimeout = .nanoseconds(
+            Int64(c.connectTimeout.components.seconds) * 1_000_000_000 + c.connectTimeout.components.attoseconds / 1_000_000_000
+        )
         return config
     }
 }

@@ -11,6 +11,7 @@ import Testing
 /// `CI=true` it fails instead.
 enum PostgresServer {
     private static let shared = Mutex<Task<PostgresServerProcess, any Error>?>(nil)
+    private static let skipSaid = Atomic<Bool>(false)
 
     /// Whether the binaries are here.
     static var installed: Bool { PostgresServerProcess.binDirectory != nil }
@@ -33,7 +34,11 @@ enum PostgresServer {
     /// The running server; skips (or, under CI, fails) the current test when PostgreSQL is not installed.
     static func require() async throws -> PostgresServerProcess {
         if !installed {
-            if required { throw PostgresServerProcess.Failure(description: "CI=true and PostgreSQL is missing: \(PostgresServerProcess.installHint)") }
+            if required {
+                throw PostgresServerProcess.Failure(description: "CI=true and PostgreSQL is missing: \(PostgresServerProcess.installHint)")
+            }
+            // A cancelled test case is not listed by the console output: say it once in the log too.
+            if !skipSaid.exchange(true, ordering: .relaxed) { FileHandle.standardError.write(Data("\(skipMessage)\n".utf8)) }
             try Test.cancel(Comment(rawValue: skipMessage))
         }
         let task = shared.withLock { t in

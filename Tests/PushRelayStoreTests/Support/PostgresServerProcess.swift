@@ -61,8 +61,10 @@ final class PostgresServerProcess: @unchecked Sendable {
 
         let initdb = try run(
             bin.appendingPathComponent("initdb").path,
-            ["-D", dir.appendingPathComponent("data").path, "-U", "postgres", "--pwfile", pwfile.path, "--auth-local=trust",
-             "--auth-host=scram-sha-256", "--no-locale", "--encoding=UTF8", "--no-sync"],
+            [
+                "-D", dir.appendingPathComponent("data").path, "-U", "postgres", "--pwfile", pwfile.path, "--auth-local=trust",
+                "--auth-host=scram-sha-256", "--no-locale", "--encoding=UTF8", "--no-sync",
+            ],
             asRoot: asRoot,
             log: dir.appendingPathComponent("initdb.log")
         )
@@ -92,9 +94,11 @@ final class PostgresServerProcess: @unchecked Sendable {
     private static func launch(bin: URL, directory dir: URL, port: Int, asRoot: Bool, timeout: TimeInterval) throws -> Process {
         let process = try run(
             bin.appendingPathComponent("postgres").path,
-            ["-D", dir.appendingPathComponent("data").path, "-p", "\(port)", "-k", dir.path,
-             "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
-             "-c", "max_connections=400", "-c", "shared_buffers=32MB"],
+            [
+                "-D", dir.appendingPathComponent("data").path, "-p", "\(port)", "-k", dir.path,
+                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
+                "-c", "max_connections=400", "-c", "shared_buffers=32MB",
+            ],
             asRoot: asRoot,
             log: dir.appendingPathComponent("postgres.log")
         )
