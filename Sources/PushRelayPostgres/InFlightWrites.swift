@@ -10,17 +10,29 @@ final class InFlightWrites: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Also tracks this tracker's writes (the engine's, which `flush` waits for).
+    private let parent: InFlightWrites?
+
+    init(parent: InFlightWrites? = nil) {
+        self.parent = parent
+    }
 
     /// Runs `work` in a task of its own, tracked until it ends.
     func start(_ work: @escaping @Sendable () async -> Void) {
-        let id = state.withLock { s -> UInt64 in
-            s.next += 1
-            s.running.insert(s.next)
-            return s.next
-        }
+        let id = begin()
+        let parentID = parent?.begin()
         Task {
             await work()
             self.finished(id)
+            if let parentID { self.parent?.finished(parentID) }
+        }
+    }
+
+    private func begin() -> UInt64 {
+        state.withLock { s -> UInt64 in
+            s.next += 1
+            s.running.insert(s.next)
+            return s.next
         }
     }
 

@@ -8,9 +8,13 @@ import PushRelayStore
 /// `claimed_until`) so that no two instances retry the same item.
 public final class PostgresMatrixStore: MatrixStorage {
     let engine: PostgresStorageEngine
+    /// `markSent` writes still running: a lookup waits for those started before it, so it sees every mark made
+    /// before it was asked, as on SQLite's ordered writer.
+    private let marks: InFlightWrites
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
+        marks = InFlightWrites(parent: engine.inFlight)
     }
 
     static func ms(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
@@ -27,6 +31,7 @@ public final class PostgresMatrixStore: MatrixStorage {
     ) async throws -> (seen: Set<String>, dead: Set<String>) {
         let cutoff = Self.ms(since)
         let stamp = ISO8601UTC.string(now)
+        await marks.wait()
         let rows = try await engine.rows(
             """
             SELECT 's', pushkey FROM matrix_dedup WHERE event_id = \(eventID) AND pushkey = ANY(\(pushkeys)) AND seen_at >= \(cutoff)
@@ -53,7 +58,7 @@ public final class PostgresMatrixStore: MatrixStorage {
         guard !pushkeys.isEmpty else { return }
         let engine = self.engine
         let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: Self.ms(at))
-        engine.inFlight.start {
+        marks.start {
             do { try await engine.rows(query, write: true) } catch { onError(error) }
         }
     }

@@ -144,6 +144,39 @@ struct PostgresStorageTests {
         for e in engines { try await e.flushAndClose() }
     }
 
+    @Test func aQueuedSaveIsNeverOvertakenByItsDelete() async throws {
+        let storage = try await Storage.postgres(try await PostgresServer.freshDatabase(), logger: PostgresServer.logger)
+        let now = self.now
+        // Each save is queued without waiting and its delete asked for at once: on a pool, the delete could run first
+        // and leave the message behind for ever.
+        let removed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<50 {
+                let m = LocalPushMessage(
+                    id: "m\(i)",
+                    webhookID: "w",
+                    pushToken: "t",
+                    platform: .android,
+                    notification: ["message": "hi"],
+                    state: .unconfirmed,
+                    fallback: true,
+                    createdAt: now,
+                    expiresAt: now.addingTimeInterval(60)
+                )
+                let saved = storage.localPush.enqueueSave(m, count: .delivered)
+                group.addTask {
+                    let existed = try await storage.localPush.remove(id: m.id, count: nil, token: nil, now: now)
+                    try await saved.value
+                    return existed
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(removed.allSatisfy { $0 })
+        #expect(try await storage.localPush.all().isEmpty)
+        #expect(try await storage.localPush.localCounts(pushToken: "t", day: UTCDay(now)).delivered == 50)
+        try await storage.engine.flushAndClose()
+    }
+
     @Test func requestsAfterCloseFailAsClosed() async throws {
         let storage = try await Storage.postgres(try await PostgresServer.freshDatabase(), logger: PostgresServer.logger)
         try await storage.engine.flushAndClose()
