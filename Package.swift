@@ -135,6 +135,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The parsers that read strangers' bytes, as fuzz targets (`scripts/fuzz`, `FuzzCorpusTests`).
+        .target(
+            name: "PushRelayFuzzing",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayWebPush",
+                "PushRelayServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "pushrelay",
             dependencies: [
@@ -169,7 +180,10 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                "PushRelayPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -180,10 +194,7 @@ let package = Package(
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-                "PushRelayPostgres",
             swiftSettings: swiftSettings
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
         ),
         .testTarget(
             name: "PushRelayProviderTests",
@@ -206,6 +217,7 @@ let package = Package(
             dependencies: [
                 "PushRelayServer",
                 "PushRelayTestSupport",
+                "PushRelayFuzzing",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -219,3 +231,24 @@ let package = Package(
         ),
     ]
 )
+
+// `PUSHRELAY_FUZZ=1 swift build --scratch-path .build-fuzz --product pushrelay-fuzz` (what `scripts/fuzz` runs): our own
+// modules instrumented for libFuzzer and AddressSanitizer, and the libFuzzer executable over `PushRelayFuzzing`.
+if Context.environment["PUSHRELAY_FUZZ"] == "1" {
+    let sanitizers = ["-sanitize=fuzzer,address"]
+    let instrumented: Set = ["PushRelayCore", "PushRelayWebPush", "PushRelayServer", "PushRelayFuzzing"]
+    for target in package.targets where instrumented.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(sanitizers)]
+    }
+    package.targets += [
+        .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .executableTarget(
+            name: "pushrelay-fuzz",
+            dependencies: ["PushRelayFuzzing", "CLibFuzzer"],
+            path: "Fuzz/Driver",
+            swiftSettings: swiftSettings + [.unsafeFlags(sanitizers)],
+            linkerSettings: [.unsafeFlags(sanitizers + ["-use-ld=lld"])]
+        ),
+    ]
+    package.products.append(.executable(name: "pushrelay-fuzz", targets: ["pushrelay-fuzz"]))
+}

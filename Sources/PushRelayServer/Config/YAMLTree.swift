@@ -2,8 +2,8 @@ import PushRelayCore
 import Yams
 
 /// Turns YAML text into a `JSONValue` tree, resolving scalars by their YAML 1.1 core tags.
-enum YAMLTree {
-    static func parse(_ text: String, source: String) throws -> JSONValue {
+package enum YAMLTree {
+    package static func parse(_ text: String, source: String) throws -> JSONValue {
         let node: Node?
         do {
             node = try Yams.compose(yaml: text)

@@ -1,0 +1,5 @@
+// libFuzzer's driver, for a program that has a main of its own (Swift's) instead of libFuzzer's.
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*callback)(const uint8_t *data, size_t size));
