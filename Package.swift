@@ -119,6 +119,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                "PushRelayPostgres",
                 "PushRelayProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -150,6 +151,7 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayPostgres",
                 "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

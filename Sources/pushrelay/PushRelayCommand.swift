@@ -49,14 +49,20 @@ func makeLogger(_ level: Logger.Level) -> Logger {
     return logger
 }
 
-func openDatabase(_ config: PushRelayConfig) throws -> PushRelayDatabase {
+/// Opens the configured storage, migrated. Its errors are one line each (a bad URL, a refused connection, wrong
+/// credentials, a schema newer than this binary) and end the command with that line, without a stack trace.
+func openStorage(_ config: PushRelayConfig, migrate: Bool = true, logger: Logger = Logger(label: "pushrelay")) async throws -> Storage {
     do {
-        let db = try PushRelayDatabase(path: config.storage.sqlitePath, callers: EventLoopCallers.lookup)
-        try db.migrate()
-        return db
-    } catch let error as StoreError {
-        throw ValidationError(error.description)
+        return try await StorageOpener.open(config.storage, migrate: migrate, logger: logger)
+    } catch {
+        printError("cannot open the storage (\(config.storage.location)): \(error)")
+        throw ExitCode.failure
     }
+}
+
+/// One line on standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data("error: \(line)\n".utf8))
 }
 
 struct Serve: AsyncParsableCommand {
@@ -66,9 +72,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let config = try options.load()
         let logger = makeLogger(config.logLevel)
-        let db = try openDatabase(config)
-        let app = try await PushRelayApplication.build(config: config, storage: .sqlite(db), logger: logger)
-        logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), database \(config.storage.sqlitePath)")
+        let storage = try await openStorage(config, logger: logger)
+        let app = try await PushRelayApplication.build(config: config, storage: storage, logger: logger)
+        logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), storage \(config.storage.location)")
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
@@ -84,16 +90,16 @@ struct Serve: AsyncParsableCommand {
 }
 
 struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply pending schema migrations to the SQLite database.")
+    static let configuration = CommandConfiguration(abstract: "Apply pending schema migrations to the configured database (SQLite or PostgreSQL).")
     @OptionGroup var options: ConfigOption
 
     func run() async throws {
         let config = try options.load()
-        let db = try openDatabase(config)
-        let applied = try db.appliedMigrations()
-        print("database \(config.storage.sqlitePath) is at schema version \(applied.last?.version ?? 0)")
+        let storage = try await openStorage(config)
+        let applied = try await storage.engine.appliedMigrations()
+        print("\(config.storage.location) is at schema version \(applied.last?.version ?? 0)")
         for m in applied { print("  \(m.name)  applied \(m.appliedAt)") }
-        try db.close()
+        try await storage.engine.flushAndClose()
     }
 }
 
@@ -108,7 +114,7 @@ struct CheckConfig: AsyncParsableCommand {
         let c = try options.load()
         print("configuration OK")
         print("  http: \(c.http.host):\(c.http.port), max body \(c.http.maxBodyBytes) bytes")
-        print("  storage: \(c.storage.sqlitePath)")
+        print("  storage: \(c.storage.location)")
         print(
             "  quota: \(c.quota.dailyLimit)/day, exempt commands \(c.quota.exemptCommands), exempt critical \(c.quota.exemptCritical), retention \(c.quota.retentionDays) days"
         )
@@ -137,15 +143,15 @@ struct Quota: AsyncParsableCommand {
             let config = try options.load()
             let d = try parseDay(day)
             if let top, top <= 0 { throw ValidationError("--top must be a positive number") }
-            let db = try openDatabase(config)
-            let rows = try await SQLiteQuotaAdministration(database: db).list(day: d, top: top)
+            let storage = try await openStorage(config)
+            let rows = try await storage.admin.list(day: d, top: top)
             print(
                 json
                     ? QuotaReport.json(rows, policy: config.quotaPolicy, fullTokens: full)
                     : QuotaReport.table(rows, policy: config.quotaPolicy, fullTokens: full),
                 terminator: ""
             )
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -158,8 +164,7 @@ struct Quota: AsyncParsableCommand {
 
         func run() async throws {
             let config = try options.load()
-            let db = try openDatabase(config)
-            let storage = Storage.sqlite(db)
+            let storage = try await openStorage(config)
             let history = try await storage.admin.history(pushToken: token)
             let today = UTCDay(Date())
             let limits = try await storage.quota.rateLimits(pushToken: token, appID: nil, day: today, policy: config.quotaPolicy)
@@ -173,7 +178,7 @@ struct Quota: AsyncParsableCommand {
                 )
                 print(QuotaReport.table(history.rows, policy: config.quotaPolicy, fullTokens: full), terminator: "")
             }
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -186,10 +191,10 @@ struct Quota: AsyncParsableCommand {
         func run() async throws {
             guard limit >= 0 else { throw ValidationError("the limit must be 0 or more") }
             let config = try options.load()
-            let db = try openDatabase(config)
-            try await SQLiteQuotaAdministration(database: db).setLimit(pushToken: token, limit: limit)
+            let storage = try await openStorage(config)
+            try await storage.admin.setLimit(pushToken: token, limit: limit)
             print("limit for \(TokenDisplay.short(token)) set to \(limit)/day")
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -200,10 +205,10 @@ struct Quota: AsyncParsableCommand {
 
         func run() async throws {
             let config = try options.load()
-            let db = try openDatabase(config)
-            let existed = try await SQLiteQuotaAdministration(database: db).clearLimit(pushToken: token)
+            let storage = try await openStorage(config)
+            let existed = try await storage.admin.clearLimit(pushToken: token)
             print(existed ? "limit override for \(TokenDisplay.short(token)) removed" : "no limit override was set for \(TokenDisplay.short(token))")
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -216,10 +221,10 @@ struct Quota: AsyncParsableCommand {
         func run() async throws {
             let config = try options.load()
             let d = try parseDay(day)
-            let db = try openDatabase(config)
-            let existed = try await SQLiteQuotaAdministration(database: db).reset(pushToken: token, day: d)
+            let storage = try await openStorage(config)
+            let existed = try await storage.admin.reset(pushToken: token, day: d)
             print(existed ? "counters for \(TokenDisplay.short(token)) on \(d) reset" : "no usage recorded for \(TokenDisplay.short(token)) on \(d)")
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 }
@@ -245,11 +250,11 @@ struct ChannelToken: AsyncParsableCommand {
 
         func run() async throws {
             guard !webhookID.isEmpty else { throw ValidationError("--webhook-id must not be empty") }
-            let db = try openDatabase(try options.load())
-            let (token, id) = try await SQLiteLocalPushStore(database: db).createToken(webhookID: webhookID, label: label)
+            let storage = try await openStorage(try options.load())
+            let (token, id) = try await storage.localPush.createToken(webhookID: webhookID, label: label, now: Date())
             print("channel token \(id) for webhook id \(webhookID) (shown only now; store it in the app):")
             print(token)
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -258,8 +263,8 @@ struct ChannelToken: AsyncParsableCommand {
         @OptionGroup var options: ConfigOption
 
         func run() async throws {
-            let db = try openDatabase(try options.load())
-            let tokens = try await SQLiteLocalPushStore(database: db).listTokens()
+            let storage = try await openStorage(try options.load())
+            let tokens = try await storage.localPush.listTokens()
             if tokens.isEmpty { print("(no channel tokens)") }
             for t in tokens {
                 print(
@@ -267,7 +272,7 @@ struct ChannelToken: AsyncParsableCommand {
                         + (t.revokedAt.map { "  REVOKED \($0)" } ?? "")
                 )
             }
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -279,10 +284,10 @@ struct ChannelToken: AsyncParsableCommand {
         @Argument(help: "The token id from `channel-token list`.") var id: Int64
 
         func run() async throws {
-            let db = try openDatabase(try options.load())
-            let revoked = try await SQLiteLocalPushStore(database: db).revokeToken(id: id)
+            let storage = try await openStorage(try options.load())
+            let revoked = try await storage.localPush.revokeToken(id: id, now: Date())
             print(revoked ? "channel token \(id) revoked" : "no live channel token with id \(id)")
-            try db.close()
+            try await storage.engine.flushAndClose()
             if !revoked { throw ExitCode(1) }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PushRelayStore
 
 struct APIKey: AsyncParsableCommand {
@@ -14,11 +15,11 @@ struct APIKey: AsyncParsableCommand {
         @Option(help: "A note for `api-key list`.") var label: String?
 
         func run() async throws {
-            let db = try openDatabase(try options.load())
-            let (key, id) = try await SQLiteDeviceStore(database: db).createAPIKey(label: label)
+            let storage = try await openStorage(try options.load())
+            let (key, id) = try await storage.apiKeys.createAPIKey(label: label, now: Date())
             print("API key \(id) (shown only now; store it with the calling service):")
             print(key)
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -27,13 +28,13 @@ struct APIKey: AsyncParsableCommand {
         @OptionGroup var options: ConfigOption
 
         func run() async throws {
-            let db = try openDatabase(try options.load())
-            let keys = try await SQLiteDeviceStore(database: db).listAPIKeys()
+            let storage = try await openStorage(try options.load())
+            let keys = try await storage.apiKeys.listAPIKeys()
             if keys.isEmpty { print("(no API keys)") }
             for k in keys {
                 print("\(k.id)  created \(k.createdAt)" + (k.label.map { "  \"\($0)\"" } ?? "") + (k.revokedAt.map { "  REVOKED \($0)" } ?? ""))
             }
-            try db.close()
+            try await storage.engine.flushAndClose()
         }
     }
 
@@ -43,10 +44,10 @@ struct APIKey: AsyncParsableCommand {
         @Argument(help: "The key id from `api-key list`.") var id: Int64
 
         func run() async throws {
-            let db = try openDatabase(try options.load())
-            let revoked = try await SQLiteDeviceStore(database: db).revokeAPIKey(id: id)
+            let storage = try await openStorage(try options.load())
+            let revoked = try await storage.apiKeys.revokeAPIKey(id: id, now: Date())
             print(revoked ? "API key \(id) revoked" : "no live API key with id \(id)")
-            try db.close()
+            try await storage.engine.flushAndClose()
             if !revoked { throw ExitCode(1) }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayPostgres
 import PushRelayProviders
 
 /// Everything `pushrelay serve` reads from its YAML file and `PUSHRELAY_*` environment variables.
@@ -25,7 +26,27 @@ public struct PushRelayConfig: Sendable {
 
     public struct Storage: Sendable {
         public init() {}
+        /// `storage.backend`: which engine holds the data.
+        public var backend = Backend.sqlite
+        /// `storage.sqlite_path` (SQLite only).
         public var sqlitePath = "./pushrelay.sqlite"
+        /// `storage.postgres.*` (PostgreSQL only): validated when `backend` is `postgres`.
+        public var postgres: PostgresStorageConfiguration?
+
+        public enum Backend: String, Sendable, CaseIterable {
+            /// One file, one process: the embedded default.
+            case sqlite
+            /// A PostgreSQL database that several instances share.
+            case postgres
+        }
+
+        /// Where the data is, for logs and `check-config`: the SQLite path, or PostgreSQL's address without credentials.
+        public var location: String {
+            switch backend {
+            case .sqlite: "SQLite \(sqlitePath)"
+            case .postgres: postgres.map { "PostgreSQL \($0)" } ?? "PostgreSQL (not configured)"
+            }
+        }
     }
 
     public struct Quota: Sendable {
@@ -142,7 +163,7 @@ extension PushRelayConfig {
             "breaker_window", "breaker_cool_down",
         ],
         "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address"],
-        "storage": ["sqlite_path"],
+        "storage": ["backend", "sqlite_path", "postgres"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
         "admin": ["token"],
         "security": ["max_failed_auths_per_minute"],
@@ -155,7 +176,7 @@ extension PushRelayConfig {
 
     static let overridableKeys = [
         "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.max_connections_per_address",
-        "storage.sqlite_path",
+        "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size", "storage.postgres.tls",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
         "delivery.breaker_failure_ratio", "delivery.breaker_min_requests", "delivery.breaker_window", "delivery.breaker_cool_down",
@@ -233,6 +254,7 @@ extension PushRelayConfig {
             guard !v.isEmpty else { throw ConfigError(key: "storage.sqlite_path", problem: "must not be empty") }
             storage.sqlitePath = v
         }
+        try readPostgres(r)
         if let v = try r.int("quota.daily_limit", range: 0...10_000_000) { quota.dailyLimit = v }
         if let v = try r.bool("quota.exempt_commands") { quota.exemptCommands = v }
         if let v = try r.bool("quota.exempt_critical") { quota.exemptCritical = v }

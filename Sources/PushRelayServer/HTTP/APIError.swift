@@ -2,6 +2,7 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
+import PushRelayPostgres
 import PushRelayStore
 
 /// Every error PushRelay answers: a JSON object with `errorType` and a non-empty `message`.
@@ -131,6 +132,7 @@ extension Error {
     var isShutdownNoise: Bool {
         if self is CancellationError { return true }
         if let e = self as? StoreError, case .closed = e { return true }
+        if let e = self as? PostgresStoreError, case .closed = e { return true }
         return false
     }
 }

@@ -8,13 +8,17 @@ import ServiceLifecycle
 ///
 /// Every `matrix.retry.poll_interval` it takes the due items, delivers them again (concurrently, through the same
 /// runners as requests) and removes them once delivered, found dead, or failed for good; transient failures are
-/// rescheduled with exponential backoff (honouring `Retry-After`) until `max_attempts`. The queue lives in SQLite,
-/// so a restart resumes where the last process stopped. Also prunes the de-duplication window.
+/// rescheduled with exponential backoff (honouring `Retry-After`) until `max_attempts`. The queue lives in the
+/// database, so a restart resumes where the last process stopped; with several instances each batch is claimed by
+/// one (`claimDue`). Also prunes the de-duplication window.
 struct MatrixRetryService: Service {
     let gateway: MatrixGateway
 
     /// Items handled per poll.
     static let batchSize = 64
+    /// How long a claimed batch stays this instance's: well past the time to deliver it (each item within its delivery
+    /// deadline, concurrently). Items of an instance that died are due again, for any instance, once it ends.
+    static let claimLease = Duration.seconds(60)
 
     func run() async throws {
         var lastPrune = Date.distantPast
@@ -39,7 +43,7 @@ struct MatrixRetryService: Service {
     func runOnce() async -> Int {
         let items: [MatrixRetryItem]
         do {
-            items = try await gateway.store.due(now: gateway.clock.now(), limit: Self.batchSize)
+            items = try await gateway.store.claimDue(now: gateway.clock.now(), limit: Self.batchSize, lease: Self.claimLease)
         } catch {
             if !error.isShutdownNoise { gateway.logger.error("reading the matrix retry queue failed: \(error)") }
             return 0

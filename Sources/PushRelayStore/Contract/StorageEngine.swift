@@ -10,6 +10,8 @@ public protocol StorageEngine: Sendable {
     /// while `health` is failing, so that the fault's end is noticed even when no request comes.
     @discardableResult
     func probe() async -> StorageHealth
+    /// The schema migrations applied to the database, oldest first (`pushrelay migrate`).
+    func appliedMigrations() async throws -> [(version: Int, name: String, appliedAt: String)]
     /// Counters for `/metrics`: name (`pushrelay_…`), help text, current value.
     func statistics() -> [(name: String, help: String, value: Double)]
 }
