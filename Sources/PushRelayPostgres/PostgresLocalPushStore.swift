@@ -60,7 +60,7 @@ public final class PostgresLocalPushStore: LocalPushStorage {
     public func enqueueSave(_ m: LocalPushMessage, count: LocalCounter?) -> WriteTicket<Void> {
         let engine = self.engine
         let logger = engine.logger
-        let upsert = Self.upsert(m)
+        let upsert = Self.upsert(m, owner: engine.instanceID)
         let bump = count.map { Self.bump($0, token: m.pushToken, at: m.createdAt) }
         return order.submit(key: m.id) {
             if let bump {
@@ -216,10 +216,12 @@ public final class PostgresLocalPushStore: LocalPushStorage {
 
     // MARK: Rows
 
-    private static let select =
+    static let select =
         "SELECT id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at FROM channel_messages"
 
-    private static func upsert(_ m: LocalPushMessage) -> PostgresQuery {
+    /// An unconfirmed message is owned by the instance that stored it (its confirm timer runs there).
+    private static func upsert(_ m: LocalPushMessage, owner: String) -> PostgresQuery {
+        let ownerInstance: String? = m.state == .unconfirmed ? owner : nil
         let platform = m.platform.rawValue
         let notification = m.notification.jsonString()
         let state = m.state.rawValue
@@ -227,9 +229,12 @@ public final class PostgresLocalPushStore: LocalPushStorage {
         let created = ISO8601UTC.string(m.createdAt)
         let expires = ISO8601UTC.string(m.expiresAt)
         return """
-            INSERT INTO channel_messages (id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at)
-            VALUES (\(m.id), \(m.webhookID), \(m.pushToken), \(platform), \(notification), \(state), \(fallback), \(created), \(expires))
-            ON CONFLICT (id) DO UPDATE SET state = excluded.state, fallback = excluded.fallback, webhook_id = excluded.webhook_id
+            INSERT INTO channel_messages
+                (id, webhook_id, push_token, platform, notification, state, fallback, created_at, expires_at, owner_instance)
+            VALUES (\(m.id), \(m.webhookID), \(m.pushToken), \(platform), \(notification), \(state), \(fallback), \(created), \(expires),
+                \(ownerInstance))
+            ON CONFLICT (id) DO UPDATE SET state = excluded.state, fallback = excluded.fallback, webhook_id = excluded.webhook_id,
+                owner_instance = excluded.owner_instance
             """
     }
 
@@ -243,7 +248,7 @@ public final class PostgresLocalPushStore: LocalPushStorage {
             """
     }
 
-    private static func message(_ row: PostgresRow) throws -> LocalPushMessage {
+    static func message(_ row: PostgresRow) throws -> LocalPushMessage {
         let (id, webhook, token, platform, notification, state, fallback, created, expires) = try row.decode(
             (String, String, String, String, String, String, Int, String, String).self
         )

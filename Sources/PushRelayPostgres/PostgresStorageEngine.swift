@@ -15,6 +15,8 @@ import Synchronization
 /// `PostgresStoreError.unavailable` (the server answers 503) while the pool keeps reconnecting in the background.
 public final class PostgresStorageEngine: StorageEngine {
     public let configuration: PostgresStorageConfiguration
+    /// This process's id among the instances sharing the database (new at every open).
+    public let instanceID = "i" + RandomID.hex128().prefix(16)
     let client: PostgresClient
     let logger: Logger
     /// `host:port/database`, for messages.

@@ -13,7 +13,8 @@ extension Storage {
             matrix: PostgresMatrixStore(engine: engine),
             devices: devices,
             apiKeys: devices,
-            engine: engine
+            engine: engine,
+            routing: PostgresLocalPushRouting(engine: engine)
         )
     }
 

@@ -49,7 +49,14 @@ public enum PushRelayApplication {
             clock: clock,
             logger: logger
         )
-        let hub = LocalPushHub(store: storage.localPush, settings: config.channel, cloud: cloud, clock: clock, logger: logger)
+        let hub = LocalPushHub(
+            store: storage.localPush,
+            settings: config.channel,
+            cloud: cloud,
+            routing: storage.routing,
+            clock: clock,
+            logger: logger
+        )
         let service = HomeAssistantService(localPush: hub, cloud: cloud)
 
         // One budget of failed credential checks per address, whichever credential was guessed.

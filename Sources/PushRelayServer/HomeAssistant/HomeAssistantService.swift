@@ -17,6 +17,8 @@ final class HomeAssistantService: Sendable {
         let outcome: HomeAssistantOutcome
         if let localPush, let id = await localPush.deliver(n, platform: platform) {
             outcome = await cloud.accepted(n, messageID: "local:\(id)")
+        } else if let localPush, let id = await localPush.deliverRemotely(n, platform: platform) {
+            outcome = await cloud.accepted(n, messageID: "local:\(id)")
         } else {
             outcome = await cloud.send(n, platform: platform, localPush: localPush)
         }

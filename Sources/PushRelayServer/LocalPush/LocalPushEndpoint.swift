@@ -248,6 +248,9 @@ struct LocalPushService: Service {
     let logger: Logger
 
     func run() async throws {
+        // Other instances on the same database: heartbeat, hand-offs, dead instances' messages.
+        let duties = Task { await hub.runInstanceDuties() }
+        defer { duties.cancel() }
         await hub.recover()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }

@@ -46,6 +46,9 @@ final class LocalPushHub: Sendable {
         var byToken: [String: LocalPushSubscription] = [:]
         var pending: [String: Pending] = [:]
         var pendingCount: [ObjectIdentifier: Int] = [:]
+        /// Messages another instance handed to this one and sent here, waiting for their confirm (the timer runs on
+        /// the instance that stored them), with when to forget them.
+        var remote: [String: (subscription: LocalPushSubscription, forgetAt: Date)] = [:]
     }
 
     let store: any LocalPushStorage
@@ -59,8 +62,22 @@ final class LocalPushHub: Sendable {
     let callWaiters = CallInviteWaiters()
     /// Which push token may subscribe to which webhook id.
     let bindings: LocalPushBindingRegistry
+    /// Channels held by other instances on the same database; nil when this is the only instance (SQLite).
+    let routing: (any LocalPushRouting)?
+    /// An instance whose heartbeat is older than this is dead to the others: nothing is routed to it and a live
+    /// instance settles its unconfirmed messages. Heartbeats go every `heartbeatInterval`.
+    static let instanceStaleAfter = Duration.seconds(3)
+    static let heartbeatInterval = Duration.seconds(1)
 
-    init(store: any LocalPushStorage, settings: LocalPushSettings, cloud: HomeAssistantCloudRoute, clock: any WallClock, logger: Logger) {
+    init(
+        store: any LocalPushStorage,
+        settings: LocalPushSettings,
+        cloud: HomeAssistantCloudRoute,
+        routing: (any LocalPushRouting)? = nil,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.routing = routing
         self.cloud = cloud
         self.bindings = LocalPushBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
@@ -182,7 +199,7 @@ final class LocalPushHub: Sendable {
             s.pendingCount[ObjectIdentifier(p.subscription), default: 1] -= 1
             return p
         }
-        guard let pending else { return false }
+        guard let pending else { return await confirmRemote(confirmID, webhookID: webhookID, connection: connection) }
         pending.timer.cancel()
         do {
             try await store.remove(id: confirmID)
@@ -205,10 +222,13 @@ final class LocalPushHub: Sendable {
     }
 
     /// A message leaves the channel unconfirmed: cloud route, or back to the queue.
-    private func release(_ message: LocalPushMessage) async {
+    func release(_ message: LocalPushMessage) async {
         if message.fallback, let n = try? HANotification(body: message.notification) {
             do {
-                try await store.remove(id: message.id, count: .fallbacks, token: message.pushToken, now: clock.now())
+                // With other instances, whoever removes the row settles the message (a confirm or another instance
+                // may have got there first). Alone, a message whose row was never stored still falls back.
+                let removed = try await store.remove(id: message.id, count: .fallbacks, token: message.pushToken, now: clock.now())
+                if !removed && routing != nil { return }
             } catch {
                 logger.error("could not update a channel message", metadata: ["error": .string("\(error)")])
             }
@@ -262,6 +282,7 @@ final class LocalPushHub: Sendable {
             if let sub = s.byToken[binding.pushToken], sub.webhookID != binding.webhookID { conflicting.append(sub) }
             return conflicting.map { ($0, Self.remove($0, from: &s)) }
         }
+        await releasePresence(ended.map(\.0.webhookID))
         for (sub, pending) in ended {
             logger.info(
                 "closing a channel that Home Assistant's binding replaced",
@@ -325,6 +346,7 @@ final class LocalPushHub: Sendable {
             throw .notBound
         }
         onRegistered()
+        await claimPresence(sub)
         for p in replaced { p.timer.cancel() }
         if !replaced.isEmpty {
             logger.info("channel replaced; re-sending its unconfirmed messages", metadata: ["count": .stringConvertible(replaced.count)])
@@ -360,12 +382,13 @@ final class LocalPushHub: Sendable {
 
     /// Ends one subscription (`unsubscribe_events`). Returns false when the id is not a live subscription of this connection.
     func unsubscribe(connection: LocalPushConnection, subscriptionID: Int64) async -> Bool {
-        let ended = state.withLock { s -> [Pending]? in
+        let ended = state.withLock { s -> (pending: [Pending], webhookIDs: [String])? in
             guard let sub = s.byWebhook.values.first(where: { $0.connection === connection && $0.id == subscriptionID }) else { return nil }
-            return Self.remove(sub, from: &s)
+            return (Self.remove(sub, from: &s), [sub.webhookID])
         }
         guard let ended else { return false }
-        for p in ended {
+        await releasePresence(ended.webhookIDs)
+        for p in ended.pending {
             p.timer.cancel()
             await release(p.message)
         }
@@ -374,9 +397,11 @@ final class LocalPushHub: Sendable {
 
     /// The connection went away: every unconfirmed message of its channels falls back at once (or stays queued).
     func disconnected(_ connection: LocalPushConnection) async {
-        let ended = state.withLock { s -> [Pending] in
-            s.byWebhook.values.filter { $0.connection === connection }.flatMap { Self.remove($0, from: &s) }
+        let (ended, webhookIDs) = state.withLock { s -> ([Pending], [String]) in
+            let subs = s.byWebhook.values.filter { $0.connection === connection }
+            return (subs.flatMap { Self.remove($0, from: &s) }, subs.map(\.webhookID))
         }
+        await releasePresence(webhookIDs)
         for p in ended {
             p.timer.cancel()
             await release(p.message)
@@ -398,10 +423,15 @@ final class LocalPushHub: Sendable {
     // MARK: Start and housekeeping
 
     /// At start: unconfirmed messages from before the restart fall back (or become queued); expired ones are dropped.
+    /// With other instances on the database, only the messages of dead instances are settled (`settleOrphans`).
     func recover() async {
         do {
             let dropped = try await store.dropExpired(now: clock.now())
             if dropped > 0 { logger.info("dropped \(dropped) queued channel messages past channel.offline_ttl") }
+            if routing != nil {
+                await settleOrphans()
+                return
+            }
             for m in try await store.all() where m.state == .unconfirmed {
                 await release(m)
             }
@@ -409,6 +439,165 @@ final class LocalPushHub: Sendable {
             logger.debug("channel recovery stopped by shutdown")
         } catch {
             logger.error("could not recover channel messages", metadata: ["error": .string("\(error)")])
+        }
+    }
+}
+
+// MARK: - Other instances
+
+extension LocalPushHub {
+    /// Hands a notification to the instance that holds its device's channel, when another live instance does.
+    /// The message is stored first (owned by this instance, whose timer settles it: confirmed there, or to the
+    /// cloud after `channel.confirm_timeout_ms`). Returns the message id, or nil: then the caller takes the cloud
+    /// route.
+    func deliverRemotely(_ n: HANotification, platform: HAPlatform) async -> String? {
+        guard let routing else { return nil }
+        let holder: LocalPushHolder?
+        do {
+            holder = try await routing.holder(webhookID: n.registrationInfo.webhookID, pushToken: n.pushToken, staleAfter: Self.instanceStaleAfter)
+        } catch {
+            logger.warning("could not look up which instance holds a channel", metadata: ["error": .string("\(error)")])
+            return nil
+        }
+        guard let holder else { return nil }
+        let now = clock.now()
+        let message = LocalPushMessage(
+            id: RandomID.hex128(),
+            webhookID: n.registrationInfo.webhookID ?? "",
+            pushToken: n.pushToken,
+            platform: platform,
+            notification: n.requestBody,
+            state: .unconfirmed,
+            fallback: holder.fallback,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(Double(settings.offlineTTLms) / 1000)
+        )
+        do {
+            try await store.save(message, count: .delivered)
+        } catch {
+            logger.warning("could not store a message for another instance's channel", metadata: ["error": .string("\(error)")])
+            return nil
+        }
+        LocalPushTimer.after(milliseconds: settings.confirmTimeoutMs) { [self] in
+            Task { await self.release(message) }
+        }
+        do {
+            try await routing.handOff(messageID: message.id, to: holder.instanceID)
+        } catch {
+            // The stored message is settled by the timer above: to the cloud, or queued.
+            logger.warning("could not hand a message to another instance", metadata: ["error": .string("\(error)")])
+        }
+        return message.id
+    }
+
+    /// A message another instance handed to this one: sent on the device's channel here, if it is still here.
+    /// Unconfirmed, it is settled by the instance that stored it.
+    func receiveHandOff(_ id: String) async {
+        guard let routing else { return }
+        let message: LocalPushMessage?
+        do {
+            message = try await routing.message(id: id)
+        } catch {
+            logger.warning("could not read a handed-off channel message", metadata: ["error": .string("\(error)")])
+            return
+        }
+        guard let message, message.state == .unconfirmed, let n = try? HANotification(body: message.notification) else { return }
+        guard let sub = subscription(for: n) else { return }
+        if sub.supportConfirm {
+            let forgetAt = clock.now().addingTimeInterval(Double(settings.confirmTimeoutMs) / 1000 * 2)
+            state.withLock { $0.remote[id] = (sub, forgetAt) }
+            sub.connection.send(LocalPushWire.event(subscription: sub.id, LocalPushWire.notificationEvent(n, confirmID: id)))
+        } else if sub.connection.send(LocalPushWire.event(subscription: sub.id, LocalPushWire.notificationEvent(n, confirmID: nil))) {
+            try? await store.remove(id: id)
+        }
+    }
+
+    /// A confirm for a message another instance handed here: true when this confirm removed it (before the other
+    /// instance's timeout did).
+    func confirmRemote(_ confirmID: String, webhookID: String, connection: LocalPushConnection) async -> Bool {
+        guard routing != nil else { return false }
+        let known = state.withLock { s -> Bool in
+            guard let r = s.remote[confirmID], r.subscription.webhookID == webhookID, r.subscription.connection === connection else { return false }
+            s.remote[confirmID] = nil
+            return true
+        }
+        guard known else { return false }
+        do {
+            return try await store.remove(id: confirmID)
+        } catch {
+            logger.error("could not delete a confirmed channel message", metadata: ["error": .string("\(error)")])
+            return false
+        }
+    }
+
+    /// Tells the other instances that this one holds `sub`'s channel.
+    func claimPresence(_ sub: LocalPushSubscription) async {
+        guard let routing else { return }
+        do {
+            try await routing.claimPresence(webhookID: sub.webhookID, pushToken: sub.pushToken, supportConfirm: sub.supportConfirm, fallback: sub.fallback)
+        } catch {
+            logger.warning("could not record a channel's presence", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    /// Withdraws this instance's presence for webhook ids it no longer holds a channel for.
+    func releasePresence(_ webhookIDs: [String]) async {
+        guard let routing, !webhookIDs.isEmpty else { return }
+        let gone = state.withLock { s in webhookIDs.filter { s.byWebhook[$0] == nil } }
+        for webhookID in gone {
+            do {
+                try await routing.releasePresence(webhookID: webhookID)
+            } catch {
+                logger.warning("could not withdraw a channel's presence", metadata: ["error": .string("\(error)")])
+            }
+        }
+    }
+
+    /// Settles the unconfirmed messages of dead instances (each once, across instances), and forgets what this
+    /// instance was told to wait for long ago.
+    func settleOrphans() async {
+        guard let routing else { return }
+        let now = clock.now()
+        state.withLock { s in s.remote = s.remote.filter { $0.value.forgetAt > now } }
+        do {
+            let orphans = try await routing.orphanedMessages(staleAfter: Self.instanceStaleAfter, limit: 500)
+            if !orphans.isEmpty { logger.info("settling \(orphans.count) channel messages of instances that stopped") }
+            for m in orphans { await release(m) }
+            try await routing.forgetDeadInstances(staleAfter: Self.instanceStaleAfter)
+        } catch where error.isShutdownNoise {
+        } catch {
+            logger.warning("could not settle the channel messages of stopped instances", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    /// With other instances: keeps this one's heartbeat, receives hand-offs and settles dead instances' messages,
+    /// until cancelled.
+    func runInstanceDuties() async {
+        guard let routing else { return }
+        try? await routing.heartbeat()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    do {
+                        try await routing.heartbeat()
+                    } catch where error.isShutdownNoise {
+                        return
+                    } catch {
+                        self.logger.warning("instance heartbeat failed", metadata: ["error": .string("\(error)")])
+                    }
+                    try? await Task.sleep(for: Self.heartbeatInterval)
+                }
+            }
+            group.addTask {
+                for await id in routing.handOffs() { await self.receiveHandOff(id) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.instanceStaleAfter)
+                    if Task.isCancelled { return }
+                    await self.settleOrphans()
+                }
+            }
         }
     }
 }

@@ -9,6 +9,8 @@ public struct Storage: Sendable {
     public var devices: any CallDeviceStorage
     public var apiKeys: any APIKeyStorage
     public var engine: any StorageEngine
+    /// Channels across instances; nil for an engine only one process uses (SQLite).
+    public var routing: (any LocalPushRouting)?
 
     public init(
         quota: any QuotaLedger,
@@ -18,7 +20,8 @@ public struct Storage: Sendable {
         matrix: any MatrixStorage,
         devices: any CallDeviceStorage,
         apiKeys: any APIKeyStorage,
-        engine: any StorageEngine
+        engine: any StorageEngine,
+        routing: (any LocalPushRouting)? = nil
     ) {
         self.quota = quota
         self.deliveries = deliveries
@@ -28,5 +31,6 @@ public struct Storage: Sendable {
         self.devices = devices
         self.apiKeys = apiKeys
         self.engine = engine
+        self.routing = routing
     }
 }

@@ -16,7 +16,8 @@ struct PostgresOutageTests {
         try await PostgresServer.execute("CREATE DATABASE outage", on: server)
         var config = PostgresServer.configuration(server, database: "outage")
         config.connectionWait = .seconds(1)
-        config.connectTimeout = .seconds(1)
+        // Opening gets its full connect timeout (a loaded machine); requests wait 1 s for a connection.
+        config.connectTimeout = .seconds(10)
         let storage = try await Storage.postgres(config, logger: PostgresServer.logger)
         let day = UTCDay(string: "2026-11-21")!
         _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)

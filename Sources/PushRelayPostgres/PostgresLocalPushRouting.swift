@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import PostgresNIO
+import PushRelayCore
+import PushRelayStore
+
+/// Websocket channels across instances on PostgreSQL: a heartbeat row per instance (`instances`), a presence row per
+/// channel (`local_push_presence`), and `NOTIFY pushrelay_<instance>` with a message id to hand a stored message to
+/// the instance holding the device's channel (a payload is never the message itself: NOTIFY carries 8000 bytes).
+///
+/// Liveness is judged by PostgreSQL's clock (`now()`), so instances' clocks need not agree.
+public final class PostgresLocalPushRouting: LocalPushRouting {
+    let engine: PostgresStorageEngine
+
+    public init(engine: PostgresStorageEngine) {
+        self.engine = engine
+    }
+
+    public var instanceID: String { engine.instanceID }
+
+    /// The NOTIFY channel of an instance (an identifier: `pushrelay_` and the instance id's hex).
+    static func channel(of instance: String) -> String {
+        "pushrelay_" + String(instance.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(40))
+    }
+
+    public func heartbeat() async throws {
+        try await engine.rows(
+            "INSERT INTO instances (id) VALUES (\(instanceID)) ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()",
+            write: true
+        )
+    }
+
+    public func claimPresence(webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) async throws {
+        try await engine.rows(
+            """
+            INSERT INTO local_push_presence (webhook_id, push_token, instance_id, support_confirm, fallback)
+            VALUES (\(webhookID), \(pushToken), \(instanceID), \(supportConfirm), \(fallback))
+            ON CONFLICT (webhook_id) DO UPDATE SET push_token = excluded.push_token, instance_id = excluded.instance_id,
+                support_confirm = excluded.support_confirm, fallback = excluded.fallback, updated_at = now()
+            """,
+            write: true
+        )
+    }
+
+    public func releasePresence(webhookID: String) async throws {
+        try await engine.rows("DELETE FROM local_push_presence WHERE webhook_id = \(webhookID) AND instance_id = \(instanceID)", write: true)
+    }
+
+    public func holder(webhookID: String?, pushToken: String, staleAfter: Duration) async throws -> LocalPushHolder? {
+        let seconds = Self.seconds(staleAfter)
+        // The same rule as a local channel's `accepts`: a webhook-id channel takes its webhook's notifications, a
+        // push-token channel only its token's.
+        let rows = try await engine.rows(
+            """
+            SELECT p.instance_id, p.support_confirm, p.fallback FROM local_push_presence p JOIN instances i ON i.id = p.instance_id
+            WHERE ((p.webhook_id = \(webhookID) AND (p.push_token IS NULL OR p.push_token = \(pushToken))) OR p.push_token = \(pushToken))
+                AND p.instance_id <> \(instanceID) AND i.heartbeat_at > now() - make_interval(secs => \(seconds))
+            ORDER BY (p.webhook_id = \(webhookID)) DESC NULLS LAST, p.updated_at DESC
+            LIMIT 1
+            """,
+            write: false
+        )
+        guard let row = rows.first else { return nil }
+        let (instance, confirm, fallback) = try row.decode((String, Bool, Bool).self)
+        return LocalPushHolder(instanceID: instance, supportConfirm: confirm, fallback: fallback)
+    }
+
+    public func handOff(messageID: String, to instance: String) async throws {
+        let channel = Self.channel(of: instance)
+        try await engine.rows("SELECT pg_notify(\(channel), \(messageID))", write: true)
+    }
+
+    public func handOffs() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let engine = self.engine
+        let channel = Self.channel(of: instanceID)
+        let task = Task {
+            var delay = Duration.milliseconds(100)
+            while !Task.isCancelled {
+                do {
+                    try await engine.client.withConnection { connection in
+                        try await connection.listen(on: channel) { notifications in
+                            for try await n in notifications { continuation.yield(n.payload) }
+                        }
+                    }
+                } catch {
+                    if Task.isCancelled { break }
+                    engine.logger.warning("listening for channel hand-offs failed; retrying", metadata: ["error": .string("\(error)")])
+                }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    public func message(id: String) async throws -> LocalPushMessage? {
+        try await engine.rows("\(unescaped: PostgresLocalPushStore.select) WHERE id = \(id)", write: false).first.map(PostgresLocalPushStore.message)
+    }
+
+    public func orphanedMessages(staleAfter: Duration, limit: Int) async throws -> [LocalPushMessage] {
+        let seconds = Self.seconds(staleAfter)
+        return try await engine.rows(
+            """
+            \(unescaped: PostgresLocalPushStore.select) m
+            WHERE m.state = 'unconfirmed' AND m.owner_instance IS DISTINCT FROM \(instanceID)
+                AND NOT EXISTS (
+                    SELECT 1 FROM instances i WHERE i.id = m.owner_instance AND i.heartbeat_at > now() - make_interval(secs => \(seconds))
+                )
+            ORDER BY m.created_at
+            LIMIT \(limit)
+            """,
+            write: false
+        ).map(PostgresLocalPushStore.message)
+    }
+
+    @discardableResult
+    public func forgetDeadInstances(staleAfter: Duration) async throws -> Int {
+        let seconds = Self.seconds(staleAfter)
+        try await engine.rows(
+            """
+            DELETE FROM local_push_presence p WHERE NOT EXISTS (
+                SELECT 1 FROM instances i WHERE i.id = p.instance_id AND i.heartbeat_at > now() - make_interval(secs => \(seconds))
+            )
+            """,
+            write: true
+        )
+        // Instance rows are kept a while longer: an orphan's owner that has no row is dead as well.
+        let forgotten = 10 * seconds
+        return try await engine.changes(
+            "DELETE FROM instances WHERE heartbeat_at < now() - make_interval(secs => \(forgotten)) RETURNING 1"
+        )
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import PushRelayCore
+import PushRelayPostgres
+import PushRelayStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two real `pushrelay serve` processes on one PostgreSQL database act as one service: an exact quota between them, a
+/// device's websocket channel on one instance reached by a post to the other (confirmed there, or settled once by the
+/// cloud), and a killed instance's devices falling back to the cloud within the confirm timeout.
+@Suite(.serialized) struct MultiInstanceTests {
+    static let confirmTimeoutMs = 1500
+
+    /// Both instances' config: the sandbox provider (every cloud delivery is a delivery-log row), one database.
+    static func config(dir: String, url: String, limit: Int) throws -> String {
+        let path = dir + "/pushrelay-\(UUID().uuidString.prefix(8)).yaml"
+        try """
+        http:
+          port: 0
+        storage:
+          backend: postgres
+          postgres:
+            url: "\(url)"
+            pool_size: 8
+        quota:
+          daily_limit: \(limit)
+        channel:
+          confirm_timeout_ms: \(confirmTimeoutMs)
+
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func body(token: String, webhookID: String) -> JSONValue {
+        [
+            "message": "Hello", "push_token": .string(token),
+            "registration_info": [
+                "app_id": "io.homeassistant.companion.android", "app_version": "1", "os_version": "14", "webhook_id": .string(webhookID),
+            ],
+        ]
+    }
+
+    /// Two instances on a fresh database; stopped (SIGKILL) at the end whatever happened.
+    static func withTwoInstances(limit: Int = 500, _ body: (PostgresTestDatabase, ServerProcess, ServerProcess) async throws -> Void) async throws {
+        let pg = try await PostgresTestDatabase.create()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-multi-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let config = try Self.config(dir: dir, url: pg.url, limit: limit)
+        let a = try await ServerProcess.start(config: config, logFile: dir + "/a.log")
+        let b: ServerProcess
+        do {
+            b = try await ServerProcess.start(config: config, logFile: dir + "/b.log")
+        } catch {
+            await a.stop(SIGKILL)
+            throw error
+        }
+        do {
+            try await body(pg, a, b)
+        } catch {
+            print("instance A log:\n\(a.log.suffix(3000))\ninstance B log:\n\(b.log.suffix(3000))")
+            await a.stop(SIGKILL)
+            await b.stop(SIGKILL)
+            throw error
+        }
+        await a.stop(SIGKILL)
+        await b.stop(SIGKILL)
+        try? await pg.drop()
+    }
+
+    /// Cloud deliveries of a token: the sandbox's delivery-log rows.
+    static func cloudDeliveries(_ pg: PostgresTestDatabase, token: String) async throws -> Int {
+        Int(try await pg.psql("SELECT count(*) FROM delivery_log WHERE push_token = '\(token)' AND outcome = 'delivered'")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test func twoInstancesShareAnExactQuota() async throws {
+        try await Self.withTwoInstances(limit: 50) { pg, a, b in
+            let token = "multi-quota-token-0123456789"
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for i in 0..<256 {
+                    let port = i % 2 == 0 ? a.port : b.port
+                    group.addTask { try await CrashSafetyTests.post(port: port, "/api/sendPush/android/v1", Self.body(token: token, webhookID: "hook-q")).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 50, "\(statuses.sorted())")
+            #expect(statuses.filter { $0 == 429 }.count == 206)
+            for port in [a.port, b.port] {
+                let limits = try await CrashSafetyTests.post(port: port, "/api/checkRateLimits", ["push_token": .string(token)])
+                #expect(limits.json["rateLimits"]?["successful"] == 50 && limits.json["rateLimits"]?["attempts"] == 256, "\(limits.json)")
+            }
+            #expect(try await pg.psql("SELECT successful FROM daily_usage WHERE push_token = '\(token)'").trimmingCharacters(in: .whitespacesAndNewlines) == "50")
+        }
+    }
+
+    @Test func aDeviceOnOneInstanceGetsPostsMadeToTheOther() async throws {
+        try await Self.withTwoInstances { pg, a, b in
+            let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), migrate: false)
+            let (channelToken, _) = try await storage.localPush.createToken(webhookID: "hook-multi", label: nil, now: Date())
+            try await storage.engine.flushAndClose()
+            let token = "multi-device-token-0123456789"
+            let device = try await WSTestClient.subscribed(port: a.port, token: channelToken, webhookID: "hook-multi")
+
+            // Posted to B, delivered by A's channel, confirmed there: no cloud delivery, no quota used.
+            let first = try await CrashSafetyTests.post(port: b.port, "/api/sendPush/android/v1", Self.body(token: token, webhookID: "hook-multi"))
+            #expect(first.status == 201, "\(first.json)")
+            let messageID = try #require(first.json["messageId"]?.stringValue)
+            let event = try await device.receive()
+            let confirmID = try #require(event["event"]?["hass_confirm_id"]?.stringValue, "\(event)")
+            #expect(messageID == "local:\(confirmID)")
+            #expect(event["event"]?["message"] == "Hello")
+            device.send(["id": 5, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-multi", "confirm_id": .string(confirmID)])
+            #expect(try await device.receive() == ["id": 5, "type": "result", "success": true, "result": .null])
+
+            // Not confirmed: exactly one cloud delivery, by the instance that took the post.
+            let second = try await CrashSafetyTests.post(port: b.port, "/api/sendPush/android/v1", Self.body(token: token, webhookID: "hook-multi"))
+            #expect(second.status == 201)
+            _ = try await device.receive()
+            try await eventually("the unconfirmed message goes to the cloud") { try await Self.cloudDeliveries(pg, token: token) == 1 }
+            try await Task.sleep(for: .milliseconds(2 * Self.confirmTimeoutMs))
+            #expect(try await Self.cloudDeliveries(pg, token: token) == 1, "settled once, not by both instances")
+            #expect(try await pg.psql("SELECT count(*) FROM channel_messages").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            device.close()
+        }
+    }
+
+    @Test func aKilledInstancesDevicesFallBackToTheCloud() async throws {
+        try await Self.withTwoInstances { pg, a, b in
+            let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), migrate: false)
+            let (channelToken, _) = try await storage.localPush.createToken(webhookID: "hook-dead", label: nil, now: Date())
+            try await storage.engine.flushAndClose()
+            let token = "multi-dead-token-0123456789"
+            let device = try await WSTestClient.subscribed(port: a.port, token: channelToken, webhookID: "hook-dead")
+            await a.stop(SIGKILL)
+            _ = device
+
+            // Right after the kill A still looks alive: the hand-off is settled by B's confirm timer. Later A is
+            // stale and B takes the cloud route at once. Either way: one cloud delivery each, within the timeout.
+            for n in 1...2 {
+                let started = ContinuousClock.now
+                let post = try await CrashSafetyTests.post(port: b.port, "/api/sendPush/android/v1", Self.body(token: token, webhookID: "hook-dead"))
+                #expect(post.status == 201, "\(post.json)")
+                try await eventually("post \(n) reaches the cloud") { try await Self.cloudDeliveries(pg, token: token) == n }
+                print("MultiInstanceTests: post \(n) to the cloud after \(ContinuousClock.now - started)")
+                if n == 1 { try await Task.sleep(for: .seconds(4)) }
+            }
+            try await Task.sleep(for: .milliseconds(2 * Self.confirmTimeoutMs))
+            #expect(try await Self.cloudDeliveries(pg, token: token) == 2)
+        }
+    }
+}
