@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

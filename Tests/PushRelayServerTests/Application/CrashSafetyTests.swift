@@ -41,15 +41,21 @@ import Glibc
         var isSet: Bool { value.load(ordering: .relaxed) }
     }
 
-    static func config(dir: String, env: FakeProviderEnvironment) -> String {
+    /// The storage engines the crash test runs on: the SQLite file in the test's directory, or a fresh PostgreSQL
+    /// database (the kills then cut off the instance's connections mid-transaction too).
+    enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    static func config(dir: String, env: FakeProviderEnvironment, storage: String) -> String {
         func options(_ o: [String: JSONValue]) -> String {
             o.keys.sorted().map { "    \($0): \(o[$0]!.jsonString())" }.joined(separator: "\n")
         }
         return """
             http:
               port: 0
-            storage:
-              sqlite_path: \(dir)/pushrelay.sqlite
+            \(storage)
             quota:
               daily_limit: \(limit)
             delivery:
@@ -105,12 +111,17 @@ import Glibc
         }
     }
 
-    @Test func killedUnderLoadItLosesNothingItAnsweredAndCountsNothingTwice() async throws {
+    @Test(arguments: Engine.allCases)
+    func killedUnderLoadItLosesNothingItAnsweredAndCountsNothingTwice(engine: Engine) async throws {
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
+        let pg = engine == .postgres ? try await PostgresTestDatabase.create() : nil
+        let storage =
+            pg.map { "storage:\n  backend: postgres\n  postgres:\n    url: \"\($0.url)\"\n    pool_size: 8" }
+            ?? "storage:\n  sqlite_path: \(dir)/pushrelay.sqlite"
         let env = try await FakeProviderEnvironment.start(directory: dir)
         defer { Task { await env.shutdown() } }
         let config = dir + "/pushrelay.yaml"
-        try Self.config(dir: dir, env: env).write(toFile: config, atomically: true, encoding: .utf8)
+        try Self.config(dir: dir, env: env, storage: storage).write(toFile: config, atomically: true, encoding: .utf8)
         let ledger = Ledger()
         var server = try await ServerProcess.start(config: config, logFile: dir + "/serve-0.log")
 
@@ -203,11 +214,19 @@ import Glibc
 
         // What checkRateLimits said is what the database holds, read after a clean stop.
         #expect(await server.stop(SIGTERM) == 0, "\(server.log)")
-        let db = try DatabaseQueue(path: dir + "/pushrelay.sqlite")
-        let rows = try await db.read { db in
-            try Row.fetchAll(db, sql: "SELECT push_token, successful FROM daily_usage WHERE push_token LIKE 'crash:%'")
+        let query = "SELECT push_token, successful FROM daily_usage WHERE push_token LIKE 'crash:%'"
+        var stored: [String: Int] = [:]
+        if let pg {
+            for line in try await pg.psql(query).split(separator: "\n") {
+                let fields = line.split(separator: "|")
+                if fields.count == 2 { stored[String(fields[0])] = Int(fields[1]) }
+            }
+            try? await pg.drop()
+        } else {
+            let db = try DatabaseQueue(path: dir + "/pushrelay.sqlite")
+            let rows = try await db.read { db in try Row.fetchAll(db, sql: query) }
+            stored = Dictionary(uniqueKeysWithValues: rows.map { ($0["push_token"] as String, $0["successful"] as Int) })
         }
-        let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0["push_token"] as String, $0["successful"] as Int) })
         for token in Self.tokens { #expect((stored[token] ?? 0) == reported[token], "\(token)") }
     }
 
