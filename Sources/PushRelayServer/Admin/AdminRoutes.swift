@@ -41,7 +41,8 @@ struct AdminAuth: Sendable {
     }
 }
 
-/// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`.
+/// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`, and the
+/// admin console (`/admin/`, a static page that holds no data; `AdminConsoleRoutes`).
 /// Not registered at all (so 404) when no admin token is configured.
 struct AdminRoutes<Context: PeerAddressContext> {
     let admin: any QuotaAdministration
@@ -50,6 +51,12 @@ struct AdminRoutes<Context: PeerAddressContext> {
     let clock: any WallClock
     let auth: AdminAuth
     let maxBodyBytes: Int
+    /// The delivery log (stats, dead tokens); without it those endpoints are not registered.
+    var deliveries: (any DeliveryLog)? = nil
+    /// The Matrix retry queue; without it `/admin/v1/matrix/queue` is not registered.
+    var matrix: (any MatrixStorage)? = nil
+    /// This instance's websocket channel figures.
+    var gauges: LocalPushGauges? = nil
 
     func register(_ routes: RouteTable<Context>) {
         routes.on(
@@ -83,13 +90,15 @@ struct AdminRoutes<Context: PeerAddressContext> {
                 },
             ]
         )
+        registerConsoleAPI(routes)
+        AdminConsoleRoutes<Context>().register(routes)
     }
 
-    private func authorize(_ request: Request, _ context: Context) throws {
+    func authorize(_ request: Request, _ context: Context) throws {
         try auth.authorize(request, peer: context.peerAddress)
     }
 
-    private func tokenParameter(_ context: Context) throws -> String {
+    func tokenParameter(_ context: Context) throws -> String {
         guard let t = context.parameters.get("token"), !t.isEmpty else { throw APIError.badRequest("Missing push token in the path.") }
         return t.removingPercentEncoding ?? t
     }
@@ -116,7 +125,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
         )
     }
 
-    private func showQuota(_ context: Context) async throws -> Response {
+    func showQuota(_ context: Context) async throws -> Response {
         let token = try tokenParameter(context)
         let today = UTCDay(clock.now())
         let history = try await admin.history(pushToken: token)
@@ -151,7 +160,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
         return try await showQuota(context)
     }
 
-    private func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
+    func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
         let maximum = policy.maximum(appID: row.appID, override: row.limitOverride)
         return [
             "day": .string(row.day),

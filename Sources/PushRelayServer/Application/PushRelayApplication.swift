@@ -112,7 +112,10 @@ public enum PushRelayApplication {
                 policy: config.quotaPolicy,
                 clock: clock,
                 auth: adminAuth,
-                maxBodyBytes: config.http.maxBodyBytes
+                maxBodyBytes: config.http.maxBodyBytes,
+                deliveries: storage.deliveries,
+                matrix: storage.matrix,
+                gauges: hubHolder
             ).register(routes)
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayCore
 
 /// The delivery log and the memory of dead tokens.
 public protocol DeliveryLog: Sendable {
@@ -13,6 +14,11 @@ public protocol DeliveryLog: Sendable {
     func log(_ record: DeliveryRecord) async throws
     /// Recent delivery-log rows, newest first, including every write answered before the call.
     func recentDeliveries(pushToken: String?, limit: Int) async throws -> [LoggedDelivery]
+    /// The day's delivery-log rows counted by hour, provider, kind and outcome (the admin console). Default: a scan of
+    /// at most `scanLimit` recent rows (`DeliverySummary.swift`).
+    func deliverySummary(day: UTCDay, scanLimit: Int) async throws -> DeliverySummary
+    /// Dead tokens live at `now`, newest first, at most `limit`. Default: the tokens of recent failed rows.
+    func deadTokens(now: Date, limit: Int) async throws -> [ListedDeadToken]
     /// Returns once every write queued before the call is durable.
     func flush() async throws
 }

@@ -1,0 +1,48 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `GET /admin/`: the admin console, a static single page (`console/`, embedded as `ConsoleAssets`). The page holds no
+/// data and needs no credential; it asks for the admin token and reads `/admin/v1/…` with it. `/admin` redirects to
+/// `/admin/` so that the page's relative URLs (`console.js`, `v1/stats`) resolve under a reverse proxy's prefix too.
+struct AdminConsoleRoutes<Context: RequestContext> {
+    /// Everything the page loads comes from this server; no inline script or style, no framing, no form posts.
+    static var contentSecurityPolicy: String {
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    }
+
+    func register(_ routes: RouteTable<Context>) {
+        routes.on(
+            "/admin",
+            [
+                .get: { request, _ in
+                    // The router hands "/admin/" here too (it ignores a trailing slash): answer the page there, redirect
+                    // only the bare path.
+                    if request.uri.path.hasSuffix("/") { return Self.response(for: "index.html") }
+                    return Response(status: .movedPermanently, headers: [.location: "/admin/", .contentLength: "0", .cacheControl: "no-store"])
+                }
+            ]
+        )
+        for file in ConsoleAssets.files where file.name != "index.html" {
+            routes.on(RouterPath("/admin/\(file.name)"), [.get: { _, _ in Self.response(for: file.name) }])
+        }
+    }
+
+    static func response(for name: String) -> Response {
+        guard let file = ConsoleAssets.files.first(where: { $0.name == name }) else {
+            return Response(status: .notFound)
+        }
+        let bytes = Array(file.text.utf8)
+        var headers: HTTPFields = [
+            .contentType: file.contentType,
+            .contentLength: String(bytes.count),
+            .cacheControl: "no-cache",
+            .xContentTypeOptions: "nosniff",
+            .contentSecurityPolicy: contentSecurityPolicy,
+        ]
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
