@@ -1,8 +1,9 @@
 # PushRelay container image. Two stages:
 #   build:   the Swift toolchain image runs the same scripts CI runs: scripts/install-deps (the C libraries) and
 #            scripts/package (release build with the Swift runtime linked statically, stripped, packed into dist/).
-#   runtime: Debian slim with libsqlite3 and the CA certificates (for TLS to FCM, APNs and WebPush services), the
-#            binary, the example config and the migrations, run as a non-root user.
+#   runtime: Debian slim with libsqlite3 (libstdc++ and zlib, which the binary also links, are in the base) and the
+#            CA certificates (TLS to FCM, APNs and WebPush services): the binary, the example config and the
+#            migrations, run as a non-root user.
 #
 #   docker build -t pushrelay .
 #   docker run -d --name pushrelay -p 8080:8080 -v pushrelay-data:/var/lib/pushrelay pushrelay
@@ -20,7 +21,7 @@ RUN scripts/package \
 
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 libstdc++6 zlib1g ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 pushrelay \
  && useradd --system --uid 10001 --gid pushrelay --home-dir /var/lib/pushrelay --no-create-home \
