@@ -43,11 +43,12 @@
     return Number(n).toLocaleString("en-US");
   }
 
+  // The top of a chart's axis: four equal whole-number steps of 1, 2 or 5 × 10^k.
   function niceMax(v) {
-    if (v <= 5) return 5;
-    const p = Math.pow(10, Math.floor(Math.log10(v)));
-    for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-    return 10 * p;
+    const rough = Math.max(1, v) / 4;
+    const p = Math.pow(10, Math.floor(Math.log10(rough)));
+    for (const m of [1, 2, 5, 10]) if (m * p >= rough) return 4 * Math.max(1, Math.round(m * p));
+    return 40 * p;
   }
 
   // ---- API -------------------------------------------------------------------------------------------------------
@@ -127,6 +128,7 @@
   }
 
   async function showView(name) {
+    if (state.currentView !== name) setStatus("");
     state.currentView = name;
     for (const section of document.querySelectorAll(".view")) section.hidden = section.dataset.view !== name;
     for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.view === name);
@@ -200,7 +202,7 @@
       const v = (max / 4) * i;
       const y = top + plotH - (plotH * i) / 4;
       root.append(svg("line", { class: i === 0 ? "axis" : "grid", x1: left, x2: W - right, y1: y, y2: y }));
-      root.append(svg("text", { x: left - 6, y: y + 4, "text-anchor": "end" }, fmt(Math.round(v * 10) / 10)));
+      root.append(svg("text", { x: left - 6, y: y + 4, "text-anchor": "end" }, fmt(v)));
     }
     const slot = plotW / points.length;
     const barW = Math.max(2, slot * 0.72);

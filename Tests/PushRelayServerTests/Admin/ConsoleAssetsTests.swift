@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+@testable import PushRelayServer
+
+/// `ConsoleAssets.swift` is generated from console/ by scripts/embed-console.sh: the two must not drift apart.
+@Suite struct ConsoleAssetsTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theEmbeddedFilesAreTheConsoleDirectory() throws {
+        let dir = Self.repository.appendingPathComponent("console")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            .filter { $0.hasSuffix(".html") || $0.hasSuffix(".css") || $0.hasSuffix(".js") }.sorted()
+        #expect(ConsoleAssets.files.map(\.name).sorted() == names, "run scripts/embed-console.sh")
+        for name in names {
+            let text = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
+            let embedded = ConsoleAssets.files.first { $0.name == name }?.text
+            #expect(embedded == text, "console/\(name) differs from ConsoleAssets.swift: run scripts/embed-console.sh")
+        }
+    }
+
+    @Test func thePageLoadsOnlyItsOwnFiles() throws {
+        let page = try #require(ConsoleAssets.files.first { $0.name == "index.html" }?.text)
+        let references = page.matches(of: /(?:src|href)="([^"]*)"/).map { String($0.output.1) }
+        #expect(!references.isEmpty)
+        for ref in references where !ref.hasPrefix("#") && ref != "data:," {
+            #expect(ConsoleAssets.files.contains { $0.name == ref }, "index.html loads \(ref), which is not embedded")
+        }
+        #expect(!page.contains("style="), "no inline style (the CSP has no 'unsafe-inline')")
+        #expect(page.matches(of: /<script(?![^>]*\bsrc=)[^>]*>/).isEmpty, "no inline script")
+    }
+}
