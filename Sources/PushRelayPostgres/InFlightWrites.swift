@@ -1,4 +1,4 @@
-import Synchronization
+import PushRelayCore
 
 /// The fire-and-forget writes still running (a delivered record, a Matrix dedupe mark), so that `flush` can wait for
 /// every write started before it.
@@ -9,7 +9,7 @@ final class InFlightWrites: Sendable {
         var waiters: [(upTo: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Also tracks this tracker's writes (the engine's, which `flush` waits for).
     private let parent: InFlightWrites?
 

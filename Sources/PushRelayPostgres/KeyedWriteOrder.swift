@@ -1,5 +1,5 @@
+import PushRelayCore
 import PushRelayStore
-import Synchronization
 
 /// Keeps the writes to one row in the order they were asked for, although each runs on whichever pooled connection
 /// is free: a channel message's save, queued without waiting, must not be overtaken by its confirm's delete.
@@ -9,7 +9,7 @@ final class KeyedWriteOrder: Sendable {
         var done: WriteTicket<Void>
     }
 
-    private let tails = Mutex<(serial: UInt64, byKey: [String: Tail])>((0, [:]))
+    private let tails = Locked<(serial: UInt64, byKey: [String: Tail])>((0, [:]))
 
     /// Queues `work` behind every earlier write for `key` now, and returns a ticket for its result.
     func submit<T: Sendable>(key: String, _ work: @escaping @Sendable () async throws -> T) -> WriteTicket<T> {

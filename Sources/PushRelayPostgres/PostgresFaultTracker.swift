@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayCore
 import PushRelayStore
 import Synchronization
 
@@ -6,11 +7,13 @@ import Synchronization
 /// full, read-only, I/O) makes it `failing`; the next write that succeeds makes it `ok`. Rules (constraints) are not
 /// faults.
 final class PostgresFaultTracker: Sendable {
-    private let state = Mutex(StorageHealth.ok)
+    private let state = Locked(StorageHealth.ok)
     /// Read without the lock on the hot path: `succeeded()` takes the lock only when there is a fault to clear.
     private let faulty = Atomic<Bool>(false)
 
     var current: StorageHealth { state.withLock { $0 } }
+    /// Whether a fault is known (cheap: no lock).
+    var isFaulty: Bool { faulty.load(ordering: .relaxed) }
 
     /// A write went through.
     func succeeded() {

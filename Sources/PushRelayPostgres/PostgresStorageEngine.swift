@@ -98,13 +98,18 @@ public final class PostgresStorageEngine: StorageEngine {
 
     private struct NoConnection: Error {}
 
-    /// Runs `body` on a pooled connection. Waits at most `connectionWait` for the connection (a statement once
-    /// running is not interrupted), maps errors to `PostgresStoreError`, and keeps `health` and the counters.
-    /// `write`: a success ends a fault, as in the SQLite engine (reads can succeed while writes fail).
+    /// How long a request waits for a connection while a fault is known: the pool keeps reconnecting in the
+    /// background, and meanwhile requests get their 503 at once instead of after the whole `connectionWait`.
+    static let faultConnectionWait = Duration.milliseconds(250)
+
+    /// Runs `body` on a pooled connection. Waits at most `connectionWait` for the connection (`faultConnectionWait`
+    /// during a fault; a statement once running is not interrupted), maps errors to `PostgresStoreError`, and keeps
+    /// `health` and the counters. `write`: a success ends a fault, as in the SQLite engine (reads can succeed while
+    /// writes fail).
     func perform<T: Sendable>(write: Bool, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
         let client = self.client
-        let wait = configuration.connectionWait
+        let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
         do {
             let leased = LeaseFlag()
             let value: T = try await withThrowingTaskGroup(of: Raced<T>.self) { group in
@@ -134,7 +139,7 @@ public final class PostgresStorageEngine: StorageEngine {
             errors.add(1, ordering: .relaxed)
             let mapped: any Error =
                 error is NoConnection
-                ? PostgresStoreError.unavailable("no connection to \(target) within \(configuration.connectionWait)")
+                ? PostgresStoreError.unavailable("no connection to \(target) within \(wait)")
                 : PostgresErrorMapping.map(error, target: target)
             faults.failed(mapped)
             throw mapped

@@ -1,4 +1,3 @@
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +45,7 @@ public enum RandomID {
 final class RandomPool: Sendable {
     static let shared = RandomPool()
     private static let blockSize = 4096
-    private let state = Mutex<(bytes: [UInt8], next: Int)>(([UInt8](repeating: 0, count: RandomPool.blockSize), RandomPool.blockSize))
+    private let state = Locked<(bytes: [UInt8], next: Int)>(([UInt8](repeating: 0, count: RandomPool.blockSize), RandomPool.blockSize))
 
     /// Draws from the shared pool, 8 bytes per `next()`.
     struct Generator: RandomNumberGenerator {

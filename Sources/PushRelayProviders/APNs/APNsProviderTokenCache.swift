@@ -26,7 +26,7 @@ final class APNsProviderTokenCache: Sendable {
     private let teamID: String
     private let key: P256.Signing.PrivateKey
     private let clock: any WallClock
-    private let state = Mutex<Token?>(nil)
+    private let state = Locked<Token?>(nil)
     private let generated = Atomic<Int>(0)
 
     init(keyID: String, teamID: String, key: P256.Signing.PrivateKey, clock: any WallClock) {

@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import PushRelayCore
 import PushRelayWebPush
-import Synchronization
 
 /// `type: webpush`: delivers to browser push subscriptions (RFC 8030) with VAPID (RFC 8292) and `aes128gcm`
 /// message encryption (RFC 8291).
@@ -24,7 +23,7 @@ public final class WebPushProvider: PushProvider {
     private let clock: any WallClock
     private let logger: Logger
     /// VAPID JWTs by audience, reused until an hour before they expire.
-    private let tokens = Mutex<[String: (jwt: String, expires: Int64)]>([:])
+    private let tokens = Locked<[String: (jwt: String, expires: Int64)]>([:])
 
     public convenience init(
         name: String,

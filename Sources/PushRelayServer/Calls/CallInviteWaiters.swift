@@ -1,4 +1,4 @@
-import Synchronization
+import PushRelayCore
 
 /// Call invites sent over a websocket channel, each waiting for the app's confirm (`hass_confirm_id`).
 ///
@@ -12,7 +12,7 @@ final class CallInviteWaiters: Sendable {
         let continuation: CheckedContinuation<Bool, Never>
     }
 
-    private let waiters = Mutex<[String: Waiter]>([:])
+    private let waiters = Locked<[String: Waiter]>([:])
 
     var count: Int { waiters.withLock { $0.count } }
 

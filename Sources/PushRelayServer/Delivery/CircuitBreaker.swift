@@ -1,21 +1,20 @@
 import Foundation
 import Logging
 import PushRelayCore
-import Synchronization
 
 /// One provider instance's circuit breaker (rules in `CircuitBreakerState`): a provider failing most deliveries is
 /// not called for a cool-down, and the dispatches meanwhile get a fast 503 with `Retry-After`, counted nowhere. State
 /// changes are logged once each and shown in `/metrics`.
 final class CircuitBreaker: Sendable {
     let provider: String
-    private let state: Mutex<CircuitBreakerState>
+    private let state: Locked<CircuitBreakerState>
     private let clock: any WallClock
     private let metrics: PushRelayMetrics?
     private let logger: Logger
 
     init(provider: String, settings: CircuitBreakerState.Settings, clock: any WallClock, metrics: PushRelayMetrics?, logger: Logger) {
         self.provider = provider
-        self.state = Mutex(CircuitBreakerState(settings: settings))
+        self.state = Locked(CircuitBreakerState(settings: settings))
         self.clock = clock
         self.metrics = metrics
         self.logger = logger

@@ -1,4 +1,4 @@
-import Synchronization
+import PushRelayCore
 
 /// Resumes one continuation with the first result offered to it; later offers are ignored. For racing work against
 /// a deadline without waiting for the loser.
@@ -10,7 +10,7 @@ final class FirstResult<Value: Sendable>: Sendable {
         var onSettled: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The continuation to resume; an offer made before this call is delivered now.
     func start(_ continuation: CheckedContinuation<Value, Never>) {

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import PushRelayCore
 
 /// Counts dispatches refused because their provider's in-flight bound was reached, and logs them at most once per
 /// interval (with how many there were), so that an overload does not also flood the log.
@@ -13,7 +13,7 @@ final class LoadShedReport: Sendable {
     private let metrics: PushRelayMetrics?
     private let logger: Logger
     private let interval: Duration
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(metrics: PushRelayMetrics?, logger: Logger, interval: Duration = .seconds(10)) {
         self.metrics = metrics

@@ -1,5 +1,4 @@
 import PushRelayCore
-import Synchronization
 
 /// Bounds the dispatches in flight to one provider, so that a slow or failing upstream, or a machine past its
 /// capacity, cannot absorb every request: past the bound, dispatches are refused at once (503 `ProviderBusy`) instead
@@ -11,10 +10,10 @@ final class ProviderGate: Sendable {
         var adaptive: AdaptiveConcurrencyLimit
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(limit: Int) {
-        state = Mutex(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(32, limit), maximum: limit)))
+        state = Locked(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(32, limit), maximum: limit)))
     }
 
     /// The bound right now.

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayStore
-import Synchronization
 
 /// Which push token may open a websocket push channel for which webhook id.
 ///
@@ -27,7 +26,7 @@ final class LocalPushBindingRegistry: Sendable {
     }
 
     /// Pairs known to be stored, push token → webhook id: the notification path checks here without a query.
-    private let confirmed = Mutex<[String: String]>([:])
+    private let confirmed = Locked<[String: String]>([:])
     /// Past this many cached pairs the cache starts over (each pair is then read or written once more).
     private let cacheLimit: Int
     let store: any LocalPushStorage

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOWebSocket
+import PushRelayCore
 import Synchronization
 
 /// One websocket connection's outbound side: a bounded queue drained by at most one writer task at a time, so a slow
@@ -104,11 +105,11 @@ final class LocalPushConnection: Sendable {
     private let bufferLimit: Int
     private let sink: Sink
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private static let counter = Atomic<Int>(0)
     private let authenticated = Atomic<Bool>(false)
 
-    private let authTimer = Mutex<Scheduled<Void>?>(nil)
+    private let authTimer = Locked<Scheduled<Void>?>(nil)
 
     /// Set once the client authenticated (the auth timeout checks it).
     var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }

@@ -1,9 +1,9 @@
-import Synchronization
+import PushRelayCore
 
 /// The websocket channel's figures for `/metrics`. The metrics exist before the hub (the dispatcher records into them
 /// and the hub's cloud route needs the dispatcher), so the hub is attached once it is built; until then every figure is 0.
 final class LocalPushGauges: Sendable {
-    private let parts = Mutex<(hub: LocalPushHub, sockets: LocalPushSockets)?>(nil)
+    private let parts = Locked<(hub: LocalPushHub, sockets: LocalPushSockets)?>(nil)
 
     func attach(hub: LocalPushHub, sockets: LocalPushSockets) {
         parts.withLock { $0 = (hub, sockets) }

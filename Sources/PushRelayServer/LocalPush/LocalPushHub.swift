@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import PushRelayCore
 import PushRelayStore
-import Synchronization
 
 /// A live subscription: one connection's channel for one webhook id.
 final class LocalPushSubscription: Sendable {
@@ -55,7 +54,7 @@ final class LocalPushHub: Sendable {
     let settings: LocalPushSettings
     let clock: any WallClock
     let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Where an unconfirmed message goes: its app's cloud route.
     let cloud: HomeAssistantCloudRoute
     /// Call invites waiting for their confirm (VoIP API).

@@ -257,7 +257,7 @@ struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
 final class LocalPushSockets: Sendable {
     let endpoint: LocalPushEndpoint
     var settings: LocalPushSettings { endpoint.settings }
-    private let live = Mutex<[Int: LocalPushConnection]>([:])
+    private let live = Locked<[Int: LocalPushConnection]>([:])
 
     init(endpoint: LocalPushEndpoint) {
         self.endpoint = endpoint
@@ -389,7 +389,7 @@ final class LocalPushSessionRunner: Sendable {
     private let onDisconnected: @Sendable () -> Void
     /// Turns reading from the socket off (false) or on (true).
     private let setReading: @Sendable (Bool) -> Void
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(
         endpoint: LocalPushEndpoint,
@@ -401,7 +401,7 @@ final class LocalPushSessionRunner: Sendable {
         self.connection = connection
         self.setReading = setReading
         self.onDisconnected = onDisconnected
-        state = Mutex(State(session: .init(connection: connection)))
+        state = Locked(State(session: .init(connection: connection)))
     }
 
     func received(_ input: Input) {

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import Synchronization
+import PushRelayCore
 
 /// Counts failed credential checks per client address in one-minute windows, so that nobody can guess credentials
 /// faster than `security.max_failed_auths_per_minute` per address.
@@ -18,7 +18,7 @@ final class FailedAuthLimiter: Sendable {
     }
 
     let limit: Int
-    private let windows = Mutex(Windows())
+    private let windows = Locked(Windows())
 
     init(limit: Int) { self.limit = limit }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PushRelayCore
 
 /// Fixed one-minute windows of requests per sender address (`relay.max_requests_per_minute_per_address`).
 final class SenderRateLimiter: Sendable {
@@ -9,7 +9,7 @@ final class SenderRateLimiter: Sendable {
     }
 
     let limit: Int
-    private let window = Mutex(Window())
+    private let window = Locked(Window())
 
     init(limit: Int) { self.limit = limit }
 

@@ -1,8 +1,8 @@
-import Synchronization
+import PushRelayCore
 
 /// A queued write's result, answered once the write is durable.
 public final class WriteTicket<T: Sendable>: Sendable {
-    private let state = Mutex<(result: Result<T, any Error>?, waiters: [CheckedContinuation<T, any Error>])>((nil, []))
+    private let state = Locked<(result: Result<T, any Error>?, waiters: [CheckedContinuation<T, any Error>])>((nil, []))
 
     /// An unanswered ticket; the engine that queued the write answers it with `complete`.
     public init() {}

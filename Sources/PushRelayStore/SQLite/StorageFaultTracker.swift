@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
+import PushRelayCore
 import Synchronization
 
 /// Follows the outcome of the group commit's transactions and syncs for `StorageHealth`: a storage error (disk full,
 /// read-only, I/O, a locked or unusable file, a failed WAL sync) makes it `failing`, the next durable write `ok`.
 final class StorageFaultTracker: Sendable {
-    private let state = Mutex(StorageHealth.ok)
+    private let state = Locked(StorageHealth.ok)
     /// Read without the lock on the hot path: `succeeded()` takes the lock only when there is a fault to clear.
     private let faulty = Atomic<Bool>(false)
 

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import NIOCore
 import PushRelayCore
-import Synchronization
 
 /// A strict, in-process APNs: HTTP/2 over TLS on loopback, with a certificate from a test CA.
 ///
@@ -24,7 +23,7 @@ public final class FakeAPNs: Sendable {
     private let authentication: Authentication
     private let clock: any WallClock
     private let sandbox: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let slot = FakeServerSlot()
 
     struct State {

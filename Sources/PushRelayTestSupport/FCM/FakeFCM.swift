@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import PushRelayCore
-import Synchronization
 
 /// A strict, in-process FCM HTTP v1 API with its OAuth token endpoint: HTTPS (HTTP/2 or HTTP/1.1) on loopback,
 /// with a certificate from a test CA.
@@ -17,7 +16,7 @@ public final class FakeFCM: Sendable {
     public let authority: TestCertificateAuthority
     public let account: TestServiceAccount
     private let clock: any WallClock
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let slot = FakeServerSlot()
 
     struct State {
@@ -39,7 +38,7 @@ public final class FakeFCM: Sendable {
         self.authority = authority
         self.account = account
         self.clock = clock
-        self.state = Mutex(State(accessTokenLifetime: accessTokenLifetime))
+        self.state = Locked(State(accessTokenLifetime: accessTokenLifetime))
     }
 
     /// Listens on `127.0.0.1:port` (0 picks a free port).

@@ -1,9 +1,10 @@
+import PushRelayCore
 import Synchronization
 
 /// A fake's running `FakeTLSServer`, once started: its bound port, connection count and shutdown. Shared by the
 /// fake APNs, FCM and WebPush services so each only says how it answers.
 final class FakeServerSlot: Sendable {
-    private let server: Mutex<FakeTLSServer?> = Mutex(nil)
+    private let server: Locked<FakeTLSServer?> = Locked(nil)
     private let boundPort = Atomic<Int>(0)
 
     /// Starts `server` on `127.0.0.1:port` (0 picks a free port) and keeps it.

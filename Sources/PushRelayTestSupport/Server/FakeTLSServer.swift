@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import PushRelayCore
 import Synchronization
 
 /// A loopback HTTPS server for the fakes: TLS with a certificate from a `TestCertificateAuthority`, HTTP/2 via ALPN
@@ -16,7 +17,7 @@ final class FakeTLSServer: Sendable {
     private let sslContext: NIOSSLContext
     private let allowHTTP1: Bool
     private let handler: Handler
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let channel = Locked<(any Channel)?>(nil)
     private let connections = ConnectionCounter()
 
     /// - Parameter clientCA: when set, clients must present a certificate issued by it (mutual TLS).

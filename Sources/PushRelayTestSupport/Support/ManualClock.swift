@@ -1,14 +1,13 @@
 import Foundation
 import PushRelayCore
-import Synchronization
 
 /// A `WallClock` tests move by hand: share one between a provider and a fake to step through token lifetimes
 /// without sleeping.
 public final class ManualClock: WallClock, Sendable {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Mutex(start)
+        current = Locked(start)
     }
 
     public func now() -> Date { current.withLock { $0 } }

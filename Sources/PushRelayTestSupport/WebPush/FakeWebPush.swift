@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import PushRelayCore
 import PushRelayWebPush
-import Synchronization
 
 /// A browser subscription at the fake push service: what a browser hands the app after `pushManager.subscribe`.
 public struct FakeWebPushSubscription: Sendable {
@@ -55,9 +54,9 @@ public struct FakeWebPushRecord: Sendable {
 /// subscription's private key. Subscriptions can be scripted to answer 404/410/429/503.
 public final class FakeWebPush: Sendable {
     public let authority: TestCertificateAuthority
-    private let expectedKey: Mutex<P256.Signing.PublicKey?>
+    private let expectedKey: Locked<P256.Signing.PublicKey?>
     private let clock: any WallClock
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let slot = FakeServerSlot()
 
     struct State {
@@ -71,7 +70,7 @@ public final class FakeWebPush: Sendable {
     ///   another key get 403 (nil accepts any correctly signed key).
     public init(authority: TestCertificateAuthority, vapidPublicKey: P256.Signing.PublicKey? = nil, clock: any WallClock = SystemWallClock()) {
         self.authority = authority
-        self.expectedKey = Mutex(vapidPublicKey)
+        self.expectedKey = Locked(vapidPublicKey)
         self.clock = clock
     }
 

@@ -28,7 +28,7 @@ import Glibc
 
     /// What every client saw, by request number (the message text is `crash-<n>`, its token `tokens[n % count]`).
     final class Ledger: Sendable {
-        private let outcomes = Mutex<[Int: Outcome]>([:])
+        private let outcomes = Locked<[Int: Outcome]>([:])
         private let next = Atomic<Int>(0)
         func take() -> Int { next.add(1, ordering: .relaxed).oldValue }
         func record(_ n: Int, _ o: Outcome) { outcomes.withLock { $0[n] = o } }

@@ -4,7 +4,6 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
 import PushRelayCore
-import Synchronization
 import Testing
 
 @testable import PushRelayServer
@@ -14,7 +13,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct HomeAssistantFastPathHandlerTests {
     /// The bodies the endpoint was asked to answer.
     final class Seen: Sendable {
-        private let bodies = Mutex<[String]>([])
+        private let bodies = Locked<[String]>([])
         func append(_ s: String) { bodies.withLock { $0.append(s) } }
         var all: [String] { bodies.withLock { $0 } }
     }

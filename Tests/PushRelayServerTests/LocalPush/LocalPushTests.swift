@@ -3,7 +3,6 @@ import GRDB
 import Logging
 import PushRelayCore
 import PushRelayStore
-import Synchronization
 import Testing
 
 @testable import PushRelayServer
@@ -385,8 +384,8 @@ import Testing
         // A socket that takes the first frame and then blocks until released: a reader that stopped reading.
         let (started, startedSignal) = AsyncStream.makeStream(of: String.self)
         let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-        let written = Mutex<[String]>([])
-        let closes = Mutex<[String]>([])
+        let written = Locked<[String]>([])
+        let closes = Locked<[String]>([])
         let sink = LocalPushConnection.Sink(
             write: { text in
                 startedSignal.yield(text)
@@ -396,7 +395,7 @@ import Testing
             close: { code, reason in closes.withLock { $0.append("\(code): \(reason)") } }
         )
         let connection = LocalPushConnection(peer: "test", bufferLimit: 2, sink: sink, logger: Logger(label: "test"))
-        let failures = Mutex(0)
+        let failures = Locked(0)
         #expect(connection.send("first") { failures.withLock { $0 += 1 } })
         var it = started.makeAsyncIterator()
         #expect(await it.next() == "first")
@@ -416,7 +415,7 @@ import Testing
     }
 
     @Test func aWriterStartsPerBurstAndAFailedWriteFailsTheRest() async throws {
-        let attempts = Mutex(0)
+        let attempts = Locked(0)
         let sink = LocalPushConnection.Sink(
             write: { _ in
                 let n = attempts.withLock { a -> Int in
@@ -428,7 +427,7 @@ import Testing
             close: { _, _ in }
         )
         let connection = LocalPushConnection(peer: "test", bufferLimit: 8, sink: sink, logger: Logger(label: "test"))
-        let failures = Mutex(0)
+        let failures = Locked(0)
         // The first frame is written and its writer ends; a later frame starts a new writer, whose write fails.
         #expect(connection.send("one") { failures.withLock { $0 += 1 } })
         try await eventually("the first frame is written") { attempts.withLock({ $0 }) >= 1 }

@@ -19,7 +19,7 @@ final class LogCapture: Sendable {
         var description: String { "[\(level)] \(text)" }
     }
 
-    private let captured = Mutex<[Line]>([])
+    private let captured = Locked<[Line]>([])
     /// Past this many lines only the count grows (a long test must not hold its whole log in memory).
     static let maxLines = 200_000
     private let dropped = Atomic<Int>(0)

@@ -1,3 +1,4 @@
+import PushRelayCore
 import Foundation
 import PushRelayPostgres
 import Synchronization
@@ -57,7 +58,7 @@ struct PostgresTestDatabase: Sendable {
 
 /// The test process's one PostgreSQL server.
 enum PostgresTestServer {
-    private static let shared = Mutex<Task<PostgresServerProcess, any Error>?>(nil)
+    private static let shared = Locked<Task<PostgresServerProcess, any Error>?>(nil)
     private static let skipSaid = Atomic<Bool>(false)
 
     /// Whether the binaries are here.

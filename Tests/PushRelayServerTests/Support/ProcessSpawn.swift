@@ -1,5 +1,5 @@
+import PushRelayCore
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -121,7 +121,7 @@ enum ProcessSpawn {
         }
     }
 
-    private static let spawnLock = Mutex(())
+    private static let spawnLock = Locked(())
 
     /// Reads both pipes until both are at end of file.
     private static func readBoth(_ a: Int32, _ b: Int32) -> ([UInt8], [UInt8]) {

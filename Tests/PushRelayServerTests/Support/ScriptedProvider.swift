@@ -1,6 +1,5 @@
 import Foundation
 import PushRelayCore
-import Synchronization
 
 /// A provider whose answers the test scripts, one per call (the last one repeats), recording every call.
 final class ScriptedProvider: PushProvider {
@@ -15,7 +14,7 @@ final class ScriptedProvider: PushProvider {
 
     /// A latch the test opens once; calls held on it finish after that (or when their task is cancelled).
     final class Gate: Sendable {
-        private let isOpen = Mutex(false)
+        private let isOpen = Locked(false)
         init() {}
         func open() { isOpen.withLock { $0 = true } }
         func wait() async throws {
@@ -24,16 +23,16 @@ final class ScriptedProvider: PushProvider {
     }
 
     let name: String
-    private let script: Mutex<[Step]>
-    private let calls = Mutex<[Delivery]>([])
-    private let finished = Mutex(0)
+    private let script: Locked<[Step]>
+    private let calls = Locked<[Delivery]>([])
+    private let finished = Locked(0)
 
     /// Calls that ran to their end (a delayed call cut off by the deadline never does).
     var finishedCount: Int { finished.withLock { $0 } }
 
     init(name: String, _ steps: [Step]) {
         self.name = name
-        self.script = Mutex(steps)
+        self.script = Locked(steps)
     }
 
     var callCount: Int { calls.withLock { $0.count } }

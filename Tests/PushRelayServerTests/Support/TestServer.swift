@@ -8,13 +8,12 @@ import PushRelayCore
 import PushRelayServer
 import PushRelayStore
 import ServiceLifecycle
-import Synchronization
 import Testing
 
 /// A clock the test moves by hand.
 final class TestClock: WallClock {
-    private let current: Mutex<Date>
-    init(_ iso: String = "2026-11-21T12:00:00Z") { current = Mutex(TestClock.date(iso)) }
+    private let current: Locked<Date>
+    init(_ iso: String = "2026-11-21T12:00:00Z") { current = Locked(TestClock.date(iso)) }
     func now() -> Date { current.withLock { $0 } }
     func set(_ iso: String) { current.withLock { $0 = TestClock.date(iso) } }
     func advance(seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }

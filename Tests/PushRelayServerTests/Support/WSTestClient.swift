@@ -2,13 +2,12 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import PushRelayCore
-import Synchronization
 
 /// A websocket client for tests: connects to `/api/websocket`, buffers every text frame it receives, sends on demand.
 final class WSTestClient: Sendable {
     private final class Buffer: Sendable {
-        let received = Mutex<[String]>([])
-        let closed = Mutex(false)
+        let received = Locked<[String]>([])
+        let closed = Locked(false)
     }
 
     private let buffer = Buffer()

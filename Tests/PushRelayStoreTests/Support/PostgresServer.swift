@@ -1,3 +1,4 @@
+import PushRelayCore
 import Foundation
 import Logging
 import PostgresNIO
@@ -10,7 +11,7 @@ import Testing
 /// Without PostgreSQL's binaries, `require()` skips the calling test with the line saying how to install them; under
 /// `CI=true` it fails instead.
 enum PostgresServer {
-    private static let shared = Mutex<Task<PostgresServerProcess, any Error>?>(nil)
+    private static let shared = Locked<Task<PostgresServerProcess, any Error>?>(nil)
     private static let skipSaid = Atomic<Bool>(false)
 
     /// Whether the binaries are here.

@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
+import PushRelayCore
 
 /// The `Date` header value, formatted once per second.
 final class HTTPDateCache: Sendable {
-    private let cache = Mutex<(second: Int, value: String)>((-1, ""))
+    private let cache = Locked<(second: Int, value: String)>((-1, ""))
 
     func current() -> String {
         var t = time(nil)

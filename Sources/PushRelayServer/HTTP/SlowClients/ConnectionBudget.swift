@@ -1,10 +1,10 @@
-import Synchronization
+import PushRelayCore
 
 /// How many connections each client address holds (`http.max_connections_per_address`), so one client cannot take
 /// every connection the server can keep open.
 final class ConnectionBudget: Sendable {
     let limitPerAddress: Int
-    private let open = Mutex<[String: Int]>([:])
+    private let open = Locked<[String: Int]>([:])
 
     init(limitPerAddress: Int) {
         self.limitPerAddress = limitPerAddress
