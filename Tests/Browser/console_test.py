@@ -19,6 +19,7 @@ The expectations file (JSON):
     search                a substring that matches some quota tokens; searchMatches: how many
     override              {"target": t, "limit": n}: set through the page, then read back through the API
     deadTokens            [t, ...]
+    latency               {"provider": deliveries since the server started}: the latency table's rows
 """
 
 import argparse
@@ -124,8 +125,8 @@ class Console:
         self.wait(lambda: self.js("return document.body.dataset.loaded") == name, f"the {name} view to load")
 
     def attr(self, selector, name):
-        elements = self.driver.find_elements(By.CSS_SELECTOR, selector)
-        return elements[0].get_attribute(name) if elements else None
+        # In one script: the page re-renders rows, so an element found in one call may be gone in the next.
+        return self.js("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", selector, name)
 
     def screenshot(self, path):
         # The whole page: the window as tall as the document.
@@ -228,6 +229,8 @@ def main():
         for key in ("accepted", "rejectedByQuota", "failed"):
             text = console.js(f"const c = document.querySelector('[data-card=\"{key}\"] .value'); return c ? c.textContent : null;")
             check(text is not None and int(text.replace(",", "")) == totals[key], f"card {key} shows {totals[key]} ({text})")
+        latency = console.js("return Object.fromEntries([...document.querySelectorAll('#latency-table tbody tr[data-provider]')].map(r => [r.dataset.provider, +r.dataset.count]))")
+        check(latency == expect["latency"], f"the latency table counts every delivery per provider ({latency}, expected {expect['latency']})")
         heights = console.js("return [...document.querySelectorAll('#svg-days rect[data-value]')].filter(r => +r.getAttribute('data-value') > 0 && +r.getAttribute('height') > 0).length")
         check(heights > 0, f"the day chart's bars have height ({heights} non-empty)")
         console.logs()

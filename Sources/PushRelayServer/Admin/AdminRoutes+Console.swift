@@ -106,6 +106,19 @@ extension AdminRoutes {
             stats.matrixDue = queued.filter { $0.nextAttemptAt <= now }.count
         }
         var body = stats.json
+        // Since the process started, from /metrics' histogram; null with metrics off.
+        body["latency"] =
+            metrics.map { m in
+                .array(
+                    DeliveryLatency.parse(String(decoding: m.render(), as: UTF8.self)).map { l in
+                        [
+                            "provider": .string(l.provider), "count": .int(Int64(l.count)),
+                            "p50": l.p50.map(JSONValue.double) ?? .null, "p90": l.p90.map(JSONValue.double) ?? .null,
+                            "p99": l.p99.map(JSONValue.double) ?? .null,
+                        ]
+                    }
+                )
+            } ?? .null
         body["generatedAt"] = .string(ISO8601UTC.string(now))
         return JSONResponse.make(status: .ok, body: body)
     }

@@ -57,6 +57,8 @@ struct AdminRoutes<Context: PeerAddressContext> {
     var matrix: (any MatrixStorage)? = nil
     /// This instance's websocket channel figures.
     var gauges: LocalPushGauges? = nil
+    /// `/metrics`' registry (with `metrics.enabled`): the stats' delivery latency.
+    var metrics: PushRelayMetrics? = nil
 
     func register(_ routes: RouteTable<Context>) {
         routes.on(

@@ -196,7 +196,8 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: 0.5rem; }
 
   function clearData() {
     for (const id of ["cards", "chart-hours", "chart-days", "chart-providers", "legend-hours", "legend-days", "matrix-cards"]) $(id).replaceChildren();
-    for (const id of ["quota-table", "dead-table", "matrix-table"]) $(id).tBodies[0].replaceChildren();
+    for (const id of ["quota-table", "dead-table", "matrix-table", "latency-table"]) $(id).tBodies[0].replaceChildren();
+    $("latency").hidden = true;
     for (const id of ["overview-day", "overview-note", "quota-note", "dead-note", "matrix-note", "status"]) $(id).textContent = "";
     state.quotas = [];
   }
@@ -296,9 +297,37 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: 0.5rem; }
     legend($("legend-days"), ["accepted", "rejectedByQuota", "failed"]);
 
     drawProviders($("chart-providers"), stats.deliveries);
+    showLatency(stats.latency);
     const notes = ["Quota refusals are counted per day (the ledger has no per-hour figure)."];
     if (!stats.deliveryLogComplete) notes.push("Today's delivery log is larger than one read: the hourly and provider charts show its most recent part.");
     $("overview-note").textContent = notes.join(" ");
+  }
+
+  // Bucket upper bounds in seconds: "≤ 5 ms"; null is past the largest bucket.
+  function bound(seconds) {
+    if (seconds === null) return "> 10 s";
+    return seconds < 1 ? `≤ ${fmt(Math.round(seconds * 10000) / 10)} ms` : `≤ ${fmt(seconds)} s`;
+  }
+
+  function showLatency(rows) {
+    $("latency").hidden = !rows;
+    if (!rows) return;
+    const body = $("latency-table").tBodies[0];
+    if (rows.length === 0) {
+      body.replaceChildren(el("tr", {}, [el("td", { colspan: "5", className: "empty", text: "No delivery since the server started." })]));
+      return;
+    }
+    body.replaceChildren(
+      ...rows.map((r) =>
+        el("tr", { "data-provider": r.provider, "data-count": r.count }, [
+          el("td", { text: r.provider }),
+          el("td", { className: "num", text: fmt(r.count) }),
+          el("td", { className: "num", text: bound(r.p50) }),
+          el("td", { className: "num", text: bound(r.p90) }),
+          el("td", { className: "num", text: bound(r.p99) }),
+        ])
+      )
+    );
   }
 
   function legend(node, series) {
@@ -687,6 +716,15 @@ dialog .buttons { display: flex; justify-content: flex-end; gap: 0.5rem; }
       <div class="legend" id="legend-days"></div>
       <h3>Deliveries today by provider and outcome</h3>
       <div class="chart" id="chart-providers"></div>
+      <div id="latency" hidden>
+        <h3>Delivery latency <small>(per provider since the server started, from the <code>/metrics</code> histogram)</small></h3>
+        <div class="table-wrap">
+          <table id="latency-table">
+            <thead><tr><th>Provider</th><th class="num">Deliveries</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th></tr></thead>
+            <tbody></tbody>
+          </table>
+        </div>
+      </div>
       <p class="note" id="overview-note"></p>
     </section>
 

@@ -115,7 +115,8 @@ public enum PushRelayApplication {
                 maxBodyBytes: config.http.maxBodyBytes,
                 deliveries: storage.deliveries,
                 matrix: storage.matrix,
-                gauges: hubHolder
+                gauges: hubHolder,
+                metrics: metrics
             ).register(routes)
         }
 

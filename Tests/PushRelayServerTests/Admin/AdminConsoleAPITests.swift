@@ -72,6 +72,14 @@ import Testing
             #expect(r["deliveryLogComplete"] == true)
             #expect(r["channels"] == ["connections": 0, "subscriptions": 0, "unconfirmed": 0])
             #expect(r["matrixQueue"] == ["queued": 0, "due": 0])
+            // Latency per provider since the start, from /metrics' histogram: one observation per logged delivery.
+            let latency = try #require(r["latency"]?.arrayValue)
+            let logged = try await s.deliveriesByProvider()
+            #expect(latency.map { $0["provider"]?.stringValue ?? "" } == logged.keys.sorted())
+            for l in latency {
+                #expect(l["count"] == .int(Int64(logged[l["provider"]?.stringValue ?? ""] ?? -1)))
+                #expect(l["p50"]?.doubleValue != nil && l["p99"]?.doubleValue != nil, "\(l)")
+            }
 
             expectJSONError(try await s.request(.GET, "/admin/v1/stats?days=0", headers: C.auth), status: 400)
             expectJSONError(try await s.request(.GET, "/admin/v1/stats?days=many", headers: C.auth), status: 400)
@@ -216,6 +224,29 @@ import Testing
         #expect(stats.kinds == ["notification": 3, "rate_limit_notice": 1])
         #expect(!DeliverySummary.counting(Array(rows.prefix(4)), day: day, scanLimit: 4).complete, "a full scan within the day may have missed rows")
         #expect(DeliverySummary.counting(Array(rows.prefix(4)), day: day, scanLimit: 10).complete, "fewer rows than the limit: the whole log")
+    }
+
+    @Test func latencyPercentilesAreHistogramBucketBounds() {
+        let text = """
+            # TYPE pushrelay_delivery_duration_seconds histogram
+            pushrelay_delivery_duration_seconds_bucket{provider="fcm",le="0.001"} 0
+            pushrelay_delivery_duration_seconds_bucket{provider="fcm",le="0.01"} 50
+            pushrelay_delivery_duration_seconds_bucket{provider="fcm",le="0.1"} 95
+            pushrelay_delivery_duration_seconds_bucket{provider="fcm",le="1.0"} 99
+            pushrelay_delivery_duration_seconds_bucket{provider="fcm",le="+Inf"} 100
+            pushrelay_delivery_duration_seconds_sum{provider="fcm"} 3.2
+            pushrelay_delivery_duration_seconds_count{provider="fcm"} 100
+            pushrelay_delivery_duration_seconds_bucket{le="0.001",provider="slow"} 0
+            pushrelay_delivery_duration_seconds_bucket{le="+Inf",provider="slow"} 2
+            pushrelay_delivery_duration_seconds_bucket{provider="idle",le="+Inf"} 0
+            pushrelay_http_request_duration_seconds_bucket{route="/x",le="0.001"} 7
+            """
+        #expect(
+            DeliveryLatency.parse(text) == [
+                DeliveryLatency(provider: "fcm", count: 100, p50: 0.01, p90: 0.1, p99: 1.0),
+                DeliveryLatency(provider: "slow", count: 2, p50: nil, p90: nil, p99: nil),
+            ]
+        )
     }
 
     @Test func theDayFiguresComeFromTheLedger() {

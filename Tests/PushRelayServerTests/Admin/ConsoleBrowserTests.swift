@@ -143,6 +143,7 @@ import Testing
                 "override": ["target": .string(livingRoom), "limit": .int(Int64(overrideLimit))],
                 "deadTokens": [.string(uninstalled)],
                 "matrixQueued": 0,
+                "latency": .object(try await s.deliveriesByProvider().mapValues { .int(Int64($0)) }),
             ]
             let work = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-console-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

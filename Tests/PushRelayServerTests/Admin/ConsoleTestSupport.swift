@@ -26,12 +26,21 @@ final class ConsoleTrafficProvider: PushProvider {
 enum ConsoleTestConfig {
     static let adminToken = "console-admin-token-5f0c2e9b71"
     static let auth = [("Authorization", "Bearer \(adminToken)")]
-    static let yaml = "admin:\n  token: \"\(adminToken)\"\nquota:\n  daily_limit: 5\n"
+    static let yaml = "admin:\n  token: \"\(adminToken)\"\nquota:\n  daily_limit: 5\nmetrics:\n  enabled: true\n"
 
     /// The iOS companion app to the sandbox, everything else to `ConsoleTrafficProvider`.
     static func configure(_ c: inout PushRelayConfig) {
         c.providers["sandbox"] = .init(name: "sandbox", type: "sandbox")
         c.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "sandbox"), .init(match: "*", provider: "console")]
         c.delivery.retryBaseMs = 5
+    }
+}
+
+extension TestServer {
+    /// Every delivery-log row, counted by provider (what `/metrics`' delivery histogram has seen).
+    func deliveriesByProvider() async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try await storage.deliveries.recentDeliveries(pushToken: nil, limit: 100_000) { counts[row.provider, default: 0] += 1 }
+        return counts
     }
 }
