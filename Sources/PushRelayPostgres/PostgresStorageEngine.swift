@@ -179,7 +179,22 @@ public final class PostgresStorageEngine: StorageEngine {
         await inFlight.wait()
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         runTask.cancel()
-        await runTask.value
+        // The pool closes its connections; one stuck on a dead peer must not hold the shutdown for ever.
+        let runTask = self.runTask
+        let stopped = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await runTask.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if !stopped { logger.warning("the PostgreSQL pool did not close within 10 s; leaving it") }
     }
 
     public var health: StorageHealth { faults.current }

@@ -30,8 +30,8 @@ import Glibc
     @Test func aRestartUnderLoadIs503ThenServiceResumesWithNothingLostOrCountedTwice() async throws {
         _ = try await PostgresTestServer.require()
         // A server of its own: this test stops it.
-        let postgres = try await Task.detached { try PostgresServerProcess.start() }.value
-        defer { postgres.stop() }
+        let postgres = try await onThread { try PostgresServerProcess.start() }
+        defer { Thread { postgres.stop() }.start() }
         _ = try await PostgresTestServer.psql("CREATE DATABASE restart", on: postgres, database: "postgres")
         let url = "postgres://\(postgres.user):\(postgres.password)@\(postgres.host):\(postgres.port)/restart?sslmode=disable"
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-pgrestart-\(UUID().uuidString)").path
@@ -78,11 +78,11 @@ import Glibc
             }
         }
         try await Task.sleep(for: .seconds(1))
-        await Task.detached { postgres.halt() }.value
+        try await onThread { postgres.halt() }
         try await Task.sleep(for: .seconds(2))
         let health = try await CrashSafetyTests.post(port: port, "/api/checkRateLimits", ["push_token": "restart:0-0"])
         #expect(health.status == 503, "checkRateLimits cannot read the quota: \(health.json)")
-        try await Task.detached { try postgres.resume() }.value
+        try await onThread { try postgres.resume() }
         try await eventually("PushRelay serves again without a restart", seconds: 30) {
             (try? await CrashSafetyTests.post(port: port, "/api/sendPush/android/v1", [
                 "message": "probe", "push_token": "restart:probe",

@@ -16,8 +16,9 @@ struct CLI {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates.last!
     }
 
-    static func run(_ args: [String], env: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-        let r = try ProcessSpawn.runBlocking([binary.path] + args, environment: ProcessSpawn.environment(env))
+    /// Runs the binary on a thread of its own (no cooperative thread waits for it) and returns what it said.
+    static func run(_ args: [String], env: [String: String] = [:]) async throws -> (status: Int32, out: String, err: String) {
+        let r = try await ProcessSpawn.run([binary.path] + args, environment: ProcessSpawn.environment(env))
         return (r.status, r.stdout, r.stderr)
     }
 }
@@ -28,15 +29,15 @@ struct CLI {
     }
 
     /// The fakes (`PushRelayTestSupport`) live in `pushrelay-dev`; the shipped binary must not carry them.
-    @Test func theShippedBinaryLinksNoTestFakes() throws {
-        let symbols = try ProcessSpawn.runBlocking(["/usr/bin/nm", "--defined-only", CLI.binary.path])
+    @Test func theShippedBinaryLinksNoTestFakes() async throws {
+        let symbols = try await ProcessSpawn.run(["/usr/bin/nm", "--defined-only", CLI.binary.path])
         #expect(symbols.status == 0)
         #expect(symbols.stdout.count > 100_000, "nm listed too little to judge")
         #expect(!symbols.stdout.contains("PushRelayTestSupport"))
         #expect(!symbols.stdout.contains("FakeFCM"))
-        let dev = try CLI.run(["dev"])
+        let dev = try await CLI.run(["dev"])
         #expect(dev.status != 0)
-        let tool = try ProcessSpawn.runBlocking([
+        let tool = try await ProcessSpawn.run([
             CLI.binary.deletingLastPathComponent().appendingPathComponent("pushrelay-dev").path, "fake-providers", "--help",
         ])
         #expect(tool.status == 0)
@@ -46,7 +47,7 @@ struct CLI {
     @Test func quotaCommandsWorkOnTheDatabase() async throws {
         let db = TestServer.tempPath()
         let env = ["PUSHRELAY_STORAGE_SQLITE_PATH": db]
-        let migrate = try CLI.run(["migrate"], env: env)
+        let migrate = try await CLI.run(["migrate"], env: env)
         #expect(migrate.status == 0, "\(migrate.err)")
         #expect(migrate.out.contains("schema version \(PushRelayDatabase.migrations.map(\.version).max() ?? 0)"))
 
@@ -58,40 +59,40 @@ struct CLI {
         for _ in 0..<4 { _ = try await store.reserve(pushToken: token, appID: "io.x", day: today, policy: QuotaPolicy(), now: Date()) }
         try database.close()
 
-        let list = try CLI.run(["quota", "list"], env: env)
+        let list = try await CLI.run(["quota", "list"], env: env)
         #expect(list.status == 0, "\(list.err)")
         #expect(list.out.contains("SUCCESSFUL") && list.out.contains("cli-to…H1RYqx"))
         #expect(!list.out.contains(token), "tokens are shortened unless --full")
-        #expect(try CLI.run(["quota", "list", "--full"], env: env).out.contains(token))
+        #expect(try await CLI.run(["quota", "list", "--full"], env: env).out.contains(token))
 
-        let json = try CLI.run(["quota", "list", "--json", "--full", "--top", "5"], env: env)
+        let json = try await CLI.run(["quota", "list", "--json", "--full", "--top", "5"], env: env)
         let parsed = try JSONParser.parse(Array(json.out.utf8))
         #expect(parsed.arrayValue?.first?["successful"] == 4)
         #expect(parsed.arrayValue?.first?["target"] == .string(token))
 
-        #expect(try CLI.run(["quota", "set-limit", token, "2"], env: env).status == 0)
-        let show = try CLI.run(["quota", "show", token], env: env)
+        #expect(try await CLI.run(["quota", "set-limit", token, "2"], env: env).status == 0)
+        let show = try await CLI.run(["quota", "show", token], env: env)
         #expect(show.out.contains("limit:     2/day (override)"), "\(show.out)")
-        #expect(try CLI.run(["quota", "clear-limit", token], env: env).out.contains("removed"))
-        #expect(try CLI.run(["quota", "reset", token], env: env).out.contains("reset"))
-        let after = try CLI.run(["quota", "list", "--json"], env: env)
+        #expect(try await CLI.run(["quota", "clear-limit", token], env: env).out.contains("removed"))
+        #expect(try await CLI.run(["quota", "reset", token], env: env).out.contains("reset"))
+        let after = try await CLI.run(["quota", "list", "--json"], env: env)
         #expect(try JSONParser.parse(Array(after.out.utf8)) == .array([]))
 
-        let badDay = try CLI.run(["quota", "list", "--day", "nope"], env: env)
+        let badDay = try await CLI.run(["quota", "list", "--day", "nope"], env: env)
         #expect(badDay.status != 0 && badDay.err.contains("YYYY-MM-DD"))
     }
 
-    @Test func checkConfigReportsTheBadKey() throws {
+    @Test func checkConfigReportsTheBadKey() async throws {
         let file = TestServer.tempPath() + ".yaml"
         try "quota:\n  daily_limit: lots\n".write(toFile: file, atomically: true, encoding: .utf8)
-        let bad = try CLI.run(["check-config", "--config", file])
+        let bad = try await CLI.run(["check-config", "--config", file])
         #expect(bad.status != 0)
         #expect(bad.err.contains("quota.daily_limit"), "\(bad.err)")
-        let viaEnv = try CLI.run(["check-config"], env: ["PUSHRELAY_CONFIG": file])
+        let viaEnv = try await CLI.run(["check-config"], env: ["PUSHRELAY_CONFIG": file])
         #expect(viaEnv.status != 0 && viaEnv.err.contains("quota.daily_limit"))
-        let good = try CLI.run(["check-config"])
+        let good = try await CLI.run(["check-config"])
         #expect(good.status == 0 && good.out.contains("configuration OK"))
-        let serve = try CLI.run(["serve", "--config", file])
+        let serve = try await CLI.run(["serve", "--config", file])
         #expect(serve.status != 0 && serve.err.contains("quota.daily_limit"), "an invalid config stops the server")
     }
 
@@ -156,7 +157,7 @@ struct CLI {
 
     @Test func serveExplainsAPortInUseAndExits() async throws {
         try await TestServer.with { (s: TestServer) async throws in
-            let r = try CLI.run(["serve"], env: ["PUSHRELAY_HTTP_PORT": "\(s.port)", "PUSHRELAY_STORAGE_SQLITE_PATH": TestServer.tempPath()])
+            let r = try await CLI.run(["serve"], env: ["PUSHRELAY_HTTP_PORT": "\(s.port)", "PUSHRELAY_STORAGE_SQLITE_PATH": TestServer.tempPath()])
             #expect(r.status == 1)
             #expect(r.err.contains("cannot listen on 127.0.0.1:\(s.port): the address is already in use"), "\(r.err)")
         }

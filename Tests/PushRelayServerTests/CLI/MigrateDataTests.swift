@@ -174,7 +174,7 @@ import Testing
         #expect(sqlite.dead != nil && sqlite.device != nil && sqlite.binding != nil)
         #expect(sqlite.pending.count == 1 && sqlite.matrixQueued.count == 1 && sqlite.deliveries.count == 2)
 
-        let run = try CLI.run(["migrate-data", "--from", "sqlite:\(path)", "--to", "postgres:\(pg.url)"])
+        let run = try await CLI.run(["migrate-data", "--from", "sqlite:\(path)", "--to", "postgres:\(pg.url)"])
         #expect(run.status == 0, "\(run.err)")
         for line in [
             "copied 2 rows to daily_usage", "copied 1 row to token_limits", "copied 1 row to dead_tokens", "copied 2 rows to delivery_log",
@@ -234,7 +234,7 @@ import Testing
         #expect(!r.decision.allowed)
 
         // A second run finds the tables full and changes nothing.
-        let second = try CLI.run(["migrate-data", "--from", "sqlite:\(path)"], env: ["PUSHRELAY_STORAGE_POSTGRES_URL": pg.url])
+        let second = try await CLI.run(["migrate-data", "--from", "sqlite:\(path)"], env: ["PUSHRELAY_STORAGE_POSTGRES_URL": pg.url])
         #expect(second.status == 1)
         #expect(second.err.contains("the PostgreSQL database is not empty"), "\(second.err)")
         #expect(second.err.split(separator: "\n").count == 1, "one line: \(second.err)")
@@ -263,7 +263,7 @@ import Testing
         let pg = try await PostgresTestDatabase.create()
         let path = TestServer.tempPath()
         _ = try await seedSQLite(path)
-        let run = try CLI.run(["migrate-data", "--from", "sqlite:\(path)", "--to", pg.url, "--skip-delivery-log"])
+        let run = try await CLI.run(["migrate-data", "--from", "sqlite:\(path)", "--to", pg.url, "--skip-delivery-log"])
         #expect(run.status == 0, "\(run.err)")
         #expect(run.out.contains("skipped delivery_log"))
         #expect(!run.out.contains("to delivery_log"))
@@ -277,7 +277,7 @@ import Testing
         let url = "postgres://pushrelay:s3cret-pw@127.0.0.1:1/pushrelay"
 
         let missing = TestServer.tempPath()
-        let noFile = try CLI.run(["migrate-data", "--from", "sqlite:\(missing)", "--to", "postgres:\(url)"])
+        let noFile = try await CLI.run(["migrate-data", "--from", "sqlite:\(missing)", "--to", "postgres:\(url)"])
         #expect(noFile.status == 1 && noFile.err.contains("no SQLite database at"), "\(noFile.err)")
         #expect(!FileManager.default.fileExists(atPath: missing), "a missing database is not created")
 
@@ -286,16 +286,16 @@ import Testing
         let database = try PushRelayDatabase(path: old)
         try database.migrate(Array(PushRelayDatabase.migrations.sorted { $0.version < $1.version }.prefix(5)))
         try database.close()
-        let outdated = try CLI.run(["migrate-data", "--from", "sqlite:\(old)", "--to", "postgres:\(url)"])
+        let outdated = try await CLI.run(["migrate-data", "--from", "sqlite:\(old)", "--to", "postgres:\(url)"])
         #expect(outdated.status == 1)
         #expect(outdated.err.contains("schema version 5") && outdated.err.contains("pushrelay migrate"), "\(outdated.err)")
         #expect(outdated.err.split(separator: "\n").count == 1)
 
-        let badFrom = try CLI.run(["migrate-data", "--from", old, "--to", "postgres:\(url)"])
+        let badFrom = try await CLI.run(["migrate-data", "--from", old, "--to", "postgres:\(url)"])
         #expect(badFrom.status != 0 && badFrom.err.contains("--from must be sqlite:PATH"), "\(badFrom.err)")
-        let badTo = try CLI.run(["migrate-data", "--from", "sqlite:\(old)", "--to", "mysql://x@y/z"])
+        let badTo = try await CLI.run(["migrate-data", "--from", "sqlite:\(old)", "--to", "mysql://x@y/z"])
         #expect(badTo.status != 0 && badTo.err.contains("--to must be postgres:URL"), "\(badTo.err)")
-        let noTo = try CLI.run(["migrate-data", "--from", "sqlite:\(old)"])
+        let noTo = try await CLI.run(["migrate-data", "--from", "sqlite:\(old)"])
         #expect(noTo.status != 0 && noTo.err.contains("PUSHRELAY_STORAGE_POSTGRES_URL"), "\(noTo.err)")
 
         // A migrated database and a PostgreSQL that is not there: one line, without the password.
@@ -303,7 +303,7 @@ import Testing
         let fresh = try PushRelayDatabase(path: current)
         try fresh.migrate()
         try fresh.close()
-        let refused = try CLI.run(["migrate-data", "--from", "sqlite:\(current)", "--to", "postgres:\(url)"])
+        let refused = try await CLI.run(["migrate-data", "--from", "sqlite:\(current)", "--to", "postgres:\(url)"])
         #expect(refused.status == 1)
         #expect(refused.err.contains("cannot connect to PostgreSQL at 127.0.0.1:1/pushrelay"), "\(refused.err)")
         #expect(!refused.err.contains("s3cret-pw") && !refused.out.contains("s3cret-pw"))

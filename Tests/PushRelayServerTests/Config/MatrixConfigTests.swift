@@ -40,7 +40,7 @@ import Testing
         """
     }
 
-    @Test func readsMatrixAppsAndSettings() throws {
+    @Test func readsMatrixAppsAndSettings() async throws {
         let c = try load(
             Self.base(
                 """
@@ -174,7 +174,7 @@ import Testing
             """
         let file = dir + "/sygnal.yaml"
         try sygnal.write(toFile: file, atomically: true, encoding: .utf8)
-        let r = try CLI.run(["import-sygnal-config", file])
+        let r = try await CLI.run(["import-sygnal-config", file])
         #expect(r.status == 0, "\(r.err)")
         #expect(r.out.contains("# NOTE: apps.custom: type 'mymodule.MyPushkin'"))
         #expect(r.out.contains("# mystery: not understood by PushRelay; dropped"))
@@ -192,13 +192,13 @@ import Testing
                 == .fcm(MatrixFCMOptions(fcmOptions: ["apns": ["payload": ["aps": ["content-available": 1]]]]))
         )
         #expect(c.matrix.apps["im.vector.web.*"]?.format == .webPush)
-        #expect(try CLI.run(["import-sygnal-config", dir + "/missing.yaml"]).status != 0)
+        #expect(try await CLI.run(["import-sygnal-config", dir + "/missing.yaml"]).status != 0)
     }
 
-    @Test func generateVAPIDKeyWritesAUsablePEM() throws {
+    @Test func generateVAPIDKeyWritesAUsablePEM() async throws {
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
         let out = dir + "/vapid.pem"
-        let r = try CLI.run(["webpush", "generate-vapid-key", "--out", out])
+        let r = try await CLI.run(["webpush", "generate-vapid-key", "--out", out])
         #expect(r.status == 0, "\(r.err)")
         let pem = try String(contentsOfFile: out, encoding: .utf8)
         let key = try #require(VAPIDKey.parse(pem))
@@ -206,7 +206,7 @@ import Testing
         let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         // It refuses to overwrite without --force.
-        #expect(try CLI.run(["webpush", "generate-vapid-key", "--out", out]).status != 0)
-        #expect(try CLI.run(["webpush", "generate-vapid-key", "--out", out, "--force"]).status == 0)
+        #expect(try await CLI.run(["webpush", "generate-vapid-key", "--out", out]).status != 0)
+        #expect(try await CLI.run(["webpush", "generate-vapid-key", "--out", out, "--force"]).status == 0)
     }
 }

@@ -393,7 +393,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
                 "now": .int(Int64(s.clock.now().timeIntervalSince1970)),
             ]
             let script = RepositoryRoot.url.appendingPathComponent("Tests/Interop/webpush_interop.py").path
-            let (status, out, err) = try runPython(script, stdin: input.jsonString())
+            let (status, out, err) = try await runPython(script, stdin: input.jsonString())
             try #require(
                 status != 2,
                 "the interop test needs Python packages: \(err). Install them with `python3 -m pip install http_ece py_vapid cryptography` (.ci/run does)."
@@ -409,7 +409,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
 }
 
 /// Runs `python3 script` with `stdin`; returns (exit status, stdout, stderr).
-func runPython(_ script: String, stdin: String) throws -> (Int32, String, String) {
-    let r = try ProcessSpawn.runBlocking(["python3", script], stdin: stdin)
+func runPython(_ script: String, stdin: String) async throws -> (Int32, String, String) {
+    let r = try await ProcessSpawn.run(["python3", script], stdin: stdin)
     return (r.status, r.stdout, r.stderr)
 }

@@ -11,8 +11,8 @@ struct PostgresOutageTests {
     @Test func aLostServerFailsRequestsAndThePoolReconnectsWhenItIsBack() async throws {
         _ = try await PostgresServer.require()
         // A server of its own: this test stops it.
-        let server = try await Task.detached { try PostgresServerProcess.start() }.value
-        defer { server.stop() }
+        let server = try await onThread { try PostgresServerProcess.start() }
+        defer { Thread { server.stop() }.start() }
         try await PostgresServer.execute("CREATE DATABASE outage", on: server)
         var config = PostgresServer.configuration(server, database: "outage")
         config.connectionWait = .seconds(1)
@@ -23,7 +23,7 @@ struct PostgresOutageTests {
         _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         #expect(storage.engine.health == .ok)
 
-        server.halt()
+        try await onThread { server.halt() }
         let started = ContinuousClock.now
         let error = await #expect(throws: PostgresStoreError.self) {
             try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
@@ -34,7 +34,7 @@ struct PostgresOutageTests {
         await storage.engine.probe()
         #expect(storage.engine.health.state == .failing)
 
-        try server.resume()
+        try await onThread { try server.resume() }
         try await eventually("the pool reconnects", seconds: 30) { await storage.engine.probe().isOK }
         let r = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         #expect(r.decision.counters.attempts == 2, "nothing counted twice, nothing lost")

@@ -44,7 +44,7 @@ enum PostgresServer {
         }
         let task = shared.withLock { t in
             if let t { return t }
-            let started = Task.detached { try PostgresServerProcess.start() }
+            let started = Task { try await onThread { try PostgresServerProcess.start() } }
             t = started
             return started
         }
