@@ -143,7 +143,7 @@ public enum PushRelayApplication {
                 PruneService(admin: storage.admin, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 LocalPushService(hub: hub, store: storage.localPush, sockets: sockets, clock: clock, logger: logger),
-                MatrixRetryService(gateway: matrix),
+                MatrixRetryService(gateway: matrix, claimLease: MatrixRetryService.lease(deadlineMs: Int64(config.delivery.deadlineMs))),
             ],
             onServerRunning: onServerRunning,
             logger: logger

@@ -16,9 +16,13 @@ struct MatrixRetryService: Service {
 
     /// Items handled per poll.
     static let batchSize = 64
-    /// How long a claimed batch stays this instance's: well past the time to deliver it (each item within its delivery
-    /// deadline, concurrently). Items of an instance that died are due again, for any instance, once it ends.
-    static let claimLease = Duration.seconds(60)
+    /// How long a claimed batch stays this instance's: past the time to deliver it (each item within its delivery
+    /// deadline, concurrently; `lease(deadlineMs:)`). Items of an instance that died are due again, for any instance,
+    /// once it ends.
+    var claimLease = Duration.seconds(20)
+
+    /// Twice the delivery deadline and two seconds more.
+    static func lease(deadlineMs: Int64) -> Duration { .milliseconds(2 * deadlineMs + 2000) }
 
     func run() async throws {
         var lastPrune = Date.distantPast
@@ -43,7 +47,7 @@ struct MatrixRetryService: Service {
     func runOnce() async -> Int {
         let items: [MatrixRetryItem]
         do {
-            items = try await gateway.store.claimDue(now: gateway.clock.now(), limit: Self.batchSize, lease: Self.claimLease)
+            items = try await gateway.store.claimDue(now: gateway.clock.now(), limit: Self.batchSize, lease: claimLease)
         } catch {
             if !error.isShutdownNoise { gateway.logger.error("reading the matrix retry queue failed: \(error)") }
             return 0

@@ -4,6 +4,7 @@ import NIOCore
 import PushRelayCore
 import PushRelayPostgres
 import PushRelayStore
+import PushRelayTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -152,5 +153,74 @@ import Glibc
             try await Task.sleep(for: .milliseconds(2 * Self.confirmTimeoutMs))
             #expect(try await Self.cloudDeliveries(pg, token: token) == 2)
         }
+    }
+
+    /// A Matrix retry claimed by an instance that is killed while delivering it is delivered once, by another
+    /// instance, after the claim's lease (twice the delivery deadline and 2 s).
+    @Test func aMatrixRetryClaimedByAKilledInstanceIsDeliveredOnceByAnother() async throws {
+        let pg = try await PostgresTestDatabase.create()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-multi-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let env = try await FakeProviderEnvironment.start(directory: dir)
+        defer { Task { await env.shutdown() } }
+        let options = env.fcmOptions.keys.sorted().map { "    \($0): \(env.fcmOptions[$0]!.jsonString())" }.joined(separator: "\n")
+        let config = dir + "/pushrelay.yaml"
+        try """
+        http:
+          port: 0
+        storage:
+          backend: postgres
+          postgres:
+            url: "\(pg.url)"
+            pool_size: 4
+        delivery:
+          max_attempts: 1
+          deadline_ms: 3000
+        providers:
+          fcm:
+            type: fcm
+        \(options)
+        matrix:
+          apps:
+            im.example.android:
+              provider: fcm
+          retry:
+            base_delay: 1s
+            poll_interval: 100ms
+
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        // The notify's attempt fails (queued for a retry); the retry hangs on the instance that claimed it.
+        let key = "matrix-claimed-by-the-dead"
+        env.fcm.script(key, [.unavailable(retryAfter: nil), .delayed(milliseconds: 60_000, .unavailable(retryAfter: nil))])
+        let records = { env.fcm.records.filter { $0.token == key } }
+
+        let a = try await ServerProcess.start(config: config, logFile: dir + "/a.log")
+        let notify = try await CrashSafetyTests.post(
+            port: a.port,
+            "/_matrix/push/v1/notify",
+            [
+                "notification": [
+                    "event_id": "$claimed", "room_id": "!r:example.org", "type": "m.room.message", "sender": "@a:example.org",
+                    "counts": ["unread": 1],
+                    // One device delivered at once (a notify where every device failed is refused for the homeserver
+                    // to retry), one queued for the retry.
+                    "devices": [["app_id": "im.example.android", "pushkey": "matrix-delivered-now"], ["app_id": "im.example.android", "pushkey": .string(key)]],
+                ]
+            ]
+        )
+        #expect(notify.status == 200 && notify.json == ["rejected": []], "\(notify.json)")
+        try await eventually("instance A claims the retry and is delivering it") { records().count == 2 }
+        await a.stop(SIGKILL)
+
+        let b = try await ServerProcess.start(config: config, logFile: dir + "/b.log")
+        defer { kill(b.pid, SIGKILL) }
+        try await eventually("instance B delivers the retry after the lease", seconds: 40) { records().contains { $0.status == 200 } }
+        try await eventually("the queue is empty") {
+            try await pg.psql("SELECT count(*) FROM matrix_retry_queue") == "0"
+        }
+        try await Task.sleep(for: .seconds(2))
+        #expect(records().filter { $0.status == 200 }.count == 1, "delivered once: \(records().map(\.status))")
+        #expect(records().count == 3, "the notify's attempt, A's cut-off retry, B's retry: \(records().map(\.status))")
+        try? await pg.drop()
     }
 }
