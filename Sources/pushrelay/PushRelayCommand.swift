@@ -39,12 +39,13 @@ struct PushRelay: AsyncParsableCommand {
     }
 }
 
-func makeLogger(_ level: Logger.Level) -> Logger {
-    LoggingSystem.bootstrap { label in
-        var h = StreamLogHandler.standardError(label: label)
-        h.logLevel = level
-        return h
-    }
+/// Sets up the process's logging (once): `format` on standard error at `level`, every line written while serving a
+/// request carrying its id.
+func makeLogger(_ level: Logger.Level, format: LogFormat = .text) -> Logger {
+    LoggingSystem.bootstrap(
+        { label, provider in format.standardErrorHandler(label: label, level: level, metadataProvider: provider) },
+        metadataProvider: RequestID.metadataProvider
+    )
     var logger = Logger(label: "pushrelay")
     logger.logLevel = level
     return logger
@@ -72,7 +73,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let config = try options.load()
-        let logger = makeLogger(config.logLevel)
+        let logger = makeLogger(config.logLevel, format: config.logFormat)
         let storage = try await openStorage(config, logger: logger)
         let app = try await PushRelayApplication.build(config: config, storage: storage, logger: logger)
         logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), storage \(config.storage.location)")

@@ -74,7 +74,9 @@ public enum PushRelayApplication {
         hubHolder.attach(hub: hub, sockets: sockets)
 
         let router = Router(context: PushRelayRequestContext.self)
-        // Outermost, so that it sees the final status, JSON errors included.
+        // Outermost: every line logged while serving a request carries its id.
+        router.add(middleware: RequestIDMiddleware())
+        // Next, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.http.maxBodyBytes))

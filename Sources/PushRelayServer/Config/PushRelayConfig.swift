@@ -123,6 +123,8 @@ public struct PushRelayConfig: Sendable {
     /// Serve Prometheus metrics at `GET /metrics` (behind the admin token when one is set).
     public var metricsEnabled = false
     public var logLevel: Logger.Level = .info
+    /// How log lines are written (`log.format`): readable text (the default) or one JSON object a line.
+    public var logFormat: LogFormat = .text
     /// App-id globs that get the Home Assistant companion app's iOS translation (commands, `push` merge…).
     public var iosCompanionAppIDs = ["*io.robbie.HomeAssistant*"]
     /// True when neither the file nor the environment configured `apps`/`providers`.
@@ -168,7 +170,7 @@ extension PushRelayConfig {
         "admin": ["token"],
         "security": ["max_failed_auths_per_minute"],
         "metrics": ["enabled"],
-        "log": ["level"],
+        "log": ["level", "format"],
         "ios": ["companion_app_ids"],
         "relay": relayKeys,
         "voip": voipKeys,
@@ -183,7 +185,7 @@ extension PushRelayConfig {
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
         "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
         "channel.max_failed_auths_per_minute", "security.max_failed_auths_per_minute",
-        "apps", "providers", "admin.token", "metrics.enabled", "log.level", "ios.companion_app_ids",
+        "apps", "providers", "admin.token", "metrics.enabled", "log.level", "log.format", "ios.companion_app_ids",
     ]
 
     public static func environmentVariable(for key: String) -> String {
@@ -306,6 +308,12 @@ extension PushRelayConfig {
                 throw ConfigError(key: "log.level", problem: "must be one of trace, debug, info, notice, warning, error, critical; got '\(v)'")
             }
             logLevel = level
+        }
+        if let v = try r.string("log.format") {
+            guard let format = LogFormat(rawValue: v.lowercased()) else {
+                throw ConfigError(key: "log.format", problem: "must be text or json; got '\(v)'")
+            }
+            logFormat = format
         }
         if let ids = try r.array("ios.companion_app_ids") {
             iosCompanionAppIDs = try ids.enumerated().map { (k, v) in

@@ -102,7 +102,8 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
             return false
         case .rejectTooLarge(let head, let path):
             let error = APIError(.contentTooLarge, "PayloadTooLarge", "The request body is larger than this server accepts (http.max_body_bytes).")
-            write(head, path: path, answer: (error.status, error.headers, JSONWriter.bytes(error.body)), started: .now, context: context)
+            let id = RequestID.accept(head.headerFields[.requestID])
+            write(head, path: path, requestID: id, answer: (error.status, error.headers, JSONWriter.bytes(error.body)), started: .now, context: context)
             return false
         case .protocolError:
             context.fireErrorCaught(HTTPChannelStateError.unexpectedPart)
@@ -116,18 +117,27 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Started on the loop, with NIO as the concurrency executor: the task runs here, and the store resumes it here.
+        let id = RequestID.accept(head.headerFields[.requestID])
         Task {
-            let answer = await endpoint.answer(body, platform)
+            let answer = await RequestID.$current.withValue(id) { await endpoint.answer(body, platform) }
             let finish: @Sendable () -> Void = {
-                bound.value.handler.write(head, path: path, answer: answer, started: started, context: bound.value.context)
+                bound.value.handler.write(head, path: path, requestID: id, answer: answer, started: started, context: bound.value.context)
             }
             if loop.inEventLoop { finish() } else { loop.execute(finish) }
         }
     }
 
-    private func write(_ head: HTTPRequest, path: String, answer: Endpoint.Answer, started: ContinuousClock.Instant, context: ChannelHandlerContext) {
+    private func write(
+        _ head: HTTPRequest,
+        path: String,
+        requestID: String,
+        answer: Endpoint.Answer,
+        started: ContinuousClock.Instant,
+        context: ChannelHandlerContext
+    ) {
         let close = head.headerFields[.connection] == "close" || answer.status == .contentTooLarge
         var fields = JSONResponse.headers(answer.headers, contentLength: answer.body.count)
+        fields[.requestID] = requestID
         fields[.date] = endpoint.dates.current()
         if let server = endpoint.serverName { fields[.server] = server }
         if close { fields[.connection] = "close" }

@@ -16,6 +16,8 @@ final class LogCapture: Sendable {
         var level: Logger.Level
         /// The message, its metadata and the error, as one searchable text.
         var text: String
+        /// The id of the request being served when the line was written (`RequestID.current`), if any.
+        var requestID: String? = nil
         var description: String { "[\(level)] \(text)" }
     }
 
@@ -65,12 +67,13 @@ final class LogCapture: Sendable {
         }
 
         func log(event: LogEvent) {
-            var all = metadata
+            var all = RequestID.metadataProvider.get()
+            for (k, v) in metadata { all[k] = v }
             for (k, v) in event.metadata ?? [:] { all[k] = v }
             var text = "\(event.message)"
             for (k, v) in all.sorted(by: { $0.key < $1.key }) { text += " \(k)=\(v)" }
             if let error = event.error { text += " error=\(error)" }
-            capture.record(Line(level: event.level, text: text))
+            capture.record(Line(level: event.level, text: text, requestID: all["request_id"].map { "\($0)" }))
             if event.level >= Self.echoLevel { echo.log(event: event) }
         }
     }
