@@ -8,9 +8,11 @@ import PushRelayStore
 /// connections and instances agree (exactly `maximum` allowed per token and UTC day, the notice once).
 public final class PostgresQuotaLedger: QuotaLedger {
     let engine: PostgresStorageEngine
+    private let deliveredLog: DeliveredLogWriter
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
+        self.deliveredLog = DeliveredLogWriter(engine: engine)
     }
 
     public func reserveUnlessDead(
@@ -120,12 +122,9 @@ public final class PostgresQuotaLedger: QuotaLedger {
         }
     }
 
+    /// Batched with the other delivered records written meanwhile (`DeliveredLogWriter`).
     public func recordDelivered(_ record: DeliveryRecord, day: UTCDay, onError: @escaping @Sendable (any Error) -> Void) {
-        let engine = self.engine
-        let log = PostgresRows.insertLog(record, day: day)
-        engine.inFlight.start {
-            do { try await engine.rows(log, write: true) } catch { onError(error) }
-        }
+        deliveredLog.append(record, day: day, onError: onError)
     }
 
     /// One read: the day's counters, the override, and the app the token last posted with (for app limits).

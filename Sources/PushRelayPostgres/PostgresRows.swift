@@ -17,6 +17,37 @@ enum PostgresRows {
             """
     }
 
+    /// One `INSERT` of many delivery-log rows (`insertLog`'s columns, one `VALUES` tuple a record).
+    static func insertLogs(_ records: [(record: DeliveryRecord, day: UTCDay)]) -> PostgresQuery {
+        var sql = """
+            INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
+            VALUES
+            """
+        var binds = PostgresBindings(capacity: records.count * 12)
+        var n = 0
+        for (i, (r, day)) in records.enumerated() {
+            sql += i == 0 ? " (" : ", ("
+            for column in 0..<12 {
+                n += 1
+                sql += column == 0 ? "$\(n)" : ", $\(n)"
+            }
+            sql += ")"
+            binds.append(ISO8601UTC.string(r.at))
+            binds.append(day.description)
+            binds.append(r.pushToken)
+            binds.append(r.appID)
+            binds.append(r.platform)
+            binds.append(r.provider)
+            binds.append(r.kind)
+            binds.append(r.counted ? 1 : 0)
+            binds.append(r.outcome)
+            binds.append(r.messageID)
+            binds.append(r.errorMessage)
+            binds.append(r.payload)
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
     static func insertDead(token: String, mark: DeadMark, now: Date) -> PostgresQuery {
         let marked = ISO8601UTC.string(now)
         let until = ISO8601UTC.string(mark.until)

@@ -123,4 +123,44 @@ import Testing
         #expect(try await storage.quota.rateLimits(pushToken: "never", appID: nil, day: day, policy: policy).maximum == 500)
         await close()
     }
+
+    /// Delivered records are written in the background (PostgreSQL batches the ones that arrive together); `flush`
+    /// waits for every one recorded before it, each row as it was given, nulls included.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func everyDeliveredRecordIsWrittenByTheFlush(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let day = self.day
+        let failures = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<300 {
+                group.addTask {
+                    let record = DeliveryRecord(
+                        at: day.start.addingTimeInterval(Double(i)),
+                        pushToken: "many-\(i % 3)",
+                        appID: i % 2 == 0 ? "io.app" : nil,
+                        platform: i % 2 == 0 ? "android" : nil,
+                        provider: "fcm",
+                        kind: "notification",
+                        counted: i % 5 != 0,
+                        outcome: "delivered",
+                        messageID: "m-\(i)",
+                        payload: i == 7 ? "{\"it's\":\"é\\n\"}" : nil
+                    )
+                    storage.quota.recordDelivered(record, day: day) { _ in failures.withLock { $0 += 1 } }
+                }
+            }
+        }
+        try await storage.engine.flush()
+        #expect(failures.withLock { $0 } == 0)
+        var rows: [LoggedDelivery] = []
+        for t in 0..<3 { rows += try await storage.deliveries.recentDeliveries(pushToken: "many-\(t)", limit: 1000) }
+        #expect(rows.count == 300)
+        #expect(Set(rows.compactMap(\.messageID)).count == 300)
+        let seven = try #require(rows.first { $0.messageID == "m-7" })
+        #expect(seven.payload == "{\"it's\":\"é\\n\"}")
+        #expect(seven.appID == nil && seven.platform == nil && seven.counted)
+        let ten = try #require(rows.first { $0.messageID == "m-10" })
+        #expect(ten.appID == "io.app" && ten.platform == "android" && !ten.counted && ten.day == "2026-11-21" && ten.pushToken == "many-1")
+        await close()
+    }
 }
