@@ -9,10 +9,14 @@ import PushRelayStore
 public final class PostgresQuotaLedger: QuotaLedger {
     let engine: PostgresStorageEngine
     private let deliveredLog: DeliveredLogWriter
+    private let reservations: ReservationBatcher
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
         self.deliveredLog = DeliveredLogWriter(engine: engine)
+        // A quarter of the pool for batches in flight: enough to overlap their round trips, and the rest of the pool
+        // stays free for the other statements.
+        self.reservations = ReservationBatcher(engine: engine, maxRunning: min(4, engine.configuration.poolSize / 4))
     }
 
     public func reserveUnlessDead(
@@ -28,6 +32,24 @@ public final class PostgresQuotaLedger: QuotaLedger {
         let stamp = ISO8601UTC.string(now)
         // The policy's limit for this request's app; the token's override, read in the statement, wins over it.
         let policyMaximum = policy.maximum(appID: appID, override: nil)
+        // Decided in a batch with the reservations that arrive meanwhile (`ReservationBatcher`); a token with a live
+        // dead-token mark gets no row there and is answered below.
+        let request = ReservationBatcher.Request(
+            day: day,
+            pushToken: pushToken,
+            appID: appID,
+            webhookID: webhookID,
+            policyMaximum: policyMaximum,
+            checkDead: checkDead,
+            stamp: stamp
+        )
+        if request.batchable {
+            switch await reservations.reserve(request) {
+            case .decided(let row): return .reserved(Self.reservation(row, day: day, pushToken: pushToken))
+            case .failed(let error): throw error
+            case .notWritten: break
+            }
+        }
         // Twice at most: a dead mark that expired or was forgotten between the upsert and the read is retried.
         for _ in 0..<2 {
             // The upsert inserts nothing (no row returned) when `checkDead` finds a live dead-token mark.
@@ -55,12 +77,15 @@ public final class PostgresQuotaLedger: QuotaLedger {
             )
             if let row = rows.first {
                 let (attempts, successful, errors, notice, decision, maximum) = try row.decode((Int, Int, Int, Int, Int, Int).self)
-                // The counters before this request follow from the decision; Core's rule, run on them, gives the
-                // decision PostgreSQL made (the same comparison, on the same row version).
-                let allowed = decision == 1
-                let before = UsageCounters(attempts: attempts - 1, successful: allowed ? successful - 1 : successful, errors: errors)
-                let d = QuotaDecision.decide(current: before, maximum: maximum, noticeSent: allowed ? notice != 0 : decision != 2)
-                return .reserved(QuotaReservation(day: day, pushToken: pushToken, maximum: maximum, decision: d))
+                let decided = ReservationBatcher.Decided(
+                    attempts: attempts,
+                    successful: successful,
+                    errors: errors,
+                    noticeSent: notice,
+                    decision: decision,
+                    maximum: maximum
+                )
+                return .reserved(Self.reservation(decided, day: day, pushToken: pushToken))
             }
             // Dead: read the mark and the day's counters (nothing was counted).
             let found = try await engine.rows(
@@ -83,6 +108,15 @@ public final class PostgresQuotaLedger: QuotaLedger {
             }
         }
         throw PostgresStoreError.unavailable("a dead-token mark kept changing during a reservation")
+    }
+
+    /// The reservation a decided row stands for. The counters before the request follow from the decision; Core's
+    /// rule, run on them, gives the decision PostgreSQL made (the same comparison, on the same row version).
+    static func reservation(_ row: ReservationBatcher.Decided, day: UTCDay, pushToken: String) -> QuotaReservation {
+        let allowed = row.decision == 1
+        let before = UsageCounters(attempts: row.attempts - 1, successful: allowed ? row.successful - 1 : row.successful, errors: row.errors)
+        let d = QuotaDecision.decide(current: before, maximum: row.maximum, noticeSent: allowed ? row.noticeSent != 0 : row.decision != 2)
+        return QuotaReservation(day: day, pushToken: pushToken, maximum: row.maximum, decision: d)
     }
 
     public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {

@@ -163,4 +163,47 @@ import Testing
         #expect(ten.appID == "io.app" && ten.platform == "android" && !ten.counted && ten.day == "2026-11-21" && ten.pushToken == "many-1")
         await close()
     }
+
+    /// Many tokens at once, several requests each, some with overrides, one remembered as dead (PostgreSQL decides
+    /// the requests that arrive together in shared statements): each token still gets exactly its maximum and one
+    /// notice, the dead one nothing counted.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func manyTokensAtOnceEachGetExactlyTheirMaximum(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let day = self.day
+        let policy = QuotaPolicy(dailyLimit: 10)
+        try await storage.admin.setLimit(pushToken: "t-3", limit: 2)
+        try await storage.deliveries.markDead("t-dead", DeadMark(provider: "fcm", reason: "UNREGISTERED", message: nil, until: day.start.addingTimeInterval(3600)), now: day.start)
+        let tokens = (0..<20).map { "t-\($0)" } + ["t-dead"]
+        let results = try await withThrowingTaskGroup(of: (String, ReserveResult).self) { group in
+            for round in 0..<15 {
+                for token in tokens {
+                    group.addTask {
+                        let result = try await storage.quota.reserveUnlessDead(
+                            pushToken: token, appID: round == 0 ? "io.app" : nil, webhookID: nil, day: day, policy: policy, now: day.start, checkDead: true
+                        )
+                        return (token, result)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for token in tokens {
+            let mine = results.filter { $0.0 == token }.map(\.1)
+            #expect(mine.count == 15)
+            if token == "t-dead" {
+                #expect(mine.allSatisfy { if case .dead = $0 { true } else { false } })
+                continue
+            }
+            let decisions = mine.compactMap { if case .reserved(let r) = $0 { r.decision } else { nil } }
+            let maximum = token == "t-3" ? 2 : 10
+            #expect(decisions.count == 15)
+            #expect(decisions.filter(\.allowed).count == maximum, "\(token)")
+            #expect(decisions.filter(\.sendNotice).count == 1, "\(token)")
+            let limits = try await storage.quota.rateLimits(pushToken: token, appID: nil, day: day, policy: policy)
+            #expect(limits.attempts == 15 && limits.successful == maximum && limits.maximum == maximum)
+        }
+        #expect(try await storage.quota.rateLimits(pushToken: "t-dead", appID: nil, day: day, policy: policy).attempts == 0)
+        await close()
+    }
 }

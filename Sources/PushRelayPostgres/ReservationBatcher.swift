@@ -1,0 +1,187 @@
+import Foundation
+import PostgresNIO
+import PushRelayCore
+import PushRelayStore
+
+/// Quota reservations that arrive together, decided in one statement: one multi-row conditional upsert, one commit,
+/// one pooled round trip for the whole batch instead of one each.
+///
+/// Each row of the batch is decided exactly as a lone reservation is (`PostgresQuotaLedger`): PostgreSQL takes the
+/// row lock and decides from the row's latest committed counters and the token's override. A batch never holds two
+/// requests for the same token and day (one statement cannot update a row twice): a second request for a key waits
+/// for a later batch, so a hot token's requests are decided one after another, in arrival order, as before.
+///
+/// No timer: an idle batcher sends a lone request at once. Batches form only while earlier ones are running, at most
+/// `maxRunning` at a time. A request whose row the statement did not write (a live dead-token mark) is answered
+/// `.notWritten`, and the ledger decides it alone; a failed batch fails each of its requests with the error, as a
+/// lone statement would (nothing is retried: the batch may have committed before its answer was lost).
+final class ReservationBatcher: Sendable {
+    struct Request: Sendable {
+        var day: UTCDay
+        var pushToken: String
+        var appID: String?
+        var webhookID: String?
+        /// The policy's maximum for the request's app; the token's override, read in the statement, wins over it.
+        var policyMaximum: Int
+        var checkDead: Bool
+        var stamp: String
+
+        var key: String { "\(day.description) \(pushToken)" }
+
+        /// PostgreSQL text cannot hold NUL; such a request is decided alone, so its error is its own.
+        var batchable: Bool {
+            !pushToken.utf8.contains(0) && !(appID?.utf8.contains(0) ?? false) && !(webhookID?.utf8.contains(0) ?? false)
+        }
+    }
+
+    /// The row as the statement left it, and the maximum it applied. `decision`: 1 allowed, 2 refused with the day's
+    /// notice, 0 refused.
+    struct Decided: Sendable, Equatable {
+        var attempts: Int
+        var successful: Int
+        var errors: Int
+        var noticeSent: Int
+        var decision: Int
+        var maximum: Int
+    }
+
+    enum Outcome: Sendable {
+        case decided(Decided)
+        /// The statement wrote no row for it (`checkDead` found a live mark).
+        case notWritten
+        case failed(any Error)
+    }
+
+    /// Requests per statement: 7 parameters each.
+    static let maxBatch = 256
+
+    private struct Waiter {
+        var request: Request
+        var continuation: CheckedContinuation<Outcome, Never>
+    }
+
+    private struct State {
+        var pending: [Waiter] = []
+        var running = 0
+    }
+
+    private let engine: PostgresStorageEngine
+    private let maxRunning: Int
+    private let state = Locked(State())
+
+    init(engine: PostgresStorageEngine, maxRunning: Int) {
+        self.engine = engine
+        self.maxRunning = max(1, maxRunning)
+    }
+
+    func reserve(_ request: Request) async -> Outcome {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            let start = state.withLock { s -> Bool in
+                s.pending.append(Waiter(request: request, continuation: continuation))
+                guard s.running < maxRunning else { return false }
+                s.running += 1
+                return true
+            }
+            if start { Task { await self.drain() } }
+        }
+    }
+
+    /// Sends batches until nothing is pending.
+    private func drain() async {
+        while true {
+            let batch = state.withLock { s -> [Waiter] in
+                var keys = Set<String>()
+                var taken: [Waiter] = []
+                var rest: [Waiter] = []
+                for waiter in s.pending {
+                    if taken.count < Self.maxBatch, keys.insert(waiter.request.key).inserted {
+                        taken.append(waiter)
+                    } else {
+                        rest.append(waiter)
+                    }
+                }
+                s.pending = rest
+                if taken.isEmpty { s.running -= 1 }
+                return taken
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                let decided = try await run(batch.map(\.request))
+                for waiter in batch {
+                    waiter.continuation.resume(returning: decided[waiter.request.key].map(Outcome.decided) ?? .notWritten)
+                }
+            } catch {
+                for waiter in batch { waiter.continuation.resume(returning: .failed(error)) }
+            }
+        }
+    }
+
+    /// One statement for `requests` (distinct keys); the decided rows by key.
+    private func run(_ requests: [Request]) async throws -> [String: Decided] {
+        let rows = try await engine.rows(Self.statement(requests), write: true)
+        var decided: [String: Decided] = [:]
+        for row in rows {
+            let (day, token, attempts, successful, errors, notice, decision, maximum) = try row.decode(
+                (String, String, Int, Int, Int, Int, Int, Int).self
+            )
+            decided["\(day) \(token)"] = Decided(
+                attempts: attempts,
+                successful: successful,
+                errors: errors,
+                noticeSent: notice,
+                decision: decision,
+                maximum: maximum
+            )
+        }
+        return decided
+    }
+
+    /// The conditional upsert of `PostgresQuotaLedger.reserveUnlessDead`, one `VALUES` row a request.
+    static func statement(_ requests: [Request]) -> PostgresQuery {
+        var values = ""
+        var binds = PostgresBindings(capacity: requests.count * 8)
+        var n = 0
+        func next(_ type: String) -> String {
+            n += 1
+            return "$\(n)::\(type)"
+        }
+        for (i, r) in requests.enumerated() {
+            if i > 0 { values += ", " }
+            values += "(\(next("text")), \(next("text")), \(next("text")), \(next("text")), \(next("bigint")), \(next("boolean")), \(next("text")))"
+            binds.append(r.day.description)
+            binds.append(r.pushToken)
+            binds.append(r.appID)
+            binds.append(r.webhookID)
+            binds.append(r.policyMaximum)
+            binds.append(r.checkDead)
+            binds.append(r.stamp)
+        }
+        let sql = """
+            WITH r (day, push_token, app_id, webhook_id, policy_maximum, check_dead, stamp) AS (VALUES \(values)),
+            m AS (
+                SELECT r.*, coalesce((SELECT daily_limit FROM token_limits t WHERE t.push_token = r.push_token), r.policy_maximum) AS maximum
+                FROM r
+            )
+            INSERT INTO daily_usage AS u (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, last_decision, updated_at)
+            SELECT m.day, m.push_token, m.app_id, m.webhook_id, 1,
+                CASE WHEN m.maximum > 0 THEN 1 ELSE 0 END, 0, CASE WHEN m.maximum > 0 THEN 0 ELSE 1 END,
+                CASE WHEN m.maximum > 0 THEN 1 ELSE 2 END, m.stamp
+            FROM m
+            WHERE NOT (m.check_dead AND EXISTS (SELECT 1 FROM dead_tokens d WHERE d.push_token = m.push_token AND d.expires_at > m.stamp))
+            ON CONFLICT (day, push_token) DO UPDATE SET
+                app_id = coalesce(excluded.app_id, u.app_id),
+                webhook_id = coalesce(excluded.webhook_id, u.webhook_id),
+                attempts = u.attempts + 1,
+                successful = u.successful
+                    + CASE WHEN u.successful < (SELECT maximum FROM m WHERE m.day = u.day AND m.push_token = u.push_token) THEN 1 ELSE 0 END,
+                notice_sent = CASE WHEN u.successful < (SELECT maximum FROM m WHERE m.day = u.day AND m.push_token = u.push_token)
+                    THEN u.notice_sent ELSE 1 END,
+                last_decision = CASE WHEN u.successful < (SELECT maximum FROM m WHERE m.day = u.day AND m.push_token = u.push_token) THEN 1
+                    WHEN u.notice_sent = 0 THEN 2 ELSE 0 END,
+                updated_at = excluded.updated_at
+            RETURNING u.day, u.push_token, u.attempts, u.successful, u.errors, u.notice_sent, u.last_decision,
+                (SELECT maximum FROM m WHERE m.day = u.day AND m.push_token = u.push_token)
+            """
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+}
