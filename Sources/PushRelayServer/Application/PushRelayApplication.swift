@@ -83,6 +83,7 @@ public enum PushRelayApplication {
         let routes = RouteTable(router: router)
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
         HealthRoutes<PushRelayRequestContext>(engine: storage.engine).register(routes)
+        try OpenAPIRoutes<PushRelayRequestContext>().register(routes)
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         let relay = RelayModule(
             config: config,

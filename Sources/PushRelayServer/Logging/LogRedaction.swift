@@ -8,7 +8,7 @@ enum LogRedaction {
     static let routeWords: Set<String> = [
         "api", "sendPush", "android", "iOS", "v1", "sendPushNotification", "checkRateLimits", "health", "ready", "metrics",
         "admin", "quotas", "limits", "relay-to", "production", "development", "sandbox", "fcm", "_health", "messages",
-        "_matrix", "push", "notify", "websocket", "calls", "devices", "rotate-key",
+        "_matrix", "push", "notify", "websocket", "calls", "devices", "rotate-key", "openapi.yaml", "openapi.json",
     ]
 
     /// `path` with every segment that is not a route word shortened: `/relay-to/fcm/abcdef…uvwxyz`.
