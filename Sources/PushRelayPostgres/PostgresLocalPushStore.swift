@@ -165,45 +165,21 @@ public final class PostgresLocalPushStore: LocalPushStorage {
         return try rows.first.map(Self.binding)
     }
 
-    /// One transaction that first locks both sides (a token's and a webhook id's bindings are written one at a time,
-    /// across instances), so the pairs it replaces and `whileWriting` follow commit order.
+    /// One transaction of one statement (`pushrelay_bind`, migration 012: three round trips with BEGIN and COMMIT,
+    /// where the statements one by one took eight). The function first locks both sides (a token's and a webhook id's
+    /// bindings are written one at a time, across instances: transaction-scoped advisory locks, held until COMMIT),
+    /// so the pairs it replaces and `whileWriting`, which runs before the COMMIT, follow commit order.
     public func bind(
         _ binding: LocalPushBinding,
         now: Date,
         whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void
     ) async throws -> [LocalPushBinding] {
-        let token = binding.pushToken
-        let webhook = binding.webhookID
         let stamp = ISO8601UTC.string(now)
         let logger = engine.logger
+        let query: PostgresQuery =
+            "SELECT former_token, former_webhook FROM pushrelay_bind(\(binding.pushToken), \(binding.webhookID), \(stamp))"
         return try await engine.transaction { connection in
-            // Transaction-scoped advisory locks on both keys, in a fixed order: two binds that share a side wait for
-            // each other even when no row exists yet.
-            let keys = ["t:" + token, "w:" + webhook].sorted()
-            for key in keys {
-                _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger).collect()
-            }
-            let former = try await connection.query(
-                """
-                SELECT push_token, webhook_id FROM channel_bindings
-                WHERE (push_token = \(token) OR webhook_id = \(webhook)) AND NOT (push_token = \(token) AND webhook_id = \(webhook))
-                """,
-                logger: logger
-            ).collect().map(Self.binding)
-            let stored = try await connection.query(
-                "SELECT 1 FROM channel_bindings WHERE push_token = \(token) AND webhook_id = \(webhook)",
-                logger: logger
-            ).collect()
-            if !former.isEmpty || stored.isEmpty {
-                _ = try await connection.query(
-                    "DELETE FROM channel_bindings WHERE push_token = \(token) OR webhook_id = \(webhook)",
-                    logger: logger
-                ).collect()
-                _ = try await connection.query(
-                    "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (\(token), \(webhook), \(stamp))",
-                    logger: logger
-                ).collect()
-            }
+            let former = try await connection.query(query, logger: logger).collect().map(Self.binding)
             whileWriting(former)
             return former
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayStore
 
 /// What went wrong with PostgreSQL, in one line without secrets or statement arguments.
 public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -40,3 +41,4 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
         }
     }
 }
+extension PostgresStoreError: StorageFailure {}

@@ -11,6 +11,9 @@ import PushRelayStore
 /// requests for the same token and day (one statement cannot update a row twice): a second request for a key waits
 /// for a later batch, so a hot token's requests are decided one after another, in arrival order, as before.
 ///
+/// Every batch takes its rows' locks in one order (by day, then token, `ORDER BY` in the statement), so batches
+/// running at once, on this instance or another, wait for each other instead of deadlocking.
+///
 /// No timer: an idle batcher sends a lone request at once. Batches form only while earlier ones are running, at most
 /// `maxRunning` at a time. A request whose row the statement did not write (a live dead-token mark) is answered
 /// `.notWritten`, and the ledger decides it alone; a failed batch fails each of its requests with the error, as a
@@ -168,6 +171,7 @@ final class ReservationBatcher: Sendable {
                 CASE WHEN m.maximum > 0 THEN 1 ELSE 2 END, m.stamp
             FROM m
             WHERE NOT (m.check_dead AND EXISTS (SELECT 1 FROM dead_tokens d WHERE d.push_token = m.push_token AND d.expires_at > m.stamp))
+            ORDER BY m.day, m.push_token
             ON CONFLICT (day, push_token) DO UPDATE SET
                 app_id = coalesce(excluded.app_id, u.app_id),
                 webhook_id = coalesce(excluded.webhook_id, u.webhook_id),

@@ -287,5 +287,9 @@ CREATE INDEX local_push_presence_by_token ON local_push_presence (push_token);
 
 ALTER TABLE channel_messages ADD COLUMN owner_instance TEXT;
 """#),
+        Migration(version: 12, name: "012_bind_function", sql: #"""
+-- Nothing changes in SQLite: PostgreSQL's migration 012 adds a function (pushrelay_bind) for its channel bindings.
+-- The SQLite schema keeps the same version number, so both engines report one schema version.
+"""#),
     ]
 }

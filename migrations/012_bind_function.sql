@@ -1,0 +1,2 @@
+-- Nothing changes in SQLite: PostgreSQL's migration 012 adds a function (pushrelay_bind) for its channel bindings.
+-- The SQLite schema keeps the same version number, so both engines report one schema version.
