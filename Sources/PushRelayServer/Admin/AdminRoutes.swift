@@ -147,7 +147,14 @@ struct AdminRoutes<Context: PeerAddressContext> {
         let token = try tokenParameter(context)
         var request = request
         let body = try await request.jsonBody(limit: maxBodyBytes)
-        guard case .int(let n)? = body["limit"], n >= 0, n <= 10_000_000 else {
+        // A whole number, however JSON spells it (`1015` or `1015.0`).
+        let limit: Int64? =
+            switch body["limit"] {
+            case .int(let n)?: n
+            case .double(let d)? where d.rounded() == d && abs(d) <= 1e9: Int64(d)
+            default: nil
+            }
+        guard let n = limit, n >= 0, n <= 10_000_000 else {
             throw APIError.badRequest("Send {\"limit\": N} with N a whole number from 0 to 10000000.")
         }
         try await admin.setLimit(pushToken: token, limit: Int(n), now: clock.now())

@@ -206,7 +206,11 @@ final class CallService: Sendable {
         } catch let e as APIError {
             throw e
         } catch let e as RelayPayloadError {
-            throw APIError(.contentTooLarge, "PayloadTooLarge", e.description + " Send a shorter invite.")
+            throw APIError(
+                .contentTooLarge,
+                "PayloadTooLarge",
+                "The invite, sealed for the device, becomes a \(e.size)-byte \(e.provider) payload; \(e.provider) accepts at most \(e.limit) bytes. Send a shorter invite."
+            )
         } catch {
             throw APIError(.internalServerError, "InternalError", "Could not build the call push.")
         }

@@ -85,7 +85,7 @@ enum JSONResponse {
 }
 
 /// Renders every error as JSON: `APIError`s as they are, Hummingbird's `HTTPError`s (404, 413…) with a message,
-/// and anything unexpected as a 500 whose message says what failed, without leaking internals to logs as secrets.
+/// storage failures as 503 `StorageUnavailable`, and anything unexpected as a 500 whose message says what failed, without leaking internals to logs as secrets.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -114,6 +114,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.debug("request body is not valid HTTP/1.1 on \(request.method) \(LogRedaction.path(request.uri.path)): \(error)")
             let e = APIError.notHTTP(error)
             return JSONResponse.make(status: e.status, body: e.body)
+        } catch let error as any StorageFailure {
+            // A route that reached the database without a storage answer of its own (the admin API, for one).
+            context.logger.error("storage failed on \(request.method) \(LogRedaction.path(request.uri.path)): \(error)")
+            let e = APIError.storageUnavailable
+            return JSONResponse.make(status: e.status, body: e.body, headers: e.headers)
         } catch {
             context.logger.error("unhandled error on \(request.method) \(LogRedaction.path(request.uri.path)): \(String(reflecting: type(of: error)))")
             let e = APIError(

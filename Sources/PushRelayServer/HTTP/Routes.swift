@@ -6,7 +6,9 @@ import PushRelayStore
 /// Registers a handler for the allowed methods of a path and a JSON 405 for the others.
 struct RouteTable<Context: RequestContext> {
     let router: Router<Context>
-    static var allMethods: [HTTPRequest.Method] { [.get, .post, .put, .delete, .patch, .head, .options] }
+    /// Every method a route answers: its own, and a JSON 405 naming them for the others (TRACE included, so that no
+    /// standard method but CONNECT falls through to a 404; NIO answers CONNECT without a body whatever the router says).
+    static var allMethods: [HTTPRequest.Method] { [.get, .post, .put, .delete, .patch, .head, .options, .trace] }
 
     func on(_ path: RouterPath, _ handlers: [HTTPRequest.Method: @Sendable (Request, Context) async throws -> Response]) {
         let allowed = handlers.keys.map(\.rawValue).sorted().joined(separator: ", ")

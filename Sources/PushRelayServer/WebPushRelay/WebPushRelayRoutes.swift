@@ -47,7 +47,13 @@ struct WebPushRelayRoutes {
             throw APIError(.init(code: e.status), e.status == 415 ? "UnsupportedContentEncoding" : "InvalidRequest", e.description)
         }
         var request = request
-        let buffer = try await request.collectBody(upTo: service.settings.maxBodyBytes)
+        let limit = service.settings.maxBodyBytes
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw APIError(.contentTooLarge, "PayloadTooLarge", "The WebPush body is larger than the relay accepts (\(limit) bytes, relay.max_body_bytes).")
+        }
         let accepted = try await service.relay(target, headers: headers, body: Array(buffer.readableBytesView))
         var fields: HTTPFields = [.location: "/relay-to/messages/\(accepted.messageID)"]
         fields[HTTPField.Name("TTL")!] = String(accepted.ttl)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PushRelayCore
 import Testing
 
@@ -51,6 +52,29 @@ import Testing
             expectJSONError(try await s.request(.DELETE, "/admin/v1/limits/busy:1", headers: Self.auth), status: 404)
             #expect(try await s.android(TestServer.haBody(token: "busy:1")).status == 201)
             expectJSONError(try await s.request(.POST, "/admin/v1/limits/busy:1", body: "{}", headers: Self.auth), status: 405)
+        }
+    }
+
+    /// A whole number is accepted however JSON spells it; a fraction is not.
+    @Test func aLimitMayBeSpelledAsAnIntegralFloat() async throws {
+        try await TestServer.with(yaml: Self.yaml) { (s: TestServer) async throws in
+            let set = try await s.request(.PUT, "/admin/v1/limits/f:1", body: #"{"limit": 1015.0}"#, headers: Self.auth)
+            #expect(set.status == 200, "\(set.rawBody)")
+            #expect(set["limitOverride"] == 1015)
+            expectJSONError(try await s.request(.PUT, "/admin/v1/limits/f:1", body: #"{"limit": 2.5}"#, headers: Self.auth), status: 400)
+            expectJSONError(try await s.request(.PUT, "/admin/v1/limits/f:1", body: #"{"limit": 1e300}"#, headers: Self.auth), status: 400)
+        }
+    }
+
+    /// The admin API reads the database directly: when it cannot, the answer is 503 `StorageUnavailable` with
+    /// `Retry-After`, as on every other route, not a 500.
+    @Test func aStorageFailureIs503() async throws {
+        try await TestServer.with(yaml: Self.yaml) { (s: TestServer) async throws in
+            // The table the quota list reads is gone: every read of it fails in SQLite.
+            try await s.database.pool.write { db in try db.execute(sql: "ALTER TABLE daily_usage RENAME TO daily_usage_gone") }
+            let r = try await s.request(.GET, "/admin/v1/quotas", headers: Self.auth)
+            expectJSONError(r, status: 503, errorType: "StorageUnavailable")
+            #expect(r.headers["retry-after"] == "5")
         }
     }
 }

@@ -50,6 +50,10 @@ import Testing
             #expect(wrong.headers["allow"] == "POST")
             expectJSONError(try await s.request(.POST, "/health", body: "{}"), status: 405)
             expectJSONError(try await s.request(.PUT, "/api/checkRateLimits", body: "{}"), status: 405)
+            // TRACE too: a JSON 405 naming the route's methods, not a 404.
+            let trace = try await s.request(.TRACE, "/health")
+            expectJSONError(trace, status: 405, errorType: "MethodNotAllowed")
+            #expect(trace.headers["allow"] == "GET")
             // The admin API is not there without an admin token.
             expectJSONError(try await s.request(.GET, "/admin/v1/quotas"), status: 404)
         }
