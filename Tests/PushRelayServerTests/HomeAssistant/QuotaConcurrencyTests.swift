@@ -32,10 +32,15 @@ import Testing
                 for try await code in group { all.append(code) }
                 return all
             }
+            // On a loaded machine the adaptive in-flight bound may shed some of the 256 with a fast 503 before the
+            // quota is touched (not counted): the rest is exact whatever that number.
+            let shed = statuses.filter { $0 == 503 }.count
+            #expect(Set(statuses).isSubset(of: [201, 429, 503]), "\(Set(statuses))")
+            #expect(shed < 128, "most requests reached the quota")
             #expect(statuses.filter { $0 == 201 }.count == 50)
-            #expect(statuses.filter { $0 == 429 }.count == 206)
+            #expect(statuses.filter { $0 == 429 }.count == 206 - shed)
             let check = try await s.post("/api/checkRateLimits", ["push_token": "race:token"])
-            #expect(check.int("rateLimits", "attempts") == 256)
+            #expect(check.int("rateLimits", "attempts") == Int64(256 - shed))
             #expect(check.int("rateLimits", "successful") == 50)
             #expect(check.int("rateLimits", "errors") == 0)
             let log = try await s.storage.deliveries.recentDeliveries(pushToken: "race:token", limit: 1000)
