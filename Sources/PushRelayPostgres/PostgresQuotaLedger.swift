@@ -76,16 +76,7 @@ public final class PostgresQuotaLedger: QuotaLedger {
                 write: true
             )
             if let row = rows.first {
-                let (attempts, successful, errors, notice, decision, maximum) = try row.decode((Int, Int, Int, Int, Int, Int).self)
-                let decided = ReservationBatcher.Decided(
-                    attempts: attempts,
-                    successful: successful,
-                    errors: errors,
-                    noticeSent: notice,
-                    decision: decision,
-                    maximum: maximum
-                )
-                return .reserved(Self.reservation(decided, day: day, pushToken: pushToken))
+                return .reserved(Self.reservation(try ReservationBatcher.Decided(row), day: day, pushToken: pushToken))
             }
             // Dead: read the mark and the day's counters (nothing was counted).
             let found = try await engine.rows(

@@ -46,6 +46,24 @@ final class ReservationBatcher: Sendable {
         var noticeSent: Int
         var decision: Int
         var maximum: Int
+
+        /// Decodes the six columns `attempts, successful, errors, notice_sent, last_decision, maximum` that both
+        /// statements return, starting at column `offset`.
+        init(_ row: PostgresRow, offset: Int = 0) throws {
+            let cells = Array(row.makeRandomAccess())
+            let context = PostgresDecodingContext.default
+            func int(_ i: Int) throws -> Int { try cells[offset + i].decode(Int.self, context: context) }
+            self.init(attempts: try int(0), successful: try int(1), errors: try int(2), noticeSent: try int(3), decision: try int(4), maximum: try int(5))
+        }
+
+        init(attempts: Int, successful: Int, errors: Int, noticeSent: Int, decision: Int, maximum: Int) {
+            self.attempts = attempts
+            self.successful = successful
+            self.errors = errors
+            self.noticeSent = noticeSent
+            self.decision = decision
+            self.maximum = maximum
+        }
     }
 
     enum Outcome: Sendable {
@@ -124,17 +142,10 @@ final class ReservationBatcher: Sendable {
         let rows = try await engine.rows(Self.statement(requests), write: true)
         var decided: [String: Decided] = [:]
         for row in rows {
-            let (day, token, attempts, successful, errors, notice, decision, maximum) = try row.decode(
-                (String, String, Int, Int, Int, Int, Int, Int).self
-            )
-            decided["\(day) \(token)"] = Decided(
-                attempts: attempts,
-                successful: successful,
-                errors: errors,
-                noticeSent: notice,
-                decision: decision,
-                maximum: maximum
-            )
+            let cells = row.makeRandomAccess()
+            let day = try cells[0].decode(String.self, context: .default)
+            let token = try cells[1].decode(String.self, context: .default)
+            decided["\(day) \(token)"] = try Decided(row, offset: 2)
         }
         return decided
     }

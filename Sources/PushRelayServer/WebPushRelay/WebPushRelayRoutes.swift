@@ -9,23 +9,10 @@ struct WebPushRelayRoutes {
     let service: WebPushRelayService
 
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
-        routes.on(
-            "/relay-to/**",
-            [
-                .post: { request, context in try await relay(request, context: context) },
-                .get: { request, _ in
-                    guard request.uri.path == "/relay-to/_health" else {
-                        throw APIError(
-                            .methodNotAllowed,
-                            "MethodNotAllowed",
-                            "GET is not allowed on \(request.uri.path); WebPush messages are POSTed.",
-                            headers: [.allow: "POST"]
-                        )
-                    }
-                    return JSONResponse.make(status: .ok, body: ["status": "ok"])
-                },
-            ]
-        )
+        // The health check first: a path of its own, so that every other /relay-to/ path answers 405 with
+        // `Allow: POST` to anything but a POST.
+        routes.on("/relay-to/_health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
+        routes.on("/relay-to/**", [.post: { request, context in try await relay(request, context: context) }])
     }
 
     private func relay(_ request: Request, context: PushRelayRequestContext) async throws -> Response {
