@@ -52,31 +52,9 @@ public final class PostgresQuotaLedger: QuotaLedger {
         }
         // Twice at most: a dead mark that expired or was forgotten between the upsert and the read is retried.
         for _ in 0..<2 {
-            // The upsert inserts nothing (no row returned) when `checkDead` finds a live dead-token mark.
-            // `last_decision`: 1 allowed, 2 refused with the day's notice, 0 refused.
-            let rows = try await engine.rows(
-                """
-                WITH m AS (SELECT coalesce((SELECT daily_limit FROM token_limits WHERE push_token = \(pushToken)), \(policyMaximum)) AS maximum)
-                INSERT INTO daily_usage AS u (day, push_token, app_id, webhook_id, attempts, successful, errors, notice_sent, last_decision, updated_at)
-                SELECT \(dayKey), \(pushToken), \(appID), \(webhookID), 1,
-                    CASE WHEN m.maximum > 0 THEN 1 ELSE 0 END, 0, CASE WHEN m.maximum > 0 THEN 0 ELSE 1 END,
-                    CASE WHEN m.maximum > 0 THEN 1 ELSE 2 END, \(stamp)
-                FROM m
-                WHERE NOT (\(checkDead) AND EXISTS (SELECT 1 FROM dead_tokens WHERE push_token = \(pushToken) AND expires_at > \(stamp)))
-                ON CONFLICT (day, push_token) DO UPDATE SET
-                    app_id = coalesce(excluded.app_id, u.app_id),
-                    webhook_id = coalesce(excluded.webhook_id, u.webhook_id),
-                    attempts = u.attempts + 1,
-                    successful = u.successful + CASE WHEN u.successful < (SELECT maximum FROM m) THEN 1 ELSE 0 END,
-                    notice_sent = CASE WHEN u.successful < (SELECT maximum FROM m) THEN u.notice_sent ELSE 1 END,
-                    last_decision = CASE WHEN u.successful < (SELECT maximum FROM m) THEN 1 WHEN u.notice_sent = 0 THEN 2 ELSE 0 END,
-                    updated_at = excluded.updated_at
-                RETURNING u.attempts, u.successful, u.errors, u.notice_sent, u.last_decision, (SELECT maximum FROM m)
-                """,
-                write: true
-            )
-            if let row = rows.first {
-                return .reserved(Self.reservation(try ReservationBatcher.Decided(row), day: day, pushToken: pushToken))
+            // The batch statement for this request alone; it writes nothing when `checkDead` finds a live mark.
+            if let row = try await ReservationBatcher.decide([request], on: engine)[request.key] {
+                return .reserved(Self.reservation(row, day: day, pushToken: pushToken))
             }
             // Dead: read the mark and the day's counters (nothing was counted).
             let found = try await engine.rows(

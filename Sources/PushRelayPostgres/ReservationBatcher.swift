@@ -46,24 +46,6 @@ final class ReservationBatcher: Sendable {
         var noticeSent: Int
         var decision: Int
         var maximum: Int
-
-        /// Decodes the six columns `attempts, successful, errors, notice_sent, last_decision, maximum` that both
-        /// statements return, starting at column `offset`.
-        init(_ row: PostgresRow, offset: Int = 0) throws {
-            let cells = Array(row.makeRandomAccess())
-            let context = PostgresDecodingContext.default
-            func int(_ i: Int) throws -> Int { try cells[offset + i].decode(Int.self, context: context) }
-            self.init(attempts: try int(0), successful: try int(1), errors: try int(2), noticeSent: try int(3), decision: try int(4), maximum: try int(5))
-        }
-
-        init(attempts: Int, successful: Int, errors: Int, noticeSent: Int, decision: Int, maximum: Int) {
-            self.attempts = attempts
-            self.successful = successful
-            self.errors = errors
-            self.noticeSent = noticeSent
-            self.decision = decision
-            self.maximum = maximum
-        }
     }
 
     enum Outcome: Sendable {
@@ -127,7 +109,7 @@ final class ReservationBatcher: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                let decided = try await run(batch.map(\.request))
+                let decided = try await Self.decide(batch.map(\.request), on: engine)
                 for waiter in batch {
                     waiter.continuation.resume(returning: decided[waiter.request.key].map(Outcome.decided) ?? .notWritten)
                 }
@@ -137,20 +119,30 @@ final class ReservationBatcher: Sendable {
         }
     }
 
-    /// One statement for `requests` (distinct keys); the decided rows by key.
-    private func run(_ requests: [Request]) async throws -> [String: Decided] {
-        let rows = try await engine.rows(Self.statement(requests), write: true)
+    /// Runs the statement for `requests` (distinct keys) on `engine`: the decided rows by key. A request whose row
+    /// was not written (a live dead-token mark) has none. The lone path of `PostgresQuotaLedger` runs it for one.
+    static func decide(_ requests: [Request], on engine: PostgresStorageEngine) async throws -> [String: Decided] {
+        let rows = try await engine.rows(statement(requests), write: true)
         var decided: [String: Decided] = [:]
         for row in rows {
-            let cells = row.makeRandomAccess()
-            let day = try cells[0].decode(String.self, context: .default)
-            let token = try cells[1].decode(String.self, context: .default)
-            decided["\(day) \(token)"] = try Decided(row, offset: 2)
+            let (day, token, attempts, successful, errors, notice, decision, maximum) = try row.decode(
+                (String, String, Int, Int, Int, Int, Int, Int).self
+            )
+            decided["\(day) \(token)"] = Decided(
+                attempts: attempts,
+                successful: successful,
+                errors: errors,
+                noticeSent: notice,
+                decision: decision,
+                maximum: maximum
+            )
         }
         return decided
     }
 
-    /// The conditional upsert of `PostgresQuotaLedger.reserveUnlessDead`, one `VALUES` row a request.
+    /// The conditional upsert, one `VALUES` row a request: PostgreSQL takes each row's lock and decides from its latest
+    /// committed counters and the token's override. A row with `check_dead` and a live dead-token mark is not written.
+    /// `last_decision`: 1 allowed, 2 refused with the day's notice, 0 refused.
     static func statement(_ requests: [Request]) -> PostgresQuery {
         var values = ""
         var binds = PostgresBindings(capacity: requests.count * 8)
