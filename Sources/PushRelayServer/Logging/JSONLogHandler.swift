@@ -56,6 +56,9 @@ public struct JSONLogHandler: LogHandler {
         output.write(Self.line(event: event, label: label, metadata: all, time: Date()))
     }
 
+    /// The keys every line starts with; metadata of the same name is left out.
+    private static let fixedKeys: Set<String> = ["time", "level", "label", "source", "message"]
+
     /// The line for one event, newline included. The fixed keys win over metadata of the same name.
     static func line(event: LogEvent, label: String, metadata: Logger.Metadata, time: Date) -> [UInt8] {
         var out: [UInt8] = []
@@ -73,8 +76,8 @@ public struct JSONLogHandler: LogHandler {
         field("label", .string(label))
         field("source", .string(event.source))
         field("message", .string(event.message.description))
-        let fixed: Set<String> = ["time", "level", "label", "source", "message", "error"]
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where !fixed.contains(key) {
+        // An `error` in the metadata (how most of PushRelay's lines carry one) is kept unless the event has its own.
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where !fixedKeys.contains(key) && !(key == "error" && event.error != nil) {
             field(key, Self.json(value))
         }
         if let error = event.error { field("error", .string(String(describing: error))) }

@@ -53,6 +53,18 @@ import Testing
         #expect(o["time"] != "0")
     }
 
+    /// Most lines carry their error as metadata: it is written, unless the event has an error of its own, which wins.
+    @Test func anErrorInTheMetadataIsKept() throws {
+        struct Broken: Error, CustomStringConvertible { var description: String { "disk full" } }
+        let lines = Lines()
+        let logger = Logger(label: "pushrelay") { label in JSONLogHandler(label: label, output: lines.output) }
+        logger.error("could not store a channel binding", metadata: ["error": "SQLite error 13"])
+        logger.error("write failed", error: Broken(), metadata: ["error": "from metadata"])
+        let objects = try lines.objects()
+        #expect(objects.first?["error"] == "SQLite error 13")
+        #expect(objects.last?["error"] == "disk full")
+    }
+
     @Test func theRequestBeingServedIsOnEveryLine() async throws {
         let lines = Lines()
         let logger = Logger(label: "pushrelay") { label in
