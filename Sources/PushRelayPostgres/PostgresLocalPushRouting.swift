@@ -11,9 +11,14 @@ import PushRelayStore
 /// Liveness is judged by PostgreSQL's clock (`now()`), so instances' clocks need not agree.
 public final class PostgresLocalPushRouting: LocalPushRouting {
     let engine: PostgresStorageEngine
+    private let holders: StatementBatcher<HolderLookup, LocalPushHolder?>
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
+        let instanceID = engine.instanceID
+        holders = StatementBatcher(maxBatch: Self.maxHolderBatch, maxRunning: min(4, max(1, engine.configuration.poolSize / 4))) { lookups in
+            try await Self.holders(lookups, instanceID: instanceID, on: engine)
+        }
     }
 
     public var instanceID: String { engine.instanceID }
@@ -46,23 +51,61 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
         try await engine.rows("DELETE FROM local_push_presence WHERE webhook_id = \(webhookID) AND instance_id = \(instanceID)", write: true)
     }
 
+    /// Decided in a batch with the lookups that arrive meanwhile (every Home Assistant notification asks, so under
+    /// load this is one statement for many notifications). A lookup whose strings PostgreSQL text cannot hold (NUL)
+    /// runs alone, so its error is its own.
     public func holder(webhookID: String?, pushToken: String, staleAfter: Duration) async throws -> LocalPushHolder? {
-        let seconds = Self.seconds(staleAfter)
+        let lookup = HolderLookup(webhookID: webhookID, pushToken: pushToken, staleAfter: Self.seconds(staleAfter))
+        if lookup.batchable { return try await holders.submit(lookup) }
+        return try await Self.holders([lookup], instanceID: instanceID, on: engine)[0]
+    }
+
+    struct HolderLookup: Sendable {
+        var webhookID: String?
+        var pushToken: String
+        var staleAfter: Double
+
+        var batchable: Bool { !pushToken.utf8.contains(0) && !(webhookID?.utf8.contains(0) ?? false) }
+    }
+
+    /// Lookups per statement: 4 parameters each.
+    static let maxHolderBatch = 256
+
+    /// The holder for each lookup, in order: one statement, one `VALUES` row and one lateral lookup a request.
+    static func holders(_ lookups: [HolderLookup], instanceID: String, on engine: PostgresStorageEngine) async throws -> [LocalPushHolder?] {
+        var values = ""
+        var binds = PostgresBindings(capacity: lookups.count * 4 + 1)
+        binds.append(instanceID)
+        var n = 1
+        for (i, lookup) in lookups.enumerated() {
+            if i > 0 { values += ", " }
+            values += "($\(n + 1)::bigint, $\(n + 2)::text, $\(n + 3)::text, $\(n + 4)::double precision)"
+            n += 4
+            binds.append(i)
+            binds.append(lookup.webhookID)
+            binds.append(lookup.pushToken)
+            binds.append(lookup.staleAfter)
+        }
         // The same rule as a local channel's `accepts`: a webhook-id channel takes its webhook's notifications, a
-        // push-token channel only its token's.
-        let rows = try await engine.rows(
+        // push-token channel only its token's; the webhook's own channel first, then the latest.
+        let sql = """
+            SELECT r.i, h.instance_id, h.support_confirm, h.fallback
+            FROM (VALUES \(values)) AS r (i, webhook_id, push_token, stale_after)
+            CROSS JOIN LATERAL (
+                SELECT p.instance_id, p.support_confirm, p.fallback FROM local_push_presence p JOIN instances i ON i.id = p.instance_id
+                WHERE ((p.webhook_id = r.webhook_id AND (p.push_token IS NULL OR p.push_token = r.push_token)) OR p.push_token = r.push_token)
+                    AND p.instance_id <> $1 AND i.heartbeat_at > now() - make_interval(secs => r.stale_after)
+                ORDER BY (p.webhook_id = r.webhook_id) DESC NULLS LAST, p.updated_at DESC
+                LIMIT 1
+            ) h
             """
-            SELECT p.instance_id, p.support_confirm, p.fallback FROM local_push_presence p JOIN instances i ON i.id = p.instance_id
-            WHERE ((p.webhook_id = \(webhookID) AND (p.push_token IS NULL OR p.push_token = \(pushToken))) OR p.push_token = \(pushToken))
-                AND p.instance_id <> \(instanceID) AND i.heartbeat_at > now() - make_interval(secs => \(seconds))
-            ORDER BY (p.webhook_id = \(webhookID)) DESC NULLS LAST, p.updated_at DESC
-            LIMIT 1
-            """,
-            write: false
-        )
-        guard let row = rows.first else { return nil }
-        let (instance, confirm, fallback) = try row.decode((String, Bool, Bool).self)
-        return LocalPushHolder(instanceID: instance, supportConfirm: confirm, fallback: fallback)
+        var found = [LocalPushHolder?](repeating: nil, count: lookups.count)
+        for row in try await engine.rows(PostgresQuery(unsafeSQL: sql, binds: binds), write: false) {
+            let (i, instance, confirm, fallback) = try row.decode((Int, String, Bool, Bool).self)
+            guard found.indices.contains(i) else { continue }
+            found[i] = LocalPushHolder(instanceID: instance, supportConfirm: confirm, fallback: fallback)
+        }
+        return found
     }
 
     public func handOff(messageID: String, to instance: String) async throws {

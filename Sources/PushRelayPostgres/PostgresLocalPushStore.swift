@@ -9,9 +9,14 @@ public final class PostgresLocalPushStore: LocalPushStorage {
     let engine: PostgresStorageEngine
     /// A message's writes run in the order they were asked for (a save queued without waiting, then its delete).
     private let order = KeyedWriteOrder()
+    private let binds: StatementBatcher<BindRequest, [LocalPushBinding]>
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
+        // Two batches at a time: a batch holds its pairs' locks until it commits, so more would mostly wait.
+        binds = StatementBatcher(maxBatch: Self.maxBindBatch, maxRunning: 2) { requests in
+            try await Self.bind(requests, on: engine)
+        }
     }
 
     // MARK: Tokens
@@ -165,22 +170,50 @@ public final class PostgresLocalPushStore: LocalPushStorage {
         return try rows.first.map(Self.binding)
     }
 
-    /// One transaction of one statement (`pushrelay_bind`, migration 012: three round trips with BEGIN and COMMIT,
-    /// where the statements one by one took eight). The function first locks both sides (a token's and a webhook id's
-    /// bindings are written one at a time, across instances: transaction-scoped advisory locks, held until COMMIT),
-    /// so the pairs it replaces and `whileWriting`, which runs before the COMMIT, follow commit order.
+    /// Written in a batch with the binds made meanwhile (`StatementBatcher`): one transaction of one statement
+    /// (`pushrelay_bind_many`, migration 013), three round trips with BEGIN and COMMIT for the whole batch. The
+    /// function first locks both sides of every pair (transaction-scoped advisory locks, held until COMMIT: a
+    /// token's and a webhook id's bindings are written one at a time, across instances), then binds the pairs in
+    /// arrival order, so the pairs each replaces and `whileWriting`, which runs for each in that order before the
+    /// COMMIT, follow commit order. A pair whose strings PostgreSQL text cannot hold (NUL) is written alone, so its
+    /// error is its own.
     public func bind(
         _ binding: LocalPushBinding,
         now: Date,
         whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void
     ) async throws -> [LocalPushBinding] {
-        let stamp = ISO8601UTC.string(now)
+        let request = BindRequest(binding: binding, stamp: ISO8601UTC.string(now), whileWriting: whileWriting)
+        if request.batchable { return try await binds.submit(request) }
+        return try await Self.bind([request], on: engine)[0]
+    }
+
+    struct BindRequest: Sendable {
+        var binding: LocalPushBinding
+        var stamp: String
+        var whileWriting: @Sendable ([LocalPushBinding]) -> Void
+
+        var batchable: Bool { !binding.pushToken.utf8.contains(0) && !binding.webhookID.utf8.contains(0) }
+    }
+
+    /// Pairs per statement (three arrays: the statement's size does not grow with the batch).
+    static let maxBindBatch = 256
+
+    /// Binds `requests` in order in one transaction; the pairs each replaced, in order.
+    static func bind(_ requests: [BindRequest], on engine: PostgresStorageEngine) async throws -> [[LocalPushBinding]] {
+        let tokens = requests.map(\.binding.pushToken)
+        let webhooks = requests.map(\.binding.webhookID)
+        let stamps = requests.map(\.stamp)
         let logger = engine.logger
         let query: PostgresQuery =
-            "SELECT former_token, former_webhook FROM pushrelay_bind(\(binding.pushToken), \(binding.webhookID), \(stamp))"
+            "SELECT idx, former_token, former_webhook FROM pushrelay_bind_many(\(tokens), \(webhooks), \(stamps))"
         return try await engine.transaction { connection in
-            let former = try await connection.query(query, logger: logger).collect().map(Self.binding)
-            whileWriting(former)
+            var former = [[LocalPushBinding]](repeating: [], count: requests.count)
+            for row in try await connection.query(query, logger: logger).collect() {
+                let (idx, token, webhook) = try row.decode((Int, String, String).self)
+                guard former.indices.contains(idx - 1) else { continue }
+                former[idx - 1].append(LocalPushBinding(pushToken: token, webhookID: webhook))
+            }
+            for (request, replaced) in zip(requests, former) { request.whileWriting(replaced) }
             return former
         }
     }

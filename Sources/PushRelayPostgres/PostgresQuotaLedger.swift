@@ -43,12 +43,8 @@ public final class PostgresQuotaLedger: QuotaLedger {
             checkDead: checkDead,
             stamp: stamp
         )
-        if request.batchable {
-            switch await reservations.reserve(request) {
-            case .decided(let row): return .reserved(Self.reservation(row, day: day, pushToken: pushToken))
-            case .failed(let error): throw error
-            case .notWritten: break
-            }
+        if request.batchable, let row = try await reservations.reserve(request) {
+            return .reserved(Self.reservation(row, day: day, pushToken: pushToken))
         }
         // Twice at most: a dead mark that expired or was forgotten between the upsert and the read is retried.
         for _ in 0..<2 {

@@ -4,7 +4,7 @@ import PushRelayCore
 import PushRelayStore
 
 /// Quota reservations that arrive together, decided in one statement: one multi-row conditional upsert, one commit,
-/// one pooled round trip for the whole batch instead of one each.
+/// one pooled round trip for the whole batch instead of one each (`StatementBatcher`).
 ///
 /// Each row of the batch is decided exactly as a lone reservation is (`PostgresQuotaLedger`): PostgreSQL takes the
 /// row lock and decides from the row's latest committed counters and the token's override. A batch never holds two
@@ -14,10 +14,8 @@ import PushRelayStore
 /// Every batch takes its rows' locks in one order (by day, then token, `ORDER BY` in the statement), so batches
 /// running at once, on this instance or another, wait for each other instead of deadlocking.
 ///
-/// No timer: an idle batcher sends a lone request at once. Batches form only while earlier ones are running, at most
-/// `maxRunning` at a time. A request whose row the statement did not write (a live dead-token mark) is answered
-/// `.notWritten`, and the ledger decides it alone; a failed batch fails each of its requests with the error, as a
-/// lone statement would (nothing is retried: the batch may have committed before its answer was lost).
+/// A request whose row the statement did not write (a live dead-token mark) is answered nil, and the ledger decides
+/// it alone; a failed batch fails each of its requests with the error, as a lone statement would.
 final class ReservationBatcher: Sendable {
     struct Request: Sendable {
         var day: UTCDay
@@ -48,75 +46,22 @@ final class ReservationBatcher: Sendable {
         var maximum: Int
     }
 
-    enum Outcome: Sendable {
-        case decided(Decided)
-        /// The statement wrote no row for it (`checkDead` found a live mark).
-        case notWritten
-        case failed(any Error)
-    }
-
     /// Requests per statement: 7 parameters each.
     static let maxBatch = 256
 
-    private struct Waiter {
-        var request: Request
-        var continuation: CheckedContinuation<Outcome, Never>
-    }
-
-    private struct State {
-        var pending: [Waiter] = []
-        var running = 0
-    }
-
-    private let engine: PostgresStorageEngine
-    private let maxRunning: Int
-    private let state = Locked(State())
+    private let batcher: StatementBatcher<Request, Decided?>
 
     init(engine: PostgresStorageEngine, maxRunning: Int) {
-        self.engine = engine
-        self.maxRunning = max(1, maxRunning)
-    }
-
-    func reserve(_ request: Request) async -> Outcome {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let start = state.withLock { s -> Bool in
-                s.pending.append(Waiter(request: request, continuation: continuation))
-                guard s.running < maxRunning else { return false }
-                s.running += 1
-                return true
-            }
-            if start { Task { await self.drain() } }
+        batcher = StatementBatcher(maxBatch: Self.maxBatch, maxRunning: maxRunning, conflictKey: { $0.key }) { requests in
+            let decided = try await Self.decide(requests, on: engine)
+            return requests.map { decided[$0.key] }
         }
     }
 
-    /// Sends batches until nothing is pending.
-    private func drain() async {
-        while true {
-            let batch = state.withLock { s -> [Waiter] in
-                var keys = Set<String>()
-                var taken: [Waiter] = []
-                var rest: [Waiter] = []
-                for waiter in s.pending {
-                    if taken.count < Self.maxBatch, keys.insert(waiter.request.key).inserted {
-                        taken.append(waiter)
-                    } else {
-                        rest.append(waiter)
-                    }
-                }
-                s.pending = rest
-                if taken.isEmpty { s.running -= 1 }
-                return taken
-            }
-            guard !batch.isEmpty else { return }
-            do {
-                let decided = try await Self.decide(batch.map(\.request), on: engine)
-                for waiter in batch {
-                    waiter.continuation.resume(returning: decided[waiter.request.key].map(Outcome.decided) ?? .notWritten)
-                }
-            } catch {
-                for waiter in batch { waiter.continuation.resume(returning: .failed(error)) }
-            }
-        }
+    /// The request's row as its batch left it; nil when the statement wrote no row for it (`checkDead` found a live
+    /// mark).
+    func reserve(_ request: Request) async throws -> Decided? {
+        try await batcher.submit(request)
     }
 
     /// Runs the statement for `requests` (distinct keys) on `engine`: the decided rows by key. A request whose row

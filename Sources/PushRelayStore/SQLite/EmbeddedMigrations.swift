@@ -291,5 +291,9 @@ ALTER TABLE channel_messages ADD COLUMN owner_instance TEXT;
 -- Nothing changes in SQLite: PostgreSQL's migration 012 adds a function (pushrelay_bind) for its channel bindings.
 -- The SQLite schema keeps the same version number, so both engines report one schema version.
 """#),
+        Migration(version: 13, name: "013_bind_batch", sql: #"""
+-- Nothing changes in SQLite: PostgreSQL's migration 013 adds a function (pushrelay_bind_many) that writes a batch of
+-- channel bindings. The SQLite schema keeps the same version number, so both engines report one schema version.
+"""#),
     ]
 }

@@ -66,4 +66,36 @@ import Testing
         #expect(try await store.binding(webhookID: "w2")?.pushToken == "A")
         await close()
     }
+    /// Many binds at once over a few tokens and webhook ids (the PostgreSQL engine writes them in batches): each
+    /// `whileWriting` sees the pairs its bind replaced, in commit order, so replaying those callbacks in the order they
+    /// ran rebuilds exactly the stored bindings, and no bind misses a pair it replaced.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func concurrentBindsReportTheirReplacedPairsInCommitOrder(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.localPush
+        let now = self.now
+        let log = Locked<[(bound: LocalPushBinding, replaced: [LocalPushBinding])]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<300 {
+                let binding = LocalPushBinding(pushToken: "T\((i * 7) % 11)", webhookID: "w\((i * 5) % 13)")
+                group.addTask {
+                    let replaced = try await store.bind(binding, now: now) { replaced in
+                        log.withLock { $0.append((binding, replaced)) }
+                    }
+                    #expect(replaced.allSatisfy { $0 != binding })
+                }
+            }
+            try await group.waitForAll()
+        }
+        var model: Set<LocalPushBinding> = []
+        for (bound, replaced) in log.withLock({ $0 }) {
+            let conflicting = model.filter { ($0.pushToken == bound.pushToken || $0.webhookID == bound.webhookID) && $0 != bound }
+            #expect(Set(replaced) == conflicting, "bind \(bound) replaced \(replaced), expected \(conflicting)")
+            model.subtract(conflicting)
+            model.insert(bound)
+        }
+        #expect(log.withLock { $0.count } == 300)
+        #expect(Set(try await store.bindings()) == model)
+        await close()
+    }
 }

@@ -182,4 +182,43 @@ struct PostgresStorageTests {
         try await storage.engine.flushAndClose()
         await #expect(throws: PostgresStoreError.closed) { try await storage.deliveries.deadToken("x", now: now) }
     }
+    /// Holder lookups that arrive together are answered by one statement: each still gets its own answer (the
+    /// webhook id's channel, a push-token channel, or none), and one lookup PostgreSQL cannot run (a NUL in its push
+    /// token) fails alone.
+    @Test func concurrentHolderLookupsEachGetTheirOwnAnswer() async throws {
+        let config = try await PostgresServer.freshDatabase()
+        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let (routingA, routingB) = (try #require(a.routing), try #require(b.routing))
+        try await routingA.heartbeat()
+        try await routingB.heartbeat()
+        for i in 0..<20 {
+            // Even webhooks: a webhook-id channel on B, with confirm; odd ones: a push-token channel on B, without.
+            try await routingB.claimPresence(
+                webhookID: "w\(i)",
+                pushToken: i.isMultiple(of: 2) ? nil : "t\(i)",
+                supportConfirm: i.isMultiple(of: 2),
+                fallback: true
+            )
+        }
+        let answers = try await withThrowingTaskGroup(of: (Int, LocalPushHolder?).self) { group in
+            for i in 0..<60 {
+                group.addTask { (i, try await routingA.holder(webhookID: "w\(i % 30)", pushToken: "t\(i % 30)", staleAfter: .seconds(30))) }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        for i in 0..<60 {
+            let n = i % 30
+            let expected = n < 20 ? LocalPushHolder(instanceID: routingB.instanceID, supportConfirm: n.isMultiple(of: 2), fallback: true) : nil
+            #expect(answers[i] == .some(expected), "lookup \(i)")
+        }
+        // B's own channels are not another instance's: B asks and finds none.
+        #expect(try await routingB.holder(webhookID: "w0", pushToken: "t0", staleAfter: .seconds(30)) == nil)
+        await #expect(throws: (any Error).self) {
+            try await routingA.holder(webhookID: "w1", pushToken: "t\u{0}1", staleAfter: .seconds(30))
+        }
+        #expect(try await routingA.holder(webhookID: "w2", pushToken: "t2", staleAfter: .seconds(30))?.instanceID == routingB.instanceID)
+        try await a.engine.flushAndClose()
+        try await b.engine.flushAndClose()
+    }
 }

@@ -1,0 +1,2 @@
+-- Nothing changes in SQLite: PostgreSQL's migration 013 adds a function (pushrelay_bind_many) that writes a batch of
+-- channel bindings. The SQLite schema keeps the same version number, so both engines report one schema version.
