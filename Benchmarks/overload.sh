@@ -9,7 +9,8 @@
 # under 100 ms, nothing times out, and memory stays bounded. Latencies by status class come from the server's own
 # histogram (pushrelay_http_request_duration_seconds{status_class}), whose buckets include 50 and 100 ms; wrk gives
 # the client's view (all answers together) and the socket errors.
-# Usage: Benchmarks/overload.sh   (env: PUSHRELAY_BIN, PUSHRELAY_DEV_BIN, BENCH_PORT=18182, BENCH_MAX_IN_FLIGHT)
+# Usage: Benchmarks/overload.sh   (env: PUSHRELAY_BIN, PUSHRELAY_DEV_BIN, BENCH_PORT=18182, BENCH_MAX_IN_FLIGHT,
+#        BENCH_OVERLOAD_PAUSE_MS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,7 @@ ulimit -n 65536 2>/dev/null || true
 "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
 FAKES=$!
 for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
-PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=warning \
+env PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=warning \
   PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 PUSHRELAY_METRICS_ENABLED=true PUSHRELAY_HTTP_MAX_CONNECTIONS_PER_ADDRESS=0 \
   ${BENCH_MAX_IN_FLIGHT:+PUSHRELAY_DELIVERY_MAX_IN_FLIGHT=$BENCH_MAX_IN_FLIGHT} \
   "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
@@ -67,6 +68,8 @@ FACTOR=${BENCH_OVERLOAD_FACTOR:-4}
 steady=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/steady.txt")
 PAUSE=0
 if [ "$FACTOR" != 0 ]; then PAUSE=$(awk -v c="$OVER" -v r="$steady" -v f="$FACTOR" 'BEGIN { printf "%d", c * 1000 / (r * f) }'); fi
+# BENCH_OVERLOAD_PAUSE_MS fixes the pause instead (the same offered load for runs with different settings).
+PAUSE=${BENCH_OVERLOAD_PAUSE_MS:-$PAUSE}
 buckets 2xx > "$WORK/2xx.before"; buckets 5xx > "$WORK/5xx.before"
 echo "== overload: $OVER connections, $OVER_DURATION, ${PAUSE} ms between a connection's requests (offered ~${FACTOR}x $steady req/s)" >&2
 BENCH_DELAY_MS=$PAUSE wrk -t2 -c"$OVER" -d"$OVER_DURATION" --timeout 10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/over.txt"
