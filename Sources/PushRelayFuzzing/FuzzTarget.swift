@@ -15,6 +15,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case webPushBody = "webpush-body"
     /// A message from a websocket push-channel client.
     case localPushMessage = "localpush-message"
+    /// A websocket push-channel client's byte stream: frames, fragments, control frames, then its messages.
+    case webSocketFrames = "websocket-frames"
     /// The YAML configuration: the YAML tree and the validated configuration.
     case yamlConfig = "yaml-config"
     /// A JSON body of the admin, devices and calls APIs: the parser, then a write that parses back equal.
@@ -28,6 +30,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .webPushRelay: WebPushRelayFuzzing.run(bytes)
         case .webPushBody: WebPushBodyFuzzing.run(bytes)
         case .localPushMessage: LocalPushMessageFuzzing.run(bytes)
+        case .webSocketFrames: WebSocketFramesFuzzing.run(bytes)
         case .yamlConfig: YAMLConfigFuzzing.run(bytes)
         case .jsonBody: JSONBodyFuzzing.run(bytes)
         }

@@ -286,13 +286,7 @@ final class LocalPushSockets: Sendable {
             live.withLock { $0[connection.id] = nil }
             channel.close(promise: nil)
         }
-        try channel.pipeline.syncOperations.addHandler(
-            NIOWebSocketFrameAggregator(
-                minNonFinalFragmentSize: 0,
-                maxAccumulatedFrameCount: 256,
-                maxAccumulatedFrameSize: settings.maxFrameBytes
-            )
-        )
+        try channel.pipeline.syncOperations.addHandler(LocalPushInboundFrame.frameAggregator(maxFrameBytes: settings.maxFrameBytes))
         try channel.pipeline.syncOperations.addHandler(
             LocalPushSocketHandler(
                 session: session,
@@ -506,30 +500,23 @@ final class LocalPushSocketHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
         awaitingPong = false
-        switch frame.opcode {
-        case .text:
-            guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
-                // RFC 6455 §8.1: a text message that is not UTF-8 fails the connection with 1007.
-                close(context: context, code: .dataInconsistentWithMessage, reason: "text frame is not valid UTF-8")
-                return
-            }
+        switch LocalPushInboundFrame(unwrapInboundIn(data)) {
+        case .text(let text):
             session.received(.text(text))
+        case .invalidText:
+            close(context: context, code: .dataInconsistentWithMessage, reason: "text frame is not valid UTF-8")
         case .binary:
             session.received(.binary)
-        case .ping:
-            guard frame.fin else {
-                context.close(promise: nil)
-                return
-            }
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
-        case .connectionClose:
+        case .ping(let data):
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: data)), promise: nil)
+        case .fragmentedControl:
+            context.close(promise: nil)
+        case .close(let code):
             // The peer says goodbye first (answered with its code, then the socket closes), or this answers our own
             // close frame (the socket just closes).
-            var data = frame.unmaskedData
-            close(context: context, code: data.readWebSocketErrorCode() ?? .normalClosure, reason: "")
-        default:
+            close(context: context, code: code, reason: "")
+        case .ignored:
             break
         }
     }

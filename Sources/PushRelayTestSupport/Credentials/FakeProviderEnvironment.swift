@@ -85,6 +85,17 @@ public final class FakeProviderEnvironment: Sendable {
         ]
     }
 
+    /// `fcmOptions` as the YAML lines of a provider entry (four spaces in: under `providers.<name>:`).
+    public var fcmYAML: String { Self.yamlLines(fcmOptions) }
+
+    /// `apnsOptions` as the YAML lines of a provider entry (four spaces in: under `providers.<name>:`).
+    public var apnsYAML: String { Self.yamlLines(apnsOptions) }
+
+    /// One `key: value` line per option, sorted by key, each value as JSON (which YAML reads as is).
+    static func yamlLines(_ options: [String: JSONValue]) -> String {
+        options.keys.sorted().map { "    \($0): \(options[$0]!.jsonString())" }.joined(separator: "\n")
+    }
+
     public func shutdown() async {
         await apns.shutdown()
         await fcm.shutdown()

@@ -46,9 +46,6 @@ import Glibc
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
         let env = try await FakeProviderEnvironment.start(directory: dir)
         defer { Task { await env.shutdown() } }
-        func options(_ o: [String: JSONValue]) -> String {
-            o.keys.sorted().map { "    \($0): \(o[$0]!.jsonString())" }.joined(separator: "\n")
-        }
         let config = dir + "/pushrelay.yaml"
         // Quotas and the failed-credential budget high enough that generated traffic does not run into them (a 429 is
         // documented, but then every later case of that token would be one).
@@ -73,10 +70,10 @@ import Glibc
             type: sandbox
           fcm:
             type: fcm
-        \(options(env.fcmOptions))
+        \(env.fcmYAML)
           apns:
             type: apns
-        \(options(env.apnsOptions))
+        \(env.apnsYAML)
         apps:
           - match: "*"
             provider: sandbox

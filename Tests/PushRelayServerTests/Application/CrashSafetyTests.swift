@@ -49,10 +49,7 @@ import Glibc
     }
 
     static func config(dir: String, env: FakeProviderEnvironment, storage: String) -> String {
-        func options(_ o: [String: JSONValue]) -> String {
-            o.keys.sorted().map { "    \($0): \(o[$0]!.jsonString())" }.joined(separator: "\n")
-        }
-        return """
+        """
             http:
               port: 0
             \(storage)
@@ -63,7 +60,7 @@ import Glibc
             providers:
               fcm:
                 type: fcm
-            \(options(env.fcmOptions))
+            \(env.fcmYAML)
             apps:
               - match: "io.local.*"
                 provider: none
