@@ -13,8 +13,9 @@ public final class PostgresLocalPushStore: LocalPushStorage {
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
-        // Two batches at a time: a batch holds its pairs' locks until it commits, so more would mostly wait.
-        binds = StatementBatcher(maxBatch: Self.maxBindBatch, maxRunning: 2) { requests in
+        // Two batches at a time (one on a pool under 8): a batch holds its pairs' locks until it commits, so more
+        // would mostly wait.
+        binds = StatementBatcher(maxBatch: Self.maxBindBatch, maxRunning: min(2, max(1, engine.configuration.poolSize / 4))) { requests in
             try await Self.bind(requests, on: engine)
         }
     }

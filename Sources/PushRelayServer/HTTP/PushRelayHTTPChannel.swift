@@ -1,0 +1,228 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+import PushRelayCore
+import Synchronization
+
+/// The server's connections: HTTP/1.1 for every route, and the websocket push channel at `/api/websocket` served by
+/// event-driven NIO handlers.
+///
+/// Why not HummingbirdWebSocket's handler: it keeps one Swift task (and child tasks) alive per websocket for the
+/// connection's whole life, and their task-allocator slabs stay held while the connection idles (the memory figures
+/// are in `Benchmarks/README.md`). Here the connection task ends once
+/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `LocalPushConnection`, and a message
+/// starts a short task only while it is being handled.
+struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
+    enum Upgrade: Sendable {
+        case websocket
+        case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        /// A websocket upgrade that is refused: answered with this error, then the connection closes.
+        case refused(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, APIError)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let upgrade: EventLoopFuture<Upgrade>
+        let channel: any Channel
+    }
+
+    static let path = "/api/websocket"
+
+    let responder: HTTPChannelHandler.Responder
+    let sockets: LocalPushSockets
+    /// Home Assistant's notify POSTs, answered in the pipeline (`HomeAssistantFastPath`).
+    let notify: HomeAssistantFastPath.Endpoint?
+    /// Time limits for slow clients (`SlowClientGuard`); nil: none.
+    let slowClients: SlowClientGuard.Settings?
+    /// Connections per client address (`http.max_connections_per_address`); nil: no limit.
+    let connections: ConnectionBudget?
+
+    init(
+        responder: @escaping HTTPChannelHandler.Responder,
+        sockets: LocalPushSockets,
+        notify: HomeAssistantFastPath.Endpoint? = nil,
+        slowClients: SlowClientGuard.Settings? = nil,
+        connections: ConnectionBudget? = nil
+    ) {
+        self.responder = Self.redirectingLateUpgrades(responder)
+        self.sockets = sockets
+        self.notify = notify
+        self.slowClients = slowClients
+        self.connections = connections
+    }
+
+    /// A connection refused for its address's budget.
+    struct TooManyConnections: Error {}
+
+    /// Answers a connection beyond its address's budget with a JSON 503 as soon as it is active, then closes it.
+    final class ConnectionRefusal: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        private let limit: Int
+        private let answered: EventLoopPromise<Upgrade>
+        private var sent = false
+
+        init(limit: Int, answered: EventLoopPromise<Upgrade>) {
+            self.limit = limit
+            self.answered = answered
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            if context.channel.isActive { refuse(context) }
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            refuse(context)
+            context.fireChannelActive()
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+        private func refuse(_ context: ChannelHandlerContext) {
+            guard !sent else { return }
+            sent = true
+            let error = APIError(
+                .serviceUnavailable,
+                "TooManyConnections",
+                "This address already holds \(limit) connections to PushRelay (http.max_connections_per_address); reuse them or try again later.",
+                headers: [.retryAfter: "5"]
+            )
+            let buffer = error.rawResponse(allocator: context.channel.allocator)
+            let answered = self.answered
+            context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in answered.fail(TooManyConnections()) }
+        }
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        if let budget = connections, let address = channel.remoteAddress?.ipAddress {
+            guard budget.admit(address) else {
+                // Answered once the channel is active; `handle` then sees the failed upgrade and closes it.
+                let answered = channel.eventLoop.makePromise(of: Upgrade.self)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionRefusal(limit: budget.limitPerAddress, answered: answered))
+                    return Value(upgrade: answered.futureResult, channel: channel)
+                }
+            }
+            channel.closeFuture.whenComplete { _ in budget.release(address) }
+        }
+        return channel.eventLoop.makeCompletedFuture {
+            if let slowClients { try channel.pipeline.syncOperations.addHandler(SlowClientGuard(settings: slowClients)) }
+            let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
+            let sockets = self.sockets
+            let notify = self.notify
+            let upgrader = CheckedWebSocketUpgrader(
+                refusal: refusal,
+                inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
+                    maxFrameSize: sockets.settings.maxFrameBytes,
+                    shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
+                    upgradePipelineHandler: { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            HTTPParseErrorAnswerer.remove(from: channel)
+                            SlowClientGuard.remove(from: channel)
+                            try sockets.attach(to: channel)
+                            return Upgrade.websocket
+                        }
+                    }
+                )
+            )
+            let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration<Upgrade>(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        if let notify { try channel.pipeline.syncOperations.addHandler(HomeAssistantFastPath(endpoint: notify)) }
+                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(isOutboundHalfClosureEnabled: true)
+                        )
+                        return refusal.value.map { Upgrade.refused(http, $0) } ?? Upgrade.notUpgraded(http)
+                    }
+                }
+            )
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Upgrade>(upgradeConfiguration: upgradeConfiguration)
+            configuration.enablePipelining = false  // NIOAsyncChannel serialises requests
+            configuration.enableErrorHandling = false  // Hummingbird answers errors
+            configuration.enableResponseHeaderValidation = false  // swift-http-types validates already
+            let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            // Right after the decoder: parse errors are answered in JSON, the first request's included.
+            let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Upgrade>.self)
+            try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(), position: .before(upgradeHandler))
+            return Value(upgrade: upgrade, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgrade.get() {
+            case .websocket:
+                // The NIO handlers own the connection from here on; this task ends.
+                return
+            case .notUpgraded(let http):
+                await handleHTTP(asyncChannel: http, logger: logger)
+            case .refused(let http, let error):
+                await refuse(http, error)
+            }
+        } catch let error as ChannelError where error == .inputClosed {
+            // The client closed its side before a request: nothing more can come, so the server's side closes too
+            // (a half-open connection would hold its descriptor and its address's connection budget).
+            logger.trace("connection closed before a request")
+            value.channel.close(promise: nil)
+        } catch {
+            // A request that could not be parsed (answered by HTTPParseErrorAnswerer) or a failed upgrade: nothing
+            // more will be read from this connection, so it must not stay open.
+            logger.debug("connection setup failed", metadata: ["error": .string("\(error)")])
+            value.channel.close(promise: nil)
+        }
+    }
+
+    /// Why a websocket upgrade request is refused, if it is: another path (404), or an incomplete handshake (400).
+    static func refusal(_ head: HTTPRequestHead) -> APIError? {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        guard path == Self.path else { return .notFound("Websocket connections are served at \(Self.path) only.") }
+        // Without it, NIO's HTTP decoder does not see an upgrade and goes on parsing what follows as more requests,
+        // which the upgrade handler would replay into the websocket pipeline (a crash).
+        guard head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) else {
+            return .badRequest("A websocket upgrade needs the Connection: Upgrade header.")
+        }
+        guard head.headers.first(name: "Sec-WebSocket-Key")?.isEmpty == false,
+            head.headers.first(name: "Sec-WebSocket-Version") == "13"
+        else {
+            return .badRequest("A websocket upgrade needs the Sec-WebSocket-Key header and Sec-WebSocket-Version: 13.")
+        }
+        return nil
+    }
+
+    /// Answers a refused upgrade with its JSON error; then the connection closes.
+    private func refuse(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, _ error: APIError) async {
+        let body = ByteBuffer(bytes: JSONWriter.bytes(error.body))
+        let head = HTTPResponse(
+            status: error.status,
+            headerFields: [
+                .connection: "close", .contentType: "application/json", .contentLength: "\(body.readableBytes)",
+            ]
+        )
+        try? await http.executeThenClose { _, outbound in
+            try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
+        }
+    }
+
+    /// NIO negotiates an upgrade only on a connection's first request. A websocket upgrade arriving later on a
+    /// keep-alive connection gets a redirect to the same path and a closed connection, so the client retries fresh.
+    private static func redirectingLateUpgrades(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+        struct LateUpgrade: Error {}
+        return { request, writer, channel in
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                return try await responder(request, writer, channel)
+            }
+            var location = request.uri.path
+            if let query = request.uri.query { location += "?\(query)" }
+            try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: location]))
+            throw LateUpgrade()
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+import PushRelayCore
+import Synchronization
+
+/// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
+final class LocalPushSockets: Sendable {
+    let endpoint: LocalPushEndpoint
+    var settings: LocalPushSettings { endpoint.settings }
+    private let live = Locked<[Int: LocalPushConnection]>([:])
+
+    init(endpoint: LocalPushEndpoint) {
+        self.endpoint = endpoint
+    }
+
+    var count: Int { live.withLock { $0.count } }
+
+    /// Runs on the channel's event loop, right after the upgrade response.
+    func attach(to channel: any Channel) throws {
+        let shared = SocketClosing()
+        let connection = LocalPushConnection(
+            peer: channel.remoteAddress?.ipAddress ?? "unknown",
+            bufferLimit: settings.outboundBuffer,
+            sink: .init(channel: channel, closing: shared),
+            logger: endpoint.logger
+        )
+        let session = LocalPushSessionRunner(
+            endpoint: endpoint,
+            connection: connection,
+            setReading: { on in
+                channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in
+                    if on { channel.read() }
+                }
+            }
+        ) { [self] in
+            live.withLock { $0[connection.id] = nil }
+            channel.close(promise: nil)
+        }
+        try channel.pipeline.syncOperations.addHandler(LocalPushInboundFrame.frameAggregator(maxFrameBytes: settings.maxFrameBytes))
+        try channel.pipeline.syncOperations.addHandler(
+            LocalPushSocketHandler(
+                session: session,
+                closing: shared,
+                pingInterval: .milliseconds(Int64(settings.pingIntervalMs))
+            )
+        )
+        live.withLock { $0[connection.id] = connection }
+        endpoint.opened(connection)
+    }
+
+    /// Says goodbye to every connection (server shutdown): each gets a close frame after what is queued for it.
+    func closeAll() {
+        for connection in live.withLock({ Array($0.values) }) {
+            connection.markClosed(.serverShutdown)
+        }
+    }
+}
+
+/// Whether this side already sent its close frame; shared by the socket handler and the connection's sink.
+final class SocketClosing: Sendable {
+    private let sent = Atomic<Bool>(false)
+    /// True for the first caller only.
+    func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
+    /// How long to wait for the peer's close frame before closing the socket anyway.
+    static let timeout = TimeAmount.seconds(2)
+}
+
+extension WebSocketFrame {
+    /// A close frame: the status code, then the reason (may be empty).
+    static func close(_ code: WebSocketErrorCode, reason: String) -> WebSocketFrame {
+        var data = ByteBuffer()
+        data.reserveCapacity(2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
+    }
+}
+
+extension LocalPushConnection.Sink {
+    /// Frames go to the NIO channel (from any thread); a close sends a close frame, then the socket closes when the
+    /// peer answers with its own, or after `SocketClosing.timeout`.
+    init(channel: any Channel, closing: SocketClosing) {
+        self.init(
+            write: { text in
+                try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))).get()
+            },
+            close: { code, reason in
+                guard closing.claim() else { return }
+                // Scheduled first: a peer that stopped reading never lets the close frame out, and must not keep the
+                // socket (and what is queued for it) open for that.
+                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+                try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
+            },
+            closeSoon: {
+                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+            }
+        )
+    }
+}
