@@ -19,7 +19,8 @@ info:
     request can get whatever the operation are listed on every operation: 400 for bytes that are not HTTP/1.1, 408
     `RequestTimeout`, 413 `PayloadTooLarge` for a `Content-Length` over `http.max_body_bytes`, 431 `HeadersTooLarge`, 503
     `TooManyConnections` (with `Retry-After`) past `http.max_connections_per_address`, and 404 `NotFound` for a request that
-    offers a websocket upgrade (`Upgrade: websocket`) anywhere but `/api/websocket`. `HEAD` and `OPTIONS` are not served
+    offers a websocket upgrade (`Upgrade: websocket`) anywhere but `/api/websocket`. `HEAD` is answered wherever `GET` is,
+    with the same status and headers and no body (an error answer to `HEAD` has no body either); `OPTIONS` is not served
     (405, like any method a path does not take).
 
     **Authentication.** The admin API (`/admin/v1/…`) and `/metrics` take the admin token (`admin.token`) as

@@ -87,7 +87,14 @@ enum JSONResponse {
 /// Renders every error as JSON: `APIError`s as they are, Hummingbird's `HTTPError`s (404, 413…) with a message,
 /// storage failures as 503 `StorageUnavailable`, and anything unexpected as a 500 whose message says what failed, without leaking internals to logs as secrets.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The answer, or the error as JSON. A HEAD request gets the same status and headers without the body (RFC 9110
+    /// §9.3.2; an error's body too, which would otherwise be read as the start of the next answer).
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = await answer(request, context: context, next: next)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {

@@ -10,7 +10,11 @@ struct RouteTable<Context: RequestContext> {
     /// standard method but CONNECT falls through to a 404; NIO answers CONNECT without a body whatever the router says).
     static var allMethods: [HTTPRequest.Method] { [.get, .post, .put, .delete, .patch, .head, .options, .trace] }
 
+    /// A path with a GET handler answers HEAD with it (RFC 9110 §9.3.2: a monitor may check `/health` with HEAD);
+    /// `JSONErrorMiddleware` leaves out the body of every answer to HEAD.
     func on(_ path: RouterPath, _ handlers: [HTTPRequest.Method: @Sendable (Request, Context) async throws -> Response]) {
+        var handlers = handlers
+        if let get = handlers[.get], handlers[.head] == nil { handlers[.head] = get }
         let allowed = handlers.keys.map(\.rawValue).sorted().joined(separator: ", ")
         for method in Self.allMethods {
             if let handler = handlers[method] {

@@ -53,7 +53,17 @@ import Testing
             // TRACE too: a JSON 405 naming the route's methods, not a 404.
             let trace = try await s.request(.TRACE, "/health")
             expectJSONError(trace, status: 405, errorType: "MethodNotAllowed")
-            #expect(trace.headers["allow"] == "GET")
+            #expect(trace.headers["allow"] == "GET, HEAD")
+            // HEAD answers as GET does, without the body.
+            let get = try await s.request(.GET, "/health")
+            let head = try await s.request(.HEAD, "/health")
+            #expect(head.status == 200 && head.rawBody.isEmpty, "HEAD /health: \(head.status) \(head.rawBody)")
+            #expect(head.headers["content-length"] == get.headers["content-length"])
+            // An error answer to HEAD has no body either, so the connection's next answer is read whole.
+            let refused = try await s.request(.HEAD, "/api/sendPush/android/v1")
+            #expect(refused.status == 405 && refused.rawBody.isEmpty && refused.headers["allow"] == "POST")
+            #expect(try await s.request(.HEAD, "/nope").status == 404)
+            #expect(try await s.request(.GET, "/health").status == 200)
             // The admin API is not there without an admin token.
             expectJSONError(try await s.request(.GET, "/admin/v1/quotas"), status: 404)
         }
