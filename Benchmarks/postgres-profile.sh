@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Where the time of one instance on PostgreSQL goes: Home Assistant → fake FCM at 64 connections for 10 s (as in
+# Benchmarks/postgres.sh), then the CPU each process spent per notification (PushRelay, every PostgreSQL backend, the
+# fake FCM, from /proc), and the statements PostgreSQL ran, by calls (pg_stat_statements, loaded into the throwaway
+# server this script starts). BENCH_BACKEND=sqlite measures the SQLite engine the same way (no statements then).
+# Usage: Benchmarks/postgres-profile.sh   (env: PUSHRELAY_BIN, PUSHRELAY_DEV_BIN, BENCH_PORT=18381, BENCH_CONNECTIONS=64,
+#        BENCH_PG_POOL=16, BENCH_BACKEND=postgres)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PORT=${BENCH_PORT:-18381}
+CONNECTIONS=${BENCH_CONNECTIONS:-64}
+BACKEND=${BENCH_BACKEND:-postgres}
+
+source Benchmarks/lib.sh
+
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+if [ -z "$PGBIN" ]; then
+  echo "installing postgresql-15 (Debian package)…" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >&2
+  PGBIN=/usr/lib/postgresql/15/bin
+fi
+
+WORK=$(mktemp -d)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  [ -f "$WORK/pg/data/postmaster.pid" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+PGPORT=$((PORT + 100))
+mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
+runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --no-sync >/dev/null
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/log" -w -o "-p $PGPORT -k $WORK/pg \
+  -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=128MB \
+  -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top" start >/dev/null
+PGURL="postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"
+psql_() { runuser -u postgres -- psql -h "$WORK/pg" -p "$PGPORT" "$@" postgres; }
+psql_ -q -c "CREATE EXTENSION pg_stat_statements" >/dev/null
+
+"$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
+FAKES=$!
+PIDS+=("$FAKES")
+for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
+
+env PUSHRELAY_HTTP_PORT="$PORT" PUSHRELAY_LOG_LEVEL=error PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 \
+  PUSHRELAY_STORAGE_BACKEND="$BACKEND" PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" \
+  PUSHRELAY_STORAGE_POSTGRES_URL="$PGURL" PUSHRELAY_STORAGE_POSTGRES_POOL_SIZE="${BENCH_PG_POOL:-16}" \
+  "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
+SERVER=$!
+PIDS+=("$SERVER")
+for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+URL="http://127.0.0.1:$PORT"
+
+wrk -t1 -c8 -d3s -s Benchmarks/ha.lua "$URL" >/dev/null
+psql_ -q -c "SELECT pg_stat_statements_reset()" >/dev/null
+
+# CPU clock ticks (user + system) of the given processes, summed.
+ticks() { local t=0; for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+backends() { pgrep -u postgres postgres | tr '\n' ' '; }
+s1=$(ticks "$SERVER"); p1=$(ticks $(backends)); f1=$(ticks "$FAKES")
+wrk -t2 -c"$CONNECTIONS" -d10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/wrk.txt"
+s2=$(ticks "$SERVER"); p2=$(ticks $(backends)); f2=$(ticks "$FAKES")
+
+hz=$(getconf CLK_TCK)
+n=$(awk '/requests in/ {print $1}' "$WORK/wrk.txt")
+per() { awk -v t="$1" -v n="$n" -v hz="$hz" 'BEGIN { printf "%.0f µs", t * 1e6 / hz / n }'; }
+echo
+echo "One instance on $BACKEND, HA Android -> fake FCM, $CONNECTIONS connections, 10 s, $(nproc) cores shared"
+echo "  $(awk '/^Requests\/sec:/ {print $2}' "$WORK/wrk.txt") req/s, p50 $(awk '$1 == "50%" {print $2}' "$WORK/wrk.txt"), p99 $(awk '$1 == "99%" {print $2}' "$WORK/wrk.txt"), $n requests"
+echo "  CPU per notification: PushRelay $(per $((s2 - s1))), PostgreSQL $(per $((p2 - p1))), fake FCM $(per $((f2 - f1)))"
+if [ "$BACKEND" = postgres ]; then
+  echo "  statements by calls (pg_stat_statements; a batch's text differs by its size, so each size is a row):"
+  psql_ -c "SELECT calls, round(total_exec_time::numeric, 0) AS ms, rows,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS statement
+    FROM pg_stat_statements ORDER BY calls DESC LIMIT 15"
+  echo "  transactions committed: $(psql_ -At -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'")"
+fi
