@@ -11,8 +11,6 @@ final class ProviderGate: Sendable {
     }
 
     private let state: Locked<State>
-    /// The origin of the clock readings the limit gets.
-    private let started = ContinuousClock.now
 
     init(limit: Int) {
         state = Locked(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(32, limit), maximum: limit)))
@@ -33,10 +31,9 @@ final class ProviderGate: Sendable {
 
     /// Gives the place back; `latency` (seconds) is how long the dispatch held it, `inFlight` what `tryAcquire` said.
     func release(latency: Double, inFlight: Int) {
-        let now = (ContinuousClock.now - started).seconds
         state.withLock { s in
             s.inFlight -= 1
-            s.adaptive.record(latency: latency, inFlight: inFlight + 1, at: now)
+            s.adaptive.record(latency: latency, inFlight: inFlight + 1)
         }
     }
 }
