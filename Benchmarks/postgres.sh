@@ -17,31 +17,8 @@ THREADS=${BENCH_THREADS:-2}
 PORT=${BENCH_PORT:-18181}
 
 source Benchmarks/lib.sh
-
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-if [ -z "$PGBIN" ]; then
-  echo "installing postgresql-15 (Debian package)…" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >&2
-  PGBIN=/usr/lib/postgresql/15/bin
-fi
-
-WORK=$(mktemp -d)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  [ -f "$WORK/pg/data/postmaster.pid" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m immediate stop >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-# PostgreSQL refuses to run as root: its files belong to the postgres user (created by the Debian package).
-PGPORT=$((PORT + 100))
-mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
-runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres --auth=trust --no-sync >/dev/null
-runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/log" -w \
-  -o "-p $PGPORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=128MB" start >/dev/null
-PGURL="postgres://postgres@127.0.0.1:$PGPORT/postgres?sslmode=disable"
+source Benchmarks/postgres-lib.sh
+start_postgres $((PORT + 100))
 
 "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
 PIDS+=($!)
@@ -86,7 +63,7 @@ measure two-b "$((CONNECTIONS / 2))" "http://127.0.0.1:$((PORT + 1))"
 wait "$W"
 stop_servers
 TOTAL=$(awk -v a="$(rps two-a)" -v b="$(rps two-b)" 'BEGIN { printf "%.2f", a + b }')
-ROWS=$(runuser -u postgres -- psql -h "$WORK/pg" -p "$PGPORT" -At -c "SELECT count(*) FROM daily_usage" postgres 2>/dev/null || echo "?")
+ROWS=$(psql_ -At -c "SELECT count(*) FROM daily_usage" 2>/dev/null || echo "?")
 
 echo
 echo "HA Android -> fake FCM by storage engine ($THREADS wrk threads, $CONNECTIONS connections, $DURATION each, $(nproc) cores shared)"
