@@ -16,7 +16,11 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
         let instanceID = engine.instanceID
-        holders = StatementBatcher(maxBatch: Self.maxHolderBatch, maxRunning: min(4, max(1, engine.configuration.poolSize / 4))) { lookups in
+        holders = StatementBatcher(
+            maxBatch: Self.maxHolderBatch,
+            maxRunning: engine.batchesAtOnce(atMost: 4),
+            batchable: { $0.batchable }
+        ) { lookups in
             try await Self.holders(lookups, instanceID: instanceID, on: engine)
         }
     }
@@ -55,9 +59,7 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
     /// load this is one statement for many notifications). A lookup whose strings PostgreSQL text cannot hold (NUL)
     /// runs alone, so its error is its own.
     public func holder(webhookID: String?, pushToken: String, staleAfter: Duration) async throws -> LocalPushHolder? {
-        let lookup = HolderLookup(webhookID: webhookID, pushToken: pushToken, staleAfter: Self.seconds(staleAfter))
-        if lookup.batchable { return try await holders.submit(lookup) }
-        return try await Self.holders([lookup], instanceID: instanceID, on: engine)[0]
+        try await holders.submit(HolderLookup(webhookID: webhookID, pushToken: pushToken, staleAfter: Self.seconds(staleAfter)))
     }
 
     struct HolderLookup: Sendable {
@@ -65,7 +67,7 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
         var pushToken: String
         var staleAfter: Double
 
-        var batchable: Bool { !pushToken.utf8.contains(0) && !(webhookID?.utf8.contains(0) ?? false) }
+        var batchable: Bool { PostgresText.canHold(pushToken, webhookID) }
     }
 
     /// Lookups per statement: 4 parameters each.
@@ -73,14 +75,11 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
 
     /// The holder for each lookup, in order: one statement, one `VALUES` row and one lateral lookup a request.
     static func holders(_ lookups: [HolderLookup], instanceID: String, on engine: PostgresStorageEngine) async throws -> [LocalPushHolder?] {
-        var values = ""
+        // $1 is this instance's id; the lookups' tuples follow.
+        let values = PostgresRows.valuesPlaceholders(rows: lookups.count, types: ["bigint", "text", "text", "double precision"], after: 1)
         var binds = PostgresBindings(capacity: lookups.count * 4 + 1)
         binds.append(instanceID)
-        var n = 1
         for (i, lookup) in lookups.enumerated() {
-            if i > 0 { values += ", " }
-            values += "($\(n + 1)::bigint, $\(n + 2)::text, $\(n + 3)::text, $\(n + 4)::double precision)"
-            n += 4
             binds.append(i)
             binds.append(lookup.webhookID)
             binds.append(lookup.pushToken)

@@ -13,9 +13,12 @@ public final class PostgresLocalPushStore: LocalPushStorage {
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
-        // Two batches at a time (one on a pool under 8): a batch holds its pairs' locks until it commits, so more
-        // would mostly wait.
-        binds = StatementBatcher(maxBatch: Self.maxBindBatch, maxRunning: min(2, max(1, engine.configuration.poolSize / 4))) { requests in
+        // Two batches at a time at most: a batch holds its pairs' locks until it commits, so more would mostly wait.
+        binds = StatementBatcher(
+            maxBatch: Self.maxBindBatch,
+            maxRunning: engine.batchesAtOnce(atMost: 2),
+            batchable: { $0.batchable }
+        ) { requests in
             try await Self.bind(requests, on: engine)
         }
     }
@@ -183,9 +186,7 @@ public final class PostgresLocalPushStore: LocalPushStorage {
         now: Date,
         whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void
     ) async throws -> [LocalPushBinding] {
-        let request = BindRequest(binding: binding, stamp: ISO8601UTC.string(now), whileWriting: whileWriting)
-        if request.batchable { return try await binds.submit(request) }
-        return try await Self.bind([request], on: engine)[0]
+        try await binds.submit(BindRequest(binding: binding, stamp: ISO8601UTC.string(now), whileWriting: whileWriting))
     }
 
     struct BindRequest: Sendable {
@@ -193,7 +194,7 @@ public final class PostgresLocalPushStore: LocalPushStorage {
         var stamp: String
         var whileWriting: @Sendable ([LocalPushBinding]) -> Void
 
-        var batchable: Bool { !binding.pushToken.utf8.contains(0) && !binding.webhookID.utf8.contains(0) }
+        var batchable: Bool { PostgresText.canHold(binding.pushToken, binding.webhookID) }
     }
 
     /// Pairs per statement (three arrays: the statement's size does not grow with the batch).

@@ -14,9 +14,7 @@ public final class PostgresQuotaLedger: QuotaLedger {
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
         self.deliveredLog = DeliveredLogWriter(engine: engine)
-        // A quarter of the pool for batches in flight: enough to overlap their round trips, and the rest of the pool
-        // stays free for the other statements.
-        self.reservations = ReservationBatcher(engine: engine, maxRunning: min(4, engine.configuration.poolSize / 4))
+        self.reservations = ReservationBatcher(engine: engine, maxRunning: engine.batchesAtOnce(atMost: 4))
     }
 
     public func reserveUnlessDead(
@@ -43,7 +41,7 @@ public final class PostgresQuotaLedger: QuotaLedger {
             checkDead: checkDead,
             stamp: stamp
         )
-        if request.batchable, let row = try await reservations.reserve(request) {
+        if let row = try await reservations.reserve(request) {
             return .reserved(Self.reservation(row, day: day, pushToken: pushToken))
         }
         // Twice at most: a dead mark that expired or was forgotten between the upsert and the read is retried.

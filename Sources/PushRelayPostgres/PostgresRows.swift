@@ -17,21 +17,26 @@ enum PostgresRows {
             """
     }
 
+    /// The placeholders of a multi-row `VALUES`: `rows` tuples of one placeholder per type in `types` (`$3::text`; an
+    /// empty type leaves it untyped), numbered on from `$\(after + 1)`. The caller appends the binds in the same order.
+    static func valuesPlaceholders(rows: Int, types: [String], after: Int = 0) -> String {
+        var n = after
+        return (0..<rows).map { _ in
+            "(" + types.map { type in
+                n += 1
+                return type.isEmpty ? "$\(n)" : "$\(n)::\(type)"
+            }.joined(separator: ", ") + ")"
+        }.joined(separator: ", ")
+    }
+
     /// One `INSERT` of many delivery-log rows (`insertLog`'s columns, one `VALUES` tuple a record).
     static func insertLogs(_ records: [(record: DeliveryRecord, day: UTCDay)]) -> PostgresQuery {
-        var sql = """
+        let sql = """
             INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
-            VALUES
+            VALUES \(valuesPlaceholders(rows: records.count, types: Array(repeating: "", count: 12)))
             """
         var binds = PostgresBindings(capacity: records.count * 12)
-        var n = 0
-        for (i, (r, day)) in records.enumerated() {
-            sql += i == 0 ? " (" : ", ("
-            for column in 0..<12 {
-                n += 1
-                sql += column == 0 ? "$\(n)" : ", $\(n)"
-            }
-            sql += ")"
+        for (r, day) in records {
             binds.append(ISO8601UTC.string(r.at))
             binds.append(day.description)
             binds.append(r.pushToken)

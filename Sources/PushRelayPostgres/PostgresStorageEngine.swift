@@ -89,6 +89,12 @@ public final class PostgresStorageEngine: StorageEngine {
         runTask.cancel()
     }
 
+    /// How many batches of one kind (reservations, channel look-ups, bindings) may run at once: a quarter of the pool,
+    /// at least one and at most `atMost`, so that the batchers together leave connections for every other statement.
+    func batchesAtOnce(atMost: Int) -> Int {
+        min(atMost, max(1, configuration.poolSize / 4))
+    }
+
     // MARK: Running statements
 
     private enum Raced<T: Sendable>: Sendable {

@@ -30,9 +30,7 @@ final class ReservationBatcher: Sendable {
         var key: String { "\(day.description) \(pushToken)" }
 
         /// PostgreSQL text cannot hold NUL; such a request is decided alone, so its error is its own.
-        var batchable: Bool {
-            !pushToken.utf8.contains(0) && !(appID?.utf8.contains(0) ?? false) && !(webhookID?.utf8.contains(0) ?? false)
-        }
+        var batchable: Bool { PostgresText.canHold(pushToken, appID, webhookID) }
     }
 
     /// The row as the statement left it, and the maximum it applied. `decision`: 1 allowed, 2 refused with the day's
@@ -52,7 +50,12 @@ final class ReservationBatcher: Sendable {
     private let batcher: StatementBatcher<Request, Decided?>
 
     init(engine: PostgresStorageEngine, maxRunning: Int) {
-        batcher = StatementBatcher(maxBatch: Self.maxBatch, maxRunning: maxRunning, conflictKey: { $0.key }) { requests in
+        batcher = StatementBatcher(
+            maxBatch: Self.maxBatch,
+            maxRunning: maxRunning,
+            conflictKey: { $0.key },
+            batchable: { $0.batchable }
+        ) { requests in
             let decided = try await Self.decide(requests, on: engine)
             return requests.map { decided[$0.key] }
         }
@@ -89,16 +92,12 @@ final class ReservationBatcher: Sendable {
     /// committed counters and the token's override. A row with `check_dead` and a live dead-token mark is not written.
     /// `last_decision`: 1 allowed, 2 refused with the day's notice, 0 refused.
     static func statement(_ requests: [Request]) -> PostgresQuery {
-        var values = ""
-        var binds = PostgresBindings(capacity: requests.count * 8)
-        var n = 0
-        func next(_ type: String) -> String {
-            n += 1
-            return "$\(n)::\(type)"
-        }
-        for (i, r) in requests.enumerated() {
-            if i > 0 { values += ", " }
-            values += "(\(next("text")), \(next("text")), \(next("text")), \(next("text")), \(next("bigint")), \(next("boolean")), \(next("text")))"
+        let values = PostgresRows.valuesPlaceholders(
+            rows: requests.count,
+            types: ["text", "text", "text", "text", "bigint", "boolean", "text"]
+        )
+        var binds = PostgresBindings(capacity: requests.count * 7)
+        for r in requests {
             binds.append(r.day.description)
             binds.append(r.pushToken)
             binds.append(r.appID)

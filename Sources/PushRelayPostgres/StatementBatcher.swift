@@ -6,7 +6,9 @@ import PushRelayCore
 /// No timer: an idle batcher sends a lone request at once. Batches form only while earlier ones are running, at most
 /// `maxRunning` at a time, so under load a request waits for at most the batches ahead of it, and alone it waits for
 /// nothing. Requests leave in arrival order. With `conflictKey`, a batch never holds two requests with the same key
-/// (for a statement that cannot touch a row twice): a later one waits for a later batch.
+/// (for a statement that cannot touch a row twice): a later one waits for a later batch. A request that fails
+/// `batchable` (one whose error must stay its own, such as a string PostgreSQL cannot hold) runs at once in a batch
+/// of its own.
 ///
 /// `run` gets the batch and returns one answer per request, in the batch's order. When it throws, every request of
 /// the batch fails with that error (nothing is retried: the statement may have committed before its answer was lost).
@@ -33,13 +35,21 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
     private let maxBatch: Int
     private let maxRunning: Int
     private let conflictKey: (@Sendable (Request) -> String)?
+    private let batchable: @Sendable (Request) -> Bool
     private let run: Run
     private let state = Locked(State())
 
-    init(maxBatch: Int, maxRunning: Int, conflictKey: (@Sendable (Request) -> String)? = nil, run: @escaping Run) {
+    init(
+        maxBatch: Int,
+        maxRunning: Int,
+        conflictKey: (@Sendable (Request) -> String)? = nil,
+        batchable: @escaping @Sendable (Request) -> Bool = { _ in true },
+        run: @escaping Run
+    ) {
         self.maxBatch = max(1, maxBatch)
         self.maxRunning = max(1, maxRunning)
         self.conflictKey = conflictKey
+        self.batchable = batchable
         self.run = run
     }
 
@@ -48,6 +58,7 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
 
     /// The answer to `request`, from the batch it joins.
     func submit(_ request: Request) async throws -> Answer {
+        guard batchable(request) else { return try await answers(for: [request])[0] }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Answer, any Error>, Never>) in
             let start = state.withLock { s -> Bool in
                 s.pending.append(Waiter(request: request, continuation: continuation))
@@ -70,15 +81,19 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                let answers = try await run(batch.map(\.request))
-                guard answers.count == batch.count else {
-                    throw AnswerCountMismatch(requests: batch.count, answers: answers.count)
-                }
+                let answers = try await answers(for: batch.map(\.request))
                 for (waiter, answer) in zip(batch, answers) { waiter.continuation.resume(returning: .success(answer)) }
             } catch {
                 for waiter in batch { waiter.continuation.resume(returning: .failure(error)) }
             }
         }
+    }
+
+    /// `run` for `requests`, checked to answer each one.
+    private func answers(for requests: [Request]) async throws -> [Answer] {
+        let answers = try await run(requests)
+        guard answers.count == requests.count else { throw AnswerCountMismatch(requests: requests.count, answers: answers.count) }
+        return answers
     }
 
     /// The next batch: the oldest pending requests, at most `maxBatch`, skipping any whose key is taken already.

@@ -74,6 +74,24 @@ import Testing
         }
     }
 
+    /// A request `batchable` refuses (a string PostgreSQL cannot hold) runs at once in a batch of its own, even while
+    /// the only batch allowed is running, so its error never reaches other requests.
+    @Test func aRequestThatIsNotBatchableRunsAloneAtOnce() async throws {
+        let gate = Gate()
+        let batcher = StatementBatcher<Int, Int>(maxBatch: 10, maxRunning: 1, batchable: { $0 >= 0 }) { batch in
+            await gate.run(batch)
+            return batch
+        }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask { try await batcher.submit(1) }
+            try await eventually { gate.isHolding }
+            #expect(try await batcher.submit(-1) == -1)
+            gate.open()
+            #expect(try await group.next() == 1)
+        }
+        #expect(gate.batches.withLock { $0 } == [[1], [-1]])
+    }
+
     struct Refused: Error, Equatable {}
 
     @Test func aFailedBatchFailsOnlyItsOwnRequests() async throws {
