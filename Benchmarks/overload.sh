@@ -10,7 +10,7 @@
 # histogram (pushrelay_http_request_duration_seconds{status_class}), whose buckets include 50 and 100 ms; wrk gives
 # the client's view (all answers together) and the socket errors.
 # Usage: Benchmarks/overload.sh   (env: PUSHRELAY_BIN, PUSHRELAY_DEV_BIN, BENCH_PORT=18182, BENCH_MAX_IN_FLIGHT,
-#        BENCH_OVERLOAD_PAUSE_MS)
+#        BENCH_OVERLOAD_PAUSE_MS, BENCH_OVERLOAD_SETTLE=3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +45,12 @@ buckets() { # status class
     /^pushrelay_http_request_duration_seconds_bucket/ && $2 ~ "route=\"/api/sendPush/android/v1\"" && $2 ~ "status_class=\"" c "\"" {
       match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); print le, v[1] }'
 }
+# The server's histogram of provider round trips (pushrelay_delivery_duration_seconds), in the same form.
+provider_buckets() {
+  curl -s "$URL/metrics" | awk -F'[{}]' '
+    /^pushrelay_delivery_duration_seconds_bucket/ { match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); n[le] += v[1] }
+    END { for (le in n) print le, n[le] }'
+}
 # p99 bucket bound and share within a bound, from two snapshots of buckets().
 summarize() { # before-file after-file bound
   join -a 2 -e 0 -o 0,1.2,2.2 <(sort "$1") <(sort "$2") | awk -v bound="$3" '
@@ -72,7 +78,14 @@ if [ "$FACTOR" != 0 ]; then PAUSE=$(awk -v c="$OVER" -v r="$steady" -v f="$FACTO
 PAUSE=${BENCH_OVERLOAD_PAUSE_MS:-$PAUSE}
 buckets 2xx > "$WORK/2xx.before"; buckets 5xx > "$WORK/5xx.before"
 echo "== overload: $OVER connections, $OVER_DURATION, ${PAUSE} ms between a connection's requests (offered ~${FACTOR}x $steady req/s)" >&2
-BENCH_DELAY_MS=$PAUSE wrk -t2 -c"$OVER" -d"$OVER_DURATION" --timeout 10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/over.txt"
+BENCH_DELAY_MS=$PAUSE wrk -t2 -c"$OVER" -d"$OVER_DURATION" --timeout 10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/over.txt" &
+WRK=$!
+# A second snapshot once the overload has lasted SETTLE seconds: the answers after it show the bound settled, without
+# the opening burst (all connections at once, met by the bound at its maximum).
+SETTLE=${BENCH_OVERLOAD_SETTLE:-3}
+sleep "$SETTLE"; buckets 2xx > "$WORK/2xx.settled"; buckets 5xx > "$WORK/5xx.settled"; provider_buckets > "$WORK/provider.settled"
+wait "$WRK"
+provider_buckets > "$WORK/provider.after"
 cat "$WORK/over.txt" >&2
 buckets 2xx > "$WORK/2xx.after"; buckets 5xx > "$WORK/5xx.after"
 SHED=$(curl -s "$URL/metrics" | awk '/^pushrelay_deliveries_shed_total/ {s += $2} END {print s + 0}')
@@ -89,6 +102,9 @@ echo "  sustainable (64 connections):   $steady req/s, p99 $(awk '$1 == "99%" {p
 echo "  overload ($OVER connections, ${PAUSE} ms pauses, offered ~${FACTOR}x):  $total answers/s; $((requests - non2xx)) accepted ($(awk -v a="$((requests - non2xx))" -v s="$seconds" 'BEGIN { printf "%.0f", a / s }')/s), $non2xx refused"
 echo "  accepted (2xx), server side:    $(summarize "$WORK/2xx.before" "$WORK/2xx.after" 0.05)"
 echo "  refused (5xx), server side:     $(summarize "$WORK/5xx.before" "$WORK/5xx.after" 0.1)"
+echo "  after the first ${SETTLE} s: accepted  $(summarize "$WORK/2xx.settled" "$WORK/2xx.after" 0.05)"
+echo "                         refused   $(summarize "$WORK/5xx.settled" "$WORK/5xx.after" 0.1)"
+echo "                         provider round trips  $(summarize "$WORK/provider.settled" "$WORK/provider.after" 0.05)"
 echo "  wrk, all answers:               p50 $(awk '$1 == "50%" {print $2}' "$WORK/over.txt"), p99 $(awk '$1 == "99%" {print $2}' "$WORK/over.txt"); $errors"
 echo "  shed at the in-flight bound:    $SHED; server log lines during the whole run: $LOGLINES"
 echo "  server memory:                  $(rss)"

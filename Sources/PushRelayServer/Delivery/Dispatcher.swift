@@ -50,25 +50,31 @@ final class Dispatcher: Sendable {
     /// Whether `name` is a provider this dispatcher can send through.
     func has(provider name: String) -> Bool { runners[name] != nil }
 
+    /// The refusal `dispatch` would answer at once for `provider` because its in-flight bound is reached now, without
+    /// waiting for anything (counted as shed like it); nil when a dispatch to it may be admitted. For callers that can
+    /// answer before starting a task: under overload most requests are refused, and a refusal must cost next to nothing.
+    func refusalAtBound(provider: String) -> DeliveryFailure? {
+        guard let runner = runners[provider], runner.gate.refusesNow() else { return nil }
+        return shed(provider, runner)
+    }
+
+    private func shed(_ provider: String, _ runner: DeliveryRunner) -> DeliveryFailure {
+        let limit = runner.gate.limit
+        shedding.shed(provider: provider, limit: limit)
+        return .transient(
+            reason: "ProviderBusy",
+            message: "Provider '\(provider)' has \(limit) deliveries in flight already, as many as it answers promptly now; try again shortly.",
+            retryAfterSeconds: 1
+        )
+    }
+
     func dispatch(_ d: Dispatch) async -> DispatchOutcome {
         guard let runner = runners[d.provider] else {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
         // Past the bound, a refusal costs next to nothing: no quota figure, no storage write, no log line of its own.
-        guard let inFlight = runner.gate.tryAcquire() else {
-            shedding.shed(provider: d.provider, limit: runner.gate.limit)
-            return .failed(
-                .transient(
-                    reason: "ProviderBusy",
-                    message:
-                        "Provider '\(d.provider)' has \(runner.gate.limit) deliveries in flight already, as many as it answers promptly now; try again shortly.",
-                    retryAfterSeconds: 1
-                ),
-                rateLimits: nil
-            )
-        }
-        let admitted = ContinuousClock.now
-        defer { runner.gate.release(latency: (ContinuousClock.now - admitted).seconds, inFlight: inFlight) }
+        guard let admitted = runner.gate.tryAcquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
+        defer { runner.gate.release(admitted: admitted) }
         if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
         let now = clock.now()
         var reservation: QuotaReservation?

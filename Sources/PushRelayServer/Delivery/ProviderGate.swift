@@ -2,8 +2,8 @@ import PushRelayCore
 
 /// Bounds the dispatches in flight to one provider, so that a slow or failing upstream, or a machine past its
 /// capacity, cannot absorb every request: past the bound, dispatches are refused at once (503 `ProviderBusy`) instead
-/// of queueing. The bound adapts to the latency the dispatches see (`AdaptiveConcurrencyLimit`), between 32 and
-/// `delivery.max_in_flight`.
+/// of queueing. While it refuses, the bound follows the queueing the dispatches see (`AdaptiveConcurrencyLimit`),
+/// between 8 and `delivery.max_in_flight`.
 final class ProviderGate: Sendable {
     private struct State {
         var inFlight = 0
@@ -11,29 +11,41 @@ final class ProviderGate: Sendable {
     }
 
     private let state: Locked<State>
+    private let origin = ContinuousClock.now
 
     init(limit: Int) {
-        state = Locked(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(32, limit), maximum: limit)))
+        state = Locked(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(8, limit), maximum: limit)))
     }
 
     /// The bound right now.
     var limit: Int { state.withLock { $0.adaptive.current } }
     var current: Int { state.withLock { $0.inFlight } }
 
-    /// Takes a place if there is one; returns how many were in flight before (nil: refused).
-    func tryAcquire() -> Int? {
-        state.withLock { s in
-            guard s.inFlight < s.adaptive.current else { return nil }
+    private var now: Double { (ContinuousClock.now - origin).seconds }
+
+    /// Takes a place if there is one; nil: refused.
+    func tryAcquire() -> ContinuousClock.Instant? {
+        let now = self.now
+        return state.withLock { s in
+            guard s.adaptive.acquire(inFlight: s.inFlight, now: now) else { return nil }
             s.inFlight += 1
-            return s.inFlight - 1
+            return .now
         }
     }
 
-    /// Gives the place back; `latency` (seconds) is how long the dispatch held it, `inFlight` what `tryAcquire` said.
-    func release(latency: Double, inFlight: Int) {
+    /// Whether `tryAcquire` would refuse now; a yes counts as a refusal for the bound's adaptation, as it is one.
+    func refusesNow() -> Bool {
+        let now = self.now
+        return state.withLock { s in !s.adaptive.acquire(inFlight: s.inFlight, now: now) }
+    }
+
+    /// Gives back the place `tryAcquire` gave at `admitted`.
+    func release(admitted: ContinuousClock.Instant) {
+        let end = ContinuousClock.now
+        let now = (end - origin).seconds
         state.withLock { s in
             s.inFlight -= 1
-            s.adaptive.record(latency: latency, inFlight: inFlight + 1)
+            s.adaptive.record(latency: (end - admitted).seconds, now: now)
         }
     }
 }

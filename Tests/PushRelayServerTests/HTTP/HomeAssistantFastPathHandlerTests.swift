@@ -112,4 +112,46 @@ import Testing
         #expect(head.headerFields[.connection] == "close")
         try await channel.closeFuture.get()  // closed after the answer (the suite's time limit catches a channel left open)
     }
+
+    @Test func anAnswerDecidedWithoutWaitingIsWrittenWithinTheReadAndTheConnectionGoesOn() async throws {
+        // A body starting with "now" is answered on the loop (as a refusal at the in-flight bound is); others by a task.
+        let endpoint = HomeAssistantFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
+            let text = String(buffer: body)
+            let answer: HomeAssistantFastPath.Endpoint.Answer = (.serviceUnavailable, [.retryAfter: "1"], Array(#"{"message":"\#(text)"}"#.utf8))
+            if text.hasPrefix("now") { return .now(answer) }
+            return .later { (.created, [:], Array(#"{"messageId":"\#(text)"}"#.utf8)) }
+        }
+        let channel = try await Self.channel(endpoint)
+        try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
+        try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "now-1")))
+        try await channel.writeInbound(HTTPRequestPart.end(nil))
+        // Already written when the read returns: no task ran in between.
+        guard case .head(let head)? = try await channel.readOutbound(as: HTTPResponsePart.self) else {
+            Issue.record("the answer was not written within the read")
+            return
+        }
+        #expect(head.status == .serviceUnavailable)
+        #expect(head.headerFields[.retryAfter] == "1")
+        #expect(head.headerFields[.contentType] == "application/json")
+        guard case .body(let body)? = try await channel.readOutbound(as: HTTPResponsePart.self) else {
+            Issue.record("no body")
+            return
+        }
+        #expect(String(buffer: body) == #"{"message":"now-1"}"#)
+        #expect(try await channel.readOutbound(as: HTTPResponsePart.self) == .end(nil))
+        // The connection goes on: a request answered by a task, then one answered at once, each in its turn.
+        for text in ["later-2", "now-3"] {
+            try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
+            try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: text)))
+            try await channel.writeInbound(HTTPRequestPart.end(nil))
+            let parts = try await Self.responses(channel, count: 3)
+            guard case .head(let head) = parts[0], case .body(let body) = parts[1] else {
+                Issue.record("no answer to \(text)")
+                return
+            }
+            #expect(head.status == (text.hasPrefix("now") ? .serviceUnavailable : .created))
+            #expect(String(buffer: body).contains(text))
+        }
+        #expect(channel.isActive)
+    }
 }

@@ -30,31 +30,53 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         /// The answer to a notify POST: status, extra headers and the JSON body.
         typealias Answer = (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8])
 
+        /// How one complete request is answered: at once, on the event loop (bad input, or a refusal that waits for
+        /// nothing), or by a task.
+        enum Handling: Sendable {
+            case now(Answer)
+            case later(@Sendable () async -> Answer)
+        }
+
         let maxBodyBytes: Int
         let metrics: PushRelayMetrics?
         let serverName: String?
         let dates = HTTPDateCache()
-        /// Answers one complete request's body.
-        let answer: @Sendable (ByteBuffer, HAPlatform) async -> Answer
+        /// Decides how one complete request's body is answered. Runs on the event loop, so it must not block.
+        let handle: @Sendable (ByteBuffer, HAPlatform) -> Handling
 
-        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, answer: @escaping @Sendable (ByteBuffer, HAPlatform) async -> Answer)
-        {
+        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, handle: @escaping @Sendable (ByteBuffer, HAPlatform) -> Handling) {
             self.maxBodyBytes = maxBodyBytes
             self.metrics = metrics
             self.serverName = serverName
-            self.answer = answer
+            self.handle = handle
+        }
+
+        /// An endpoint that answers every request by a task.
+        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, answer: @escaping @Sendable (ByteBuffer, HAPlatform) async -> Answer)
+        {
+            self.init(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, platform in
+                .later { await answer(body, platform) }
+            }
         }
 
         /// Home Assistant's notify endpoints: `HomeAssistantRequest` reads the body, `HomeAssistantService` decides,
-        /// `HomeAssistantAnswer` renders the outcome, as on the router.
+        /// `HomeAssistantAnswer` renders the outcome, as on the router. Bad input and a refusal the service decides
+        /// without waiting (`outcomeWithoutWaiting`: past capacity, most requests) are answered on the event loop.
         static func homeAssistant(service: HomeAssistantService, maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?) -> Endpoint {
-            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, platform in
+            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, platform -> Handling in
+                let n: HANotification
                 do throws(APIError) {
-                    let n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
+                    n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
+                } catch {
+                    return .now((error.status, error.headers, JSONWriter.bytes(error.body)))
+                }
+                if let outcome = service.outcomeWithoutWaiting(n) {
+                    let answer = HomeAssistantAnswer(outcome, token: n.pushToken)
+                    return .now((answer.status, answer.headers, answer.body))
+                }
+                return .later {
                     let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
                     return (answer.status, answer.headers, answer.body)
-                } catch {
-                    return (error.status, error.headers, JSONWriter.bytes(error.body))
                 }
             }
         }
@@ -114,12 +136,20 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
     private func answer(_ head: HTTPRequest, path: String, platform: HAPlatform, body: ByteBuffer, context: ChannelHandlerContext) {
         let started = ContinuousClock.now
         let endpoint = self.endpoint
+        let id = RequestID.accept(head.headerFields[.requestID])
+        let run: @Sendable () async -> Endpoint.Answer
+        switch RequestID.$current.withValue(id, operation: { endpoint.handle(body, platform) }) {
+        case .now(let answer):
+            write(head, path: path, requestID: id, answer: answer, started: started, context: context)
+            return
+        case .later(let later):
+            run = later
+        }
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Started on the loop, with NIO as the concurrency executor: the task runs here, and the store resumes it here.
-        let id = RequestID.accept(head.headerFields[.requestID])
         Task {
-            let answer = await RequestID.$current.withValue(id) { await endpoint.answer(body, platform) }
+            let answer = await RequestID.$current.withValue(id) { await run() }
             let finish: @Sendable () -> Void = {
                 bound.value.handler.write(head, path: path, requestID: id, answer: answer, started: started, context: bound.value.context)
             }

@@ -70,7 +70,8 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 "The request was not received in full within \(settings.requestTimeout.nanoseconds / 1_000_000_000) s of its first byte (http.request_timeout); the connection is closed."
             )
             let buffer = error.rawResponse(allocator: context.channel.allocator)
-            context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in bound.value.close(promise: nil) }
         }
     }
 
