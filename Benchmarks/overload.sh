@@ -39,18 +39,17 @@ SERVER=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 URL="http://127.0.0.1:$PORT"
 
-# The server's histogram of answer times for the notify route, by status class: "<le> <count>" lines.
-buckets() { # status class
-  curl -s "$URL/metrics" | awk -v c="$1" -F'[{}]' '
-    /^pushrelay_http_request_duration_seconds_bucket/ && $2 ~ "route=\"/api/sendPush/android/v1\"" && $2 ~ "status_class=\"" c "\"" {
-      match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); print le, v[1] }'
-}
-# The server's histogram of provider round trips (pushrelay_delivery_duration_seconds), in the same form.
-provider_buckets() {
-  curl -s "$URL/metrics" | awk -F'[{}]' '
-    /^pushrelay_delivery_duration_seconds_bucket/ { match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); n[le] += v[1] }
+# A histogram of the server's (metric name), summed over the series whose labels match both regexes: "<le> <count>"
+# lines.
+histogram() { # metric label-regex [label-regex]
+  curl -s "$URL/metrics" | awk -v name="$1_bucket" -v f="$2" -v g="${3:-}" -F'[{}]' '
+    $1 == name && $2 ~ f && $2 ~ g {
+      match($2, /le="[^"]*"/); le = substr($2, RSTART + 4, RLENGTH - 5); split($3, v, " "); n[le] += v[1] }
     END { for (le in n) print le, n[le] }'
 }
+# Answer times for the notify route, by status class; provider round trips (retries included).
+buckets() { histogram pushrelay_http_request_duration_seconds 'route="/api/sendPush/android/v1"' "status_class=\"$1\""; }
+provider_buckets() { histogram pushrelay_delivery_duration_seconds ''; }
 # p99 bucket bound and share within a bound, from two snapshots of buckets().
 summarize() { # before-file after-file bound
   join -a 2 -e 0 -o 0,1.2,2.2 <(sort "$1") <(sort "$2") | awk -v bound="$3" '

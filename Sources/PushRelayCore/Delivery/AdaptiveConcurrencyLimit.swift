@@ -31,7 +31,7 @@ public struct AdaptiveConcurrencyLimit: Sendable {
     public let giveUpHold: Double
     public let epochSamples: Int
     public let epochSeconds: Double
-    public private(set) var limit: Int
+    private var limit: Int
 
     private var minimumNow: Double?
     private var minimumBefore: Double?
@@ -156,7 +156,8 @@ public struct AdaptiveConcurrencyLimit: Sendable {
 
     /// The windowed minimum, kept as two halves: the one filling now and the one before it. While dispatches are
     /// refused nothing is forgotten: a lasting overload queues every dispatch, and would otherwise become the unloaded
-    /// latency itself. (Were the provider itself lastingly slower meanwhile, the shrinks that do not help say so.)
+    /// latency itself. (Were the provider itself lastingly slower meanwhile, the minimum would stay far too slow, and
+    /// limiting is given up.)
     private mutating func remember(_ latency: Double, now: Double) {
         let refusing = lastRefusal.map { now - $0 < 1 } ?? false
         if let start = windowStart, now - start < window / 2 || refusing {

@@ -19,24 +19,22 @@ final class ProviderGate: Sendable {
 
     /// The bound right now.
     var limit: Int { state.withLock { $0.adaptive.current } }
-    var current: Int { state.withLock { $0.inFlight } }
 
-    private var now: Double { (ContinuousClock.now - origin).seconds }
-
-    /// Takes a place if there is one; nil: refused.
+    /// Takes a place if there is one, and returns when it did; nil: refused.
     func tryAcquire() -> ContinuousClock.Instant? {
-        let now = self.now
+        let now = ContinuousClock.now
+        let seconds = (now - origin).seconds
         return state.withLock { s in
-            guard s.adaptive.acquire(inFlight: s.inFlight, now: now) else { return nil }
+            guard s.adaptive.acquire(inFlight: s.inFlight, now: seconds) else { return nil }
             s.inFlight += 1
-            return .now
+            return now
         }
     }
 
     /// Whether `tryAcquire` would refuse now; a yes counts as a refusal for the bound's adaptation, as it is one.
     func refusesNow() -> Bool {
-        let now = self.now
-        return state.withLock { s in !s.adaptive.acquire(inFlight: s.inFlight, now: now) }
+        let seconds = (ContinuousClock.now - origin).seconds
+        return state.withLock { s in !s.adaptive.acquire(inFlight: s.inFlight, now: seconds) }
     }
 
     /// Gives back the place `tryAcquire` gave at `admitted`.
