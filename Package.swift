@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Pure logic: notification model, translations, quota rules, day maths. No I/O.
@@ -174,6 +175,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What several test targets share: child processes, the throwaway PostgreSQL server (one per test process) and
+        // a fresh database per test, waiting for a condition with a deadline, temporary paths, the repository's root.
+        .target(
+            name: "PushRelayTestHarness",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PushRelayTestHarness",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayCoreTests",
             dependencies: ["PushRelayCore"],
@@ -187,6 +200,7 @@ let package = Package(
                 "PushRelayCore",
                 "PushRelayStore",
                 "PushRelayPostgres",
+                "PushRelayTestHarness",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -223,12 +237,14 @@ let package = Package(
             dependencies: [
                 "PushRelayServer",
                 "PushRelayTestSupport",
+                "PushRelayTestHarness",
                 "PushRelayFuzzing",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -238,8 +254,19 @@ let package = Package(
     ]
 )
 
-// `PUSHRELAY_FUZZ=1 swift build --scratch-path .build-fuzz --product pushrelay-fuzz` (what `scripts/fuzz` runs): our own
-// modules instrumented for libFuzzer and AddressSanitizer, and the libFuzzer executable over `PushRelayFuzzing`.
+// `PUSHRELAY_SANITIZE=thread swift test` (what `scripts/sanitize` runs; `address` works too): our own modules and tests
+// instrumented, in the same build folder as the plain build, so the dependencies are compiled once for both.
+if let sanitizer = Context.environment["PUSHRELAY_SANITIZE"], !sanitizer.isEmpty {
+    let flags = ["-sanitize=\(sanitizer)"]
+    for target in package.targets {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(flags)]
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(flags)]
+    }
+}
+
+// `PUSHRELAY_FUZZ=1 swift build --product pushrelay-fuzz` (what `scripts/fuzz` runs): our parser modules instrumented
+// for libFuzzer and AddressSanitizer, and the libFuzzer executable over `PushRelayFuzzing`. The dependencies are not
+// instrumented, so the build folder's are reused.
 if Context.environment["PUSHRELAY_FUZZ"] == "1" {
     let sanitizers = ["-sanitize=fuzzer,address"]
     let instrumented: Set = ["PushRelayCore", "PushRelayWebPush", "PushRelayServer", "PushRelayFuzzing"]

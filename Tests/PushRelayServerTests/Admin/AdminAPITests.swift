@@ -8,7 +8,7 @@ import Testing
     static let auth = [("Authorization", "Bearer s3cret-admin-token-123")]
 
     @Test func requiresTheBearerToken() async throws {
-        try await TestServer.with(yaml: Self.yaml) { (s: TestServer) async throws in
+        try await TestServer.with(.router, yaml: Self.yaml) { (s: TestServer) async throws in
             expectJSONError(try await s.request(.GET, "/admin/v1/quotas"), status: 401, errorType: "Unauthorized")
             expectJSONError(try await s.request(.GET, "/admin/v1/quotas", headers: [("Authorization", "Bearer wrong")]), status: 401)
             expectJSONError(try await s.request(.GET, "/admin/v1/quotas", headers: [("Authorization", "Basic abc")]), status: 401)
@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func listShowSetAndClear() async throws {
-        try await TestServer.with(yaml: Self.yaml) { (s: TestServer) async throws in
+        try await TestServer.with(.router, yaml: Self.yaml) { (s: TestServer) async throws in
             for _ in 0..<3 { _ = try await s.android(TestServer.haBody(token: "busy:1")) }
             _ = try await s.android(TestServer.haBody(token: "quiet:1"))
 
@@ -57,7 +57,7 @@ import Testing
 
     /// A whole number is accepted however JSON spells it; a fraction is not.
     @Test func aLimitMayBeSpelledAsAnIntegralFloat() async throws {
-        try await TestServer.with(yaml: Self.yaml) { (s: TestServer) async throws in
+        try await TestServer.with(.router, yaml: Self.yaml) { (s: TestServer) async throws in
             let set = try await s.request(.PUT, "/admin/v1/limits/f:1", body: #"{"limit": 1015.0}"#, headers: Self.auth)
             #expect(set.status == 200, "\(set.rawBody)")
             #expect(set["limitOverride"] == 1015)
@@ -69,7 +69,7 @@ import Testing
     /// The admin API reads the database directly: when it cannot, the answer is 503 `StorageUnavailable` with
     /// `Retry-After`, as on every other route, not a 500.
     @Test func aStorageFailureIs503() async throws {
-        try await TestServer.with(yaml: Self.yaml) { (s: TestServer) async throws in
+        try await TestServer.with(.router, yaml: Self.yaml) { (s: TestServer) async throws in
             // The table the quota list reads is gone: every read of it fails in SQLite.
             try await s.database.pool.write { db in try db.execute(sql: "ALTER TABLE daily_usage RENAME TO daily_usage_gone") }
             let r = try await s.request(.GET, "/admin/v1/quotas", headers: Self.auth)

@@ -11,7 +11,7 @@ import Testing
     typealias C = ConsoleTestConfig
 
     static func withServer<T: Sendable>(_ body: @Sendable (TestServer) async throws -> T) async throws -> T {
-        try await TestServer.with(yaml: C.yaml, providers: ["console": ConsoleTrafficProvider()], configure: C.configure, body)
+        try await TestServer.with(.router, yaml: C.yaml, providers: ["console": ConsoleTrafficProvider()], configure: C.configure, body)
     }
 
     @Test func everyConsoleEndpointRequiresTheAdminToken() async throws {
@@ -197,7 +197,7 @@ import Testing
     }
 
     @Test func withoutAnAdminTokenThereIsNoConsole() async throws {
-        try await TestServer.with { (s: TestServer) async throws in
+        try await TestServer.with(.router) { (s: TestServer) async throws in
             expectJSONError(try await s.request(.GET, "/admin/"), status: 404)
             expectJSONError(try await s.request(.GET, "/admin/console.js"), status: 404)
             expectJSONError(try await s.request(.GET, "/admin/v1/stats"), status: 404)

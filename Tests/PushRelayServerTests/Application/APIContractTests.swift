@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import PushRelayCore
 import PushRelayTestSupport
+import PushRelayTestHarness
 import Testing
 
 #if canImport(Glibc)

@@ -5,6 +5,7 @@ import NIOCore
 import PushRelayCore
 import PushRelayTestSupport
 import Synchronization
+import PushRelayTestHarness
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer

@@ -5,6 +5,7 @@ import PushRelayCore
 import PushRelayPostgres
 import PushRelayStore
 import PushRelayTestSupport
+import PushRelayTestHarness
 import Testing
 
 #if canImport(Glibc)
@@ -123,8 +124,9 @@ import Glibc
             #expect(second.status == 201)
             _ = try await device.receive()
             try await eventually("the unconfirmed message goes to the cloud") { try await Self.cloudDeliveries(pg, token: token) == 1 }
-            try await Task.sleep(for: .milliseconds(2 * Self.confirmTimeoutMs))
-            #expect(try await Self.cloudDeliveries(pg, token: token) == 1, "settled once, not by both instances")
+            try await consistently("settled once, not by both instances", for: .milliseconds(2 * Self.confirmTimeoutMs)) {
+                try await Self.cloudDeliveries(pg, token: token) == 1
+            }
             #expect(try await pg.psql("SELECT count(*) FROM channel_messages").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
             device.close()
         }
@@ -148,10 +150,16 @@ import Glibc
                 #expect(post.status == 201, "\(post.json)")
                 try await eventually("post \(n) reaches the cloud") { try await Self.cloudDeliveries(pg, token: token) == n }
                 print("MultiInstanceTests: post \(n) to the cloud after \(ContinuousClock.now - started)")
-                if n == 1 { try await Task.sleep(for: .seconds(4)) }
+                if n == 1 {
+                    // Only B's heartbeat stays fresh (an instance is stale 3 s after its last heartbeat).
+                    try await eventually("instance A is stale") {
+                        try await pg.psql("SELECT count(*) FROM instances WHERE heartbeat_at > now() - interval '3 seconds'") == "1"
+                    }
+                }
             }
-            try await Task.sleep(for: .milliseconds(2 * Self.confirmTimeoutMs))
-            #expect(try await Self.cloudDeliveries(pg, token: token) == 2)
+            try await consistently("one cloud delivery per post", for: .milliseconds(2 * Self.confirmTimeoutMs)) {
+                try await Self.cloudDeliveries(pg, token: token) == 2
+            }
         }
     }
 
@@ -218,8 +226,7 @@ import Glibc
         try await eventually("the queue is empty") {
             try await pg.psql("SELECT count(*) FROM matrix_retry_queue") == "0"
         }
-        try await Task.sleep(for: .seconds(2))
-        #expect(records().filter { $0.status == 200 }.count == 1, "delivered once: \(records().map(\.status))")
+        try await consistently("delivered once", for: .seconds(2)) { records().filter { $0.status == 200 }.count == 1 }
         #expect(records().count == 3, "the notify's attempt, A's cut-off retry, B's retry: \(records().map(\.status))")
         try? await pg.drop()
     }

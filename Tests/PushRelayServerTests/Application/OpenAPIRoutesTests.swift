@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer
@@ -15,7 +16,7 @@ import Testing
     }
 
     @Test func bothFormsAreServedAndAgree() async throws {
-        try await TestServer.with { (s: TestServer) async throws in
+        try await TestServer.with(.router) { (s: TestServer) async throws in
             let yaml = try await s.request(.GET, "/openapi.yaml")
             #expect(yaml.status == 200)
             #expect(yaml.headers["content-type"]?.hasPrefix("application/yaml") == true)

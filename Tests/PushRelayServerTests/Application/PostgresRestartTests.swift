@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 #if canImport(Glibc)
@@ -25,6 +26,8 @@ import Glibc
             }
         }
         var all: [String: (accepted: Int, unavailable: Int, other: [Int])] { byToken.withLock { $0 } }
+        var accepted: Int { byToken.withLock { $0.values.map(\.accepted).reduce(0, +) } }
+        var unavailable: Int { byToken.withLock { $0.values.map(\.unavailable).reduce(0, +) } }
     }
 
     @Test func aRestartUnderLoadIs503ThenServiceResumesWithNothingLostOrCountedTwice() async throws {
@@ -32,8 +35,8 @@ import Glibc
         // A server of its own: this test stops it.
         let postgres = try await onThread { try PostgresServerProcess.start() }
         defer { Thread { postgres.stop() }.start() }
-        _ = try await PostgresTestServer.psql("CREATE DATABASE restart", on: postgres, database: "postgres")
-        let url = "postgres://\(postgres.user):\(postgres.password)@\(postgres.host):\(postgres.port)/restart?sslmode=disable"
+        let database = try await PostgresTestDatabase.create(on: postgres, name: "restart")
+        let url = database.url
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-pgrestart-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let config = dir + "/pushrelay.yaml"
@@ -77,9 +80,9 @@ import Glibc
                 }
             }
         }
-        try await Task.sleep(for: .seconds(1))
+        try await eventually("the load is answered 201 before the outage") { outcomes.accepted >= 20 }
         try await onThread { postgres.halt() }
-        try await Task.sleep(for: .seconds(2))
+        try await eventually("the load is answered 503 during the outage") { outcomes.unavailable >= 20 }
         let health = try await CrashSafetyTests.post(port: port, "/api/checkRateLimits", ["push_token": "restart:0-0"])
         #expect(health.status == 503, "checkRateLimits cannot read the quota: \(health.json)")
         try await onThread { try postgres.resume() }
@@ -89,7 +92,8 @@ import Glibc
                 "registration_info": ["app_id": "io.homeassistant.companion.android", "webhook_id": "hook-probe"],
             ]))?.status == 201
         }
-        try await Task.sleep(for: .seconds(1))
+        let acceptedBeforeRecovery = outcomes.accepted
+        try await eventually("the load is answered 201 again after the outage") { outcomes.accepted >= acceptedBeforeRecovery + 20 }
         stop.set()
         await load.value
 
@@ -102,11 +106,7 @@ import Glibc
         // Counted once: at least what was answered 201, at most that plus the 503s (a reservation committed just
         // before the connection went may have had its answer fail).
         var stored: [String: Int] = [:]
-        for line in try await PostgresTestServer.psql(
-            "SELECT push_token, successful FROM daily_usage WHERE push_token LIKE 'restart:%'",
-            on: postgres,
-            database: "restart"
-        ).split(separator: "\n") {
+        for line in try await database.psql("SELECT push_token, successful FROM daily_usage WHERE push_token LIKE 'restart:%'").split(separator: "\n") {
             let f = line.split(separator: "|")
             if f.count == 2 { stored[String(f[0])] = Int(f[1]) }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer

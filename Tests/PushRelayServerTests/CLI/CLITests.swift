@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import PushRelayCore
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// Runs the real `pushrelay` binary that `swift build` put next to the test bundle.
@@ -99,25 +100,10 @@ struct CLI {
     /// Starts `pushrelay serve` on a free port (port 0: the log says which) and returns its pid, port and log.
     static func startServer(_ environment: [String: String] = [:]) async throws -> (pid: pid_t, port: Int, log: @Sendable () -> String) {
         let db = TestServer.tempPath()
-        let logFile = db + ".log"
-        FileManager.default.createFile(atPath: logFile, contents: nil)
         var env = ProcessSpawn.environment(["PUSHRELAY_STORAGE_SQLITE_PATH": db, "PUSHRELAY_HTTP_PORT": "0"].merging(environment) { $1 })
         env["GLIBC_TUNABLES"] = environment["GLIBC_TUNABLES"]  // only the test's own
-        let pid = try ProcessSpawn.start([CLI.binary.path, "serve"], environment: env, stderrPath: logFile)
-        let log: @Sendable () -> String = { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
-        var port: Int?
-        for _ in 0..<600 where port == nil {  // up to 30 s on a loaded machine
-            try await Task.sleep(for: .milliseconds(50))
-            if let range = log().range(of: "listening on 127.0.0.1:") {
-                port = Int(log()[range.upperBound...].prefix { $0.isNumber })
-            }
-        }
-        guard let port else {
-            kill(pid, SIGKILL)
-            _ = await ProcessSpawn.waitForExit(pid)
-            throw ProcessSpawn.SpawnFailed(description: "server did not start: \(log())")
-        }
-        return (pid, port, log)
+        let server = try await ServerProcess.start(arguments: ["serve"], environment: env, logFile: db + ".log")
+        return (server.pid, server.port, { server.log })
     }
 
     /// The environment a running process was started (or re-executed) with.

@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayPostgres
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// `pushrelay migrate-data`: an install's SQLite data, written through the storage APIs, reads back the same through

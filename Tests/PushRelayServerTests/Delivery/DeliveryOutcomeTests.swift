@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayServer
+import PushRelayTestHarness
 import Testing
 
 /// How provider outcomes reach Home Assistant: retries, deadline, dead tokens, bounded in-flight.

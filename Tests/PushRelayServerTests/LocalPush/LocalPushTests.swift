@@ -3,6 +3,7 @@ import GRDB
 import Logging
 import PushRelayCore
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer
@@ -162,8 +163,7 @@ import Testing
                 "confirm_id": second["event"]?["hass_confirm_id"] ?? .null,
             ])
             #expect(try await ws.receive()["success"] == true)
-            try await Task.sleep(for: .milliseconds(1_200))
-            #expect(cloud.callCount == 1, "exactly one cloud delivery")
+            try await consistently("exactly one cloud delivery", for: .milliseconds(1_200)) { cloud.callCount == 1 }
         }
     }
 
@@ -175,8 +175,7 @@ import Testing
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
             let event = try await ws.receive()
             #expect(event["event"]?["hass_confirm_id"] == nil)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(cloud.callCount == 0)
+            try await consistently("no cloud delivery", for: .milliseconds(400)) { cloud.callCount == 0 }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayServer
+import PushRelayTestHarness
 import Testing
 
 #if canImport(Glibc)

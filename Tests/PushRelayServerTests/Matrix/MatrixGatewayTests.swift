@@ -5,6 +5,7 @@ import PushRelayServer
 import PushRelayStore
 import PushRelayTestSupport
 import PushRelayWebPush
+import PushRelayTestHarness
 import Testing
 
 /// The fakes a Matrix test talks to: FCM and APNs (`FakeProviderEnvironment`) and a WebPush service, sharing a CA.
@@ -67,6 +68,7 @@ func withMatrix(
     let fakes = MatrixFakes(env: env, web: web, vapidKeyFile: keyFile, vapidPublicKey: key.publicKey)
     do {
         try await TestServer.with(
+            .router,
             clock: clock,
             dbPath: dbPath,
             configure: { c in

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayFuzzing
+import PushRelayTestHarness
 import Testing
 
 /// The fuzz targets in every `swift test`: each committed corpus and regression input (`Fuzz/Corpus/<target>/`,

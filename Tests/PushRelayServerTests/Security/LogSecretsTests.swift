@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayServer
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer

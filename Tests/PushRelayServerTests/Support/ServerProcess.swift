@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayTestHarness
 
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +22,14 @@ final class ServerProcess: Sendable {
 
     /// Starts `pushrelay serve --config <config>` and waits (up to 30 s) for the port it listens on.
     static func start(config: String, logFile: String) async throws -> ServerProcess {
+        try await start(arguments: ["serve", "--config", config], environment: ProcessSpawn.environment(), logFile: logFile)
+    }
+
+    /// Starts `pushrelay` with `arguments` and `environment` (which must make it listen on port 0 of 127.0.0.1) and
+    /// waits (up to 30 s) for the log line that says which port it listens on.
+    static func start(arguments: [String], environment: [String: String], logFile: String) async throws -> ServerProcess {
         FileManager.default.createFile(atPath: logFile, contents: nil)
-        let env = ProcessSpawn.environment()
-        let pid = try ProcessSpawn.start([CLI.binary.path, "serve", "--config", config], environment: env, stderrPath: logFile)
+        let pid = try ProcessSpawn.start([CLI.binary.path] + arguments, environment: environment, stderrPath: logFile)
         let read = { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
         for _ in 0..<600 {
             try await Task.sleep(for: .milliseconds(50))

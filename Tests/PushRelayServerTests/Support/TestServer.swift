@@ -1,12 +1,15 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Hummingbird
+import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
 import PushRelayServer
 import PushRelayStore
+import PushRelayTestHarness
 import ServiceLifecycle
 import Testing
 
@@ -39,17 +42,39 @@ struct HTTPReply {
     }
 }
 
-/// A real PushRelay on a loopback port with a real SQLite file in a temporary directory.
+/// A real PushRelay with a real SQLite file in a temporary directory: on a loopback port (`.socket`, the default), or
+/// answered in process through HummingbirdTesting's router client (`.router`: the same router, middleware, services
+/// and storage, without a socket).
+///
+/// `.router` is for tests of what a route answers. Whatever depends on the wire needs `.socket`: the Home Assistant
+/// fast path, connection and slow-client limits, websockets, HEAD framing, per-address budgets (in process every
+/// request comes from the address "unknown").
 final class TestServer: Sendable {
+    enum Transport: Sendable {
+        case socket
+        case router
+    }
+
+    /// The loopback port (0 with `.router`).
     let port: Int
+    /// The in-process client (`.router` only).
+    let client: (any TestClientProtocol)?
     let database: PushRelayDatabase
     let dbPath: String
     let clock: TestClock
     /// Every line the server logged, at every level (`LogCapture`).
     let logs: LogCapture
 
-    init(port: Int, database: PushRelayDatabase, dbPath: String, clock: TestClock, logs: LogCapture = LogCapture()) {
+    init(
+        port: Int,
+        client: (any TestClientProtocol)? = nil,
+        database: PushRelayDatabase,
+        dbPath: String,
+        clock: TestClock,
+        logs: LogCapture = LogCapture()
+    ) {
         self.port = port
+        self.client = client
         self.database = database
         self.dbPath = dbPath
         self.clock = clock
@@ -58,14 +83,12 @@ final class TestServer: Sendable {
 
     var storage: Storage { .sqlite(database) }
 
-    static func tempPath() -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-tests-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir.appendingPathComponent("test.sqlite").path
-    }
+    /// A path for a new SQLite file in a directory of its own.
+    static func tempPath() -> String { TempPath.make() }
 
     /// Runs `body` against a live server built from `yaml` (plus port 0 and a temporary database).
     static func with<T: Sendable>(
+        _ transport: Transport = .socket,
         yaml: String = "",
         clock: TestClock = TestClock(),
         dbPath: String = TestServer.tempPath(),
@@ -101,6 +124,16 @@ final class TestServer: Sendable {
             portCont.yield(channel.localAddress?.port ?? 0)
             portCont.finish()
         }
+        if transport == .router {
+            let result = try await app.test(.router) { client in
+                let server = TestServer(port: 0, client: client, database: database, dbPath: dbPath, clock: clock, logs: logs)
+                let result = try await body(server)
+                let secrets = await LogCapture.secrets(of: config, database: database)
+                return (result, secrets)
+            }
+            logs.expectNoLeaks(of: result.1)
+            return result.0
+        }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             let serviceGroup = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
             group.addTask { try await serviceGroup.run() }
@@ -123,6 +156,7 @@ final class TestServer: Sendable {
     }
 
     func request(_ method: HTTPMethod, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> HTTPReply {
+        if let client { return try await Self.request(client, method, path, body: body, headers: headers) }
         var req = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         req.method = method
         for (k, v) in headers { req.headers.add(name: k, value: v) }
@@ -137,6 +171,32 @@ final class TestServer: Sendable {
         for header in response.headers { h[header.name.lowercased()] = header.value }
         let json = (try? JSONParser.parse(Array(text.utf8))) ?? .null
         return HTTPReply(status: Int(response.status.code), headers: h, json: json, rawBody: text)
+    }
+
+    private static func request(
+        _ client: any TestClientProtocol,
+        _ method: HTTPMethod,
+        _ path: String,
+        body: String?,
+        headers: [(String, String)]
+    ) async throws -> HTTPReply {
+        var fields = HTTPFields()
+        for (k, v) in headers {
+            guard let name = HTTPField.Name(k) else { throw TestServerError.badHeaderName(k) }
+            fields.append(HTTPField(name: name, value: v))
+        }
+        if body != nil { fields[.contentType] = "application/json" }
+        let response = try await client.executeRequest(
+            uri: path,
+            method: HTTPRequest.Method(method.rawValue)!,
+            headers: fields,
+            body: body.map { ByteBuffer(string: $0) }
+        )
+        let text = String(buffer: response.body)
+        var h: [String: String] = [:]
+        for field in response.headers { h[field.name.canonicalName] = field.value }
+        let json = (try? JSONParser.parse(Array(text.utf8))) ?? .null
+        return HTTPReply(status: response.status.code, headers: h, json: json, rawBody: text)
     }
 
     func post(_ path: String, _ body: JSONValue) async throws -> HTTPReply {
@@ -163,6 +223,10 @@ final class TestServer: Sendable {
 
     func android(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPush/android/v1", body) }
     func ios(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPushNotification", body) }
+}
+
+enum TestServerError: Error {
+    case badHeaderName(String)
 }
 
 /// Asserts the Home Assistant error contract: JSON object, JSON content type, non-empty message and errorType.

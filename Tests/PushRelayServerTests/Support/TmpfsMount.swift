@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayTestHarness
 
 /// A small tmpfs mounted for one test, to give the server a disk that really fills up. Needs root (CAP_SYS_ADMIN), as
 /// `scripts/test` and CI run; `available` says whether this machine allows it.

@@ -3,6 +3,7 @@ import PushRelayCore
 import PushRelayServer
 import PushRelayStore
 import PushRelayTestSupport
+import PushRelayTestHarness
 import Testing
 
 /// Independent implementations (Python `pywebpush`, `http_ece`, `cryptography`, `zlib`, and a Python extended-Z85

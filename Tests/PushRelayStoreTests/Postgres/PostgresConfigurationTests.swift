@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayPostgres
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// `storage.postgres.url` parsing and the schema files (no server needed).

@@ -2,23 +2,23 @@ import Foundation
 import PushRelayCore
 import PushRelayPostgres
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// PostgreSQL going away while PushRelay runs: requests fail as storage errors (the server's 503) within the
 /// connection wait, health turns failing, and once PostgreSQL is back the pool reconnects by itself.
-@Suite(.enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipMessage)))
+@Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
 struct PostgresOutageTests {
     @Test func aLostServerFailsRequestsAndThePoolReconnectsWhenItIsBack() async throws {
-        _ = try await PostgresServer.require()
+        _ = try await PostgresTestServer.require()
         // A server of its own: this test stops it.
         let server = try await onThread { try PostgresServerProcess.start() }
         defer { Thread { server.stop() }.start() }
-        try await PostgresServer.execute("CREATE DATABASE outage", on: server)
-        var config = PostgresServer.configuration(server, database: "outage")
+        var config = try await PostgresTestDatabase.create(on: server, name: "outage").configuration()
         config.connectionWait = .seconds(1)
         // Opening gets its full connect timeout (a loaded machine); requests wait 1 s for a connection.
         config.connectTimeout = .seconds(10)
-        let storage = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let storage = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         let day = UTCDay(string: "2026-11-21")!
         _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         #expect(storage.engine.health == .ok)

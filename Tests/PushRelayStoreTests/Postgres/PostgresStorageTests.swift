@@ -3,19 +3,20 @@ import Logging
 import PushRelayCore
 import PushRelayPostgres
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// What PostgreSQL must do beyond the contract suite: several instances (separate pools) on one database agree, work
 /// queues are claimed once, and failures to open are one clear line.
-@Suite(.enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipMessage)))
+@Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
 struct PostgresStorageTests {
     let day = UTCDay(string: "2026-11-21")!
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test func twoInstancesGetExactlyTheLimitAndOneNoticeBetweenThem() async throws {
-        let config = try await PostgresServer.freshDatabase()
-        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
-        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let config = try await PostgresTestDatabase.create().configuration()
+        let a = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         let day = self.day
         let decisions = try await withThrowingTaskGroup(of: QuotaDecision.self) { group in
             for i in 0..<256 {
@@ -38,9 +39,9 @@ struct PostgresStorageTests {
     }
 
     @Test func aClaimedRetryIsNotClaimedByTheOtherInstanceUntilItsLeaseEnds() async throws {
-        let config = try await PostgresServer.freshDatabase()
-        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
-        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let config = try await PostgresTestDatabase.create().configuration()
+        let a = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         try await a.matrix.enqueue(
             [
                 (appID: "app", pushkey: "k1", eventID: "$1", notification: "{}", lastError: "503"),
@@ -67,9 +68,9 @@ struct PostgresStorageTests {
     }
 
     @Test func concurrentClaimsNeverHandOutAnItemTwice() async throws {
-        let config = try await PostgresServer.freshDatabase()
-        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
-        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let config = try await PostgresTestDatabase.create().configuration()
+        let a = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         let items = (0..<100).map { (appID: "app", pushkey: "k\($0)", eventID: String?.none, notification: "{}", lastError: "503") }
         try await a.matrix.enqueue(items, attempts: 1, nextAttemptAt: now, now: now)
         let now = self.now
@@ -87,20 +88,20 @@ struct PostgresStorageTests {
     }
 
     @Test func aRefusedConnectionIsOneClearLine() async throws {
-        _ = try await PostgresServer.require()
+        _ = try await PostgresTestServer.require()
         let port = try PostgresServerProcess.freePort()
         let config = PostgresStorageConfiguration(host: "127.0.0.1", port: port, username: "u", password: "s3cret-pw", database: "d", tls: .disable)
-        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
         let line = try #require(error).description
         #expect(line.hasPrefix("cannot connect to PostgreSQL at 127.0.0.1:\(port)/d: "), "\(line)")
         #expect(!line.contains("\n") && !line.contains("s3cret-pw"), "\(line)")
     }
 
     @Test func aWrongPasswordIsOneClearLine() async throws {
-        let good = try await PostgresServer.freshDatabase()
+        let good = try await PostgresTestDatabase.create().configuration()
         var config = good
         config.password = "wrong-secret"
-        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
         guard case .authenticationFailed = try #require(error) else {
             Issue.record("expected authenticationFailed, got \(String(describing: error))")
             return
@@ -111,32 +112,32 @@ struct PostgresStorageTests {
     }
 
     @Test func aMissingDatabaseIsOneClearLine() async throws {
-        var config = try await PostgresServer.freshDatabase()
+        var config = try await PostgresTestDatabase.create().configuration()
         config.database = "no_such_db"
-        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        let error = await #expect(throws: PostgresStoreError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
         let line = try #require(error).description
         #expect(line.contains("no_such_db") && !line.contains("\n"), "\(line)")
     }
 
     @Test func aSchemaNewerThanTheBinaryIsRefused() async throws {
-        let config = try await PostgresServer.freshDatabase()
-        let first = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let config = try await PostgresTestDatabase.create().configuration()
+        let first = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         try await first.engine.flushAndClose()
-        let server = try await PostgresServer.require()
-        try await PostgresServer.execute(
+        let server = try await PostgresTestServer.require()
+        try await PostgresTestServer.psql(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, '099_future', '2030-01-01T00:00:00Z')",
             on: server,
             database: config.database
         )
-        let error = await #expect(throws: StoreError.self) { try await Storage.postgres(config, logger: PostgresServer.logger) }
+        let error = await #expect(throws: StoreError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
         #expect(try #require(error).description.contains("schema is at version 99"))
-        await #expect(throws: StoreError.self) { try await Storage.postgres(config, migrate: false, logger: PostgresServer.logger) }
+        await #expect(throws: StoreError.self) { try await Storage.postgres(config, migrate: false, logger: PostgresTestServer.logger) }
     }
 
     @Test func migratingTwiceOrConcurrentlyAppliesEachMigrationOnce() async throws {
-        let config = try await PostgresServer.freshDatabase()
+        let config = try await PostgresTestDatabase.create().configuration()
         let engines = try await withThrowingTaskGroup(of: PostgresStorageEngine.self) { group in
-            for _ in 0..<3 { group.addTask { try await PostgresStorageEngine.open(config, logger: PostgresServer.logger) } }
+            for _ in 0..<3 { group.addTask { try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let applied = try await engines[0].appliedMigrations()
@@ -145,7 +146,7 @@ struct PostgresStorageTests {
     }
 
     @Test func aQueuedSaveIsNeverOvertakenByItsDelete() async throws {
-        let storage = try await Storage.postgres(try await PostgresServer.freshDatabase(), logger: PostgresServer.logger)
+        let storage = try await Storage.postgres(try await PostgresTestDatabase.create().configuration(), logger: PostgresTestServer.logger)
         let now = self.now
         // Each save is queued without waiting and its delete asked for at once: on a pool, the delete could run first
         // and leave the message behind for ever.
@@ -178,7 +179,7 @@ struct PostgresStorageTests {
     }
 
     @Test func requestsAfterCloseFailAsClosed() async throws {
-        let storage = try await Storage.postgres(try await PostgresServer.freshDatabase(), logger: PostgresServer.logger)
+        let storage = try await Storage.postgres(try await PostgresTestDatabase.create().configuration(), logger: PostgresTestServer.logger)
         try await storage.engine.flushAndClose()
         await #expect(throws: PostgresStoreError.closed) { try await storage.deliveries.deadToken("x", now: now) }
     }
@@ -186,9 +187,9 @@ struct PostgresStorageTests {
     /// webhook id's channel, a push-token channel, or none), and one lookup PostgreSQL cannot run (a NUL in its push
     /// token) fails alone.
     @Test func concurrentHolderLookupsEachGetTheirOwnAnswer() async throws {
-        let config = try await PostgresServer.freshDatabase()
-        let a = try await Storage.postgres(config, logger: PostgresServer.logger)
-        let b = try await Storage.postgres(config, logger: PostgresServer.logger)
+        let config = try await PostgresTestDatabase.create().configuration()
+        let a = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         let (routingA, routingB) = (try #require(a.routing), try #require(b.routing))
         try await routingA.heartbeat()
         try await routingB.heartbeat()

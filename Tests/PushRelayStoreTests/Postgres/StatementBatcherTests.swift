@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayPostgres

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import PushRelayCore
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 @Suite struct PushRelayDatabaseTests {

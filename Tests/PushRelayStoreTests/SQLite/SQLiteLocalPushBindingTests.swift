@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import PushRelayCore
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// `channel_bindings` in a real SQLite file: the seed an upgrade from a build before bindings gets.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayStore

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayTestHarness
 
 @testable import PushRelayStore
 

@@ -1,5 +1,5 @@
-import PushRelayCore
 import Foundation
+import PushRelayCore
 
 #if canImport(Glibc)
 import Glibc
@@ -9,20 +9,21 @@ import Glibc
 ///
 /// Foundation's `Process` is not used: with tests spawning in parallel it crashed inside `Process.run()` (a memcpy),
 /// even behind a lock, and its `readDataToEndOfFile` aborts on EINTR.
-enum ProcessSpawn {
-    struct Output: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+public enum ProcessSpawn {
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
-    struct SpawnFailed: Error, CustomStringConvertible {
-        var description: String
+    public struct SpawnFailed: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Runs `arguments` (the first is a path, or a name looked up in PATH) to its end, feeding it `stdin`, and returns
     /// its exit status and output. Blocks the calling thread.
-    static func runBlocking(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> Output {
+    public static func runBlocking(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> Output {
         let input = try makePipe()
         let output = try makePipe()
         let errors = try makePipe()
@@ -63,14 +64,14 @@ enum ProcessSpawn {
     }
 
     /// `runBlocking` on a thread of its own, so that no cooperative thread waits for the child.
-    static func run(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) async throws -> Output {
+    public static func run(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) async throws -> Output {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Output, any Error>) in
             Thread { c.resume(with: Result { try runBlocking(arguments, environment: environment, stdin: stdin) }) }.start()
         }
     }
 
     /// Starts a long-running child: stdin and stdout on /dev/null, stderr appended to `stderrPath`. Returns its pid.
-    static func start(_ arguments: [String], environment: [String: String]? = nil, stderrPath: String) throws -> pid_t {
+    public static func start(_ arguments: [String], environment: [String: String]? = nil, stderrPath: String) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -81,14 +82,14 @@ enum ProcessSpawn {
     }
 
     /// Waits for the child to end (on a thread of its own) and returns its exit status (128 + n for signal n).
-    static func waitForExit(_ pid: pid_t) async -> Int32 {
+    public static func waitForExit(_ pid: pid_t) async -> Int32 {
         await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
             Thread { c.resume(returning: wait(pid)) }.start()
         }
     }
 
     /// The environment tests start children with: this process's, without any PUSHRELAY_ setting, plus `extra`.
-    static func environment(_ extra: [String: String] = [:]) -> [String: String] {
+    public static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
         for (k, v) in extra { env[k] = v }
         return env

@@ -5,35 +5,39 @@ import Glibc
 #endif
 
 /// A throwaway PostgreSQL server: `initdb` into a temporary directory, `postgres` on a free loopback port, stopped at
-/// process exit. Runs as the `postgres` user when started as root (initdb and postgres refuse root). Self-contained
-/// (Foundation only) so that other test targets can copy it.
+/// process exit. Runs as the `postgres` user when started as root (initdb and postgres refuse root).
 ///
-/// The superuser `postgres` logs in with `password` over TCP (scram-sha-256), so wrong credentials are refused as in
-/// production. A server left by a crashed test process is found by its directory (`pushrelay-pg-*`, holding the
-/// owner's pid) and stopped by the next start.
-final class PostgresServerProcess: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+/// Children are started with `ProcessSpawn` (tests spawn in parallel, where Foundation's `Process` crashed). Most tests
+/// use it through `PostgresTestDatabase` (one shared server, a fresh database each); a test that stops and restarts the
+/// server starts one of its own.
+///
+/// The superuser `postgres` logs in with `password` over TCP (scram-sha-256). A server left by a crashed test process
+/// is found by its directory (`pushrelay-pg-*`, holding the owner's pid) and stopped by the next start.
+public final class PostgresServerProcess: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
     }
 
-    static let directoryPrefix = "pushrelay-pg-"
-    static let installHint = "install PostgreSQL 15 (apt-get install postgresql-15, or scripts/install-deps --test)"
+    public static let directoryPrefix = "pushrelay-pg-"
+    public static let installHint = "install PostgreSQL (apt-get install postgresql, or scripts/install-deps --test)"
 
-    let host = "127.0.0.1"
-    let port: Int
-    let user = "postgres"
-    let password: String
+    public let host = "127.0.0.1"
+    public let port: Int
+    public let user = "postgres"
+    public let password: String
     /// The temporary directory: `data/`, the socket, the log.
-    let directory: URL
-    private let bin: URL
-    /// Guarded by `lock`.
-    private var process: Process
+    public let directory: URL
+    /// The directory holding `initdb`, `postgres` and `psql`.
+    public let bin: URL
+    /// The postmaster's pid (ours: setpriv execs in place). Guarded by `lock`.
+    private var pid: pid_t
+    private var exited = false
     private let lock = NSLock()
 
-    /// The directory holding `initdb` and `postgres`: `PUSHRELAY_POSTGRES_BIN` if set (nil if they are not
-    /// there), else the newest
-    /// `/usr/lib/postgresql/*/bin`, else nil.
-    static var binDirectory: URL? {
+    /// The directory holding `initdb` and `postgres`: `PUSHRELAY_POSTGRES_BIN` if set (nil if they are not there),
+    /// else the newest `/usr/lib/postgresql/*/bin`, else nil.
+    public static var binDirectory: URL? {
         let fm = FileManager.default
         if let dir = ProcessInfo.processInfo.environment["PUSHRELAY_POSTGRES_BIN"] {
             return fm.isExecutableFile(atPath: dir + "/initdb") && fm.isExecutableFile(atPath: dir + "/postgres") ? URL(fileURLWithPath: dir) : nil
@@ -47,7 +51,7 @@ final class PostgresServerProcess: @unchecked Sendable {
     }
 
     /// Starts a new server and waits until it accepts connections.
-    static func start(timeout: TimeInterval = 60) throws -> PostgresServerProcess {
+    public static func start(timeout: TimeInterval = 60) throws -> PostgresServerProcess {
         guard let bin = binDirectory else { throw Failure(description: "PostgreSQL binaries not found: \(installHint)") }
         stopLeftovers()
         let asRoot = getuid() == 0
@@ -59,27 +63,27 @@ final class PostgresServerProcess: @unchecked Sendable {
         try password.write(to: pwfile, atomically: true, encoding: .utf8)
         if asRoot { try chownToPostgres(dir) }
 
-        let initdb = try run(
-            bin.appendingPathComponent("initdb").path,
-            [
-                "-D", dir.appendingPathComponent("data").path, "-U", "postgres", "--pwfile", pwfile.path, "--auth-local=trust",
-                "--auth-host=scram-sha-256", "--no-locale", "--encoding=UTF8", "--no-sync",
-            ],
-            asRoot: asRoot,
-            log: dir.appendingPathComponent("initdb.log")
+        let initdb = try ProcessSpawn.runBlocking(
+            command(
+                bin.appendingPathComponent("initdb").path,
+                [
+                    "-D", dir.appendingPathComponent("data").path, "-U", "postgres", "--pwfile", pwfile.path, "--auth-local=trust",
+                    "--auth-host=scram-sha-256", "--no-locale", "--encoding=UTF8", "--no-sync",
+                ],
+                asRoot: asRoot
+            )
         )
-        initdb.waitUntilExit()
-        guard initdb.terminationStatus == 0 else {
-            let log = (try? String(contentsOf: dir.appendingPathComponent("initdb.log"), encoding: .utf8)) ?? ""
-            throw Failure(description: "initdb failed (\(initdb.terminationStatus)): \(log.suffix(500))")
+        guard initdb.status == 0 else {
+            try? FileManager.default.removeItem(at: dir)
+            throw Failure(description: "initdb failed (\(initdb.status)): \((initdb.stderr + initdb.stdout).suffix(500))")
         }
 
         var lastError = "did not start"
         for _ in 0..<3 {
             let port = try freePort()
             do {
-                let process = try launch(bin: bin, directory: dir, port: port, asRoot: asRoot, timeout: timeout)
-                let server = PostgresServerProcess(bin: bin, port: port, password: password, directory: dir, process: process)
+                let pid = try launch(bin: bin, directory: dir, port: port, asRoot: asRoot, timeout: timeout)
+                let server = PostgresServerProcess(bin: bin, port: port, password: password, directory: dir, pid: pid)
                 server.registerForExit()
                 return server
             } catch let e as Failure {
@@ -90,28 +94,36 @@ final class PostgresServerProcess: @unchecked Sendable {
         throw Failure(description: "postgres did not start: \(lastError)")
     }
 
-    /// Starts `postgres` on the data directory and waits until it is ready for queries.
-    private static func launch(bin: URL, directory dir: URL, port: Int, asRoot: Bool, timeout: TimeInterval) throws -> Process {
-        let process = try run(
-            bin.appendingPathComponent("postgres").path,
-            [
-                "-D", dir.appendingPathComponent("data").path, "-p", "\(port)", "-k", dir.path,
-                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
-                "-c", "max_connections=400", "-c", "shared_buffers=32MB",
-            ],
-            asRoot: asRoot,
-            log: dir.appendingPathComponent("postgres.log")
+    /// Starts `postgres` on the data directory and waits until it is ready for queries. Returns its pid.
+    private static func launch(bin: URL, directory dir: URL, port: Int, asRoot: Bool, timeout: TimeInterval) throws -> pid_t {
+        let log = dir.appendingPathComponent("postgres.log")
+        let pid = try ProcessSpawn.start(
+            command(
+                bin.appendingPathComponent("postgres").path,
+                [
+                    "-D", dir.appendingPathComponent("data").path, "-p", "\(port)", "-k", dir.path,
+                    "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
+                    "-c", "max_connections=400", "-c", "shared_buffers=32MB",
+                ],
+                asRoot: asRoot
+            ),
+            stderrPath: log.path
         )
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline, process.isRunning {
+        var status: Int32 = 0
+        while Date() < deadline {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                throw Failure(description: String(text.suffix(500)))
+            }
             // postmaster.pid's 8th line says `ready` once queries are taken (before, logins get "starting up").
-            if isReady(dir), accepts(port: port) { return process }
+            if isReady(dir), accepts(port: port) { return pid }
             usleep(50_000)
         }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        let log = (try? String(contentsOf: dir.appendingPathComponent("postgres.log"), encoding: .utf8)) ?? ""
-        throw Failure(description: String(log.suffix(500)))
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, &status, 0)
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        throw Failure(description: "not ready within \(Int(timeout)) s: \(text.suffix(500))")
     }
 
     private static func isReady(_ dir: URL) -> Bool {
@@ -120,37 +132,47 @@ final class PostgresServerProcess: @unchecked Sendable {
         return lines.count > 7 && lines[7].trimmingCharacters(in: .whitespaces) == "ready"
     }
 
-    private init(bin: URL, port: Int, password: String, directory: URL, process: Process) {
+    private init(bin: URL, port: Int, password: String, directory: URL, pid: pid_t) {
         self.bin = bin
         self.port = port
         self.password = password
         self.directory = directory
-        self.process = process
+        self.pid = pid
     }
 
     /// Stops the server at once (SIGQUIT: immediate shutdown, nothing to keep) and removes its directory.
-    func stop() {
+    public func stop() {
         halt()
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// Stops the server at once and keeps its data, for `resume` (an outage).
-    func halt() {
+    public func halt() {
         lock.lock()
         defer { lock.unlock() }
-        if let pid = Self.postmasterPID(directory) { kill(pid, SIGQUIT) }
+        guard !exited else { return }
+        kill(pid, SIGQUIT)
+        var status: Int32 = 0
         let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        while Date() < deadline {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                return
+            }
+            usleep(20_000)
+        }
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, &status, 0)
+        exited = true
     }
 
     /// Starts the halted server again on the same port and data.
-    func resume(timeout: TimeInterval = 60) throws {
+    public func resume(timeout: TimeInterval = 60) throws {
         lock.lock()
         defer { lock.unlock() }
-        guard !process.isRunning else { return }
-        process = try Self.launch(bin: bin, directory: directory, port: port, asRoot: getuid() == 0, timeout: timeout)
+        guard exited else { return }
+        pid = try Self.launch(bin: bin, directory: directory, port: port, asRoot: getuid() == 0, timeout: timeout)
+        exited = false
     }
 
     // MARK: Exit and leftovers
@@ -174,7 +196,7 @@ final class PostgresServerProcess: @unchecked Sendable {
     }
 
     /// Stops servers whose test process is gone (it crashed, or was killed before its exit handler ran).
-    static func stopLeftovers() {
+    public static func stopLeftovers() {
         let tmp = URL(fileURLWithPath: NSTemporaryDirectory())
         let fm = FileManager.default
         for name in (try? fm.contentsOfDirectory(atPath: tmp.path)) ?? [] where name.hasPrefix(directoryPrefix) {
@@ -193,24 +215,9 @@ final class PostgresServerProcess: @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// Runs `path` (as the `postgres` user when we are root: setpriv execs in place, so the pid is the server's).
-    private static func run(_ path: String, _ arguments: [String], asRoot: Bool, log: URL) throws -> Process {
-        let p = Process()
-        if asRoot {
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", path] + arguments
-        } else {
-            p.executableURL = URL(fileURLWithPath: path)
-            p.arguments = arguments
-        }
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        if asRoot { try? chownToPostgres(log) }
-        let handle = try FileHandle(forWritingTo: log)
-        p.standardOutput = handle
-        p.standardError = handle
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        return p
+    /// `path arguments`, run as the `postgres` user when we are root (setpriv execs in place: the pid is the server's).
+    private static func command(_ path: String, _ arguments: [String], asRoot: Bool) -> [String] {
+        asRoot ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", path] + arguments : [path] + arguments
     }
 
     private static func chownToPostgres(_ url: URL) throws {
@@ -223,7 +230,7 @@ final class PostgresServerProcess: @unchecked Sendable {
     }
 
     /// A port nothing listens on now (the kernel's pick for a socket bound to port 0).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         defer { close(fd) }
@@ -240,7 +247,7 @@ final class PostgresServerProcess: @unchecked Sendable {
     }
 
     /// Whether something accepts TCP connections on the loopback port.
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
