@@ -89,6 +89,27 @@ import Glibc
         }
     }
 
+    /// Sends `GET /health` on `fd` (a keep-alive connection) and reads until the head of a 200 has arrived, for up to
+    /// 10 s.
+    static func answersHealth(_ fd: Int32) -> Bool {
+        let request = Array("GET /health HTTP/1.1\r\nhost: x\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { return false }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 {
+                received += buffer[0..<n]
+                let text = String(decoding: received, as: UTF8.self)
+                if text.contains("\r\n\r\n") { return text.hasPrefix("HTTP/1.1 200") }
+            } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return false
+            }
+        }
+        return false
+    }
+
     @Test func oneAddressCannotHoldMoreThanItsShareOfConnections() async throws {
         try await TestServer.with(configure: { c in c.http.maxConnectionsPerAddress = 3 }) { (s: TestServer) async throws in
             var held: [Int32] = []
@@ -96,9 +117,9 @@ import Glibc
             for _ in 0..<3 {
                 let fd = try #require(LoopbackSocket.connect(port: s.port, receiveTimeoutMicroseconds: 100_000))
                 held.append(fd)
+                // Served on it: the server has accepted it (and keeps it open).
+                #expect(Self.answersHealth(fd), "a connection within the budget is served")
             }
-            // Give the server the time to accept those three.
-            try await Task.sleep(for: .milliseconds(200))
             let refused = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", limit: 10)
             #expect(refused.closed)
             let r = try #require(refused.responses.first, "\(refused)")
