@@ -1,0 +1,99 @@
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import PushRelayCore
+import Testing
+
+@testable import PushRelayServer
+
+/// HTTP/1.0 without keep-alive, `Connection: close` and CONNECT end their connection once answered; everything else
+/// keeps it.
+struct ConnectionCloseRuleTests {
+    static func head(_ version: HTTPVersion, _ method: HTTPMethod = .GET, connection: String? = nil) -> HTTPRequestHead {
+        var headers = HTTPHeaders([("host", "x")])
+        if let connection { headers.add(name: "connection", value: connection) }
+        return HTTPRequestHead(version: version, method: method, uri: "/health", headers: headers)
+    }
+
+    @Test func theRule() {
+        #expect(ConnectionCloseRule.closesAfterAnswer(Self.head(.http1_0)))
+        #expect(!ConnectionCloseRule.closesAfterAnswer(Self.head(.http1_0, connection: "keep-alive")))
+        #expect(!ConnectionCloseRule.closesAfterAnswer(Self.head(.http1_1)))
+        #expect(ConnectionCloseRule.closesAfterAnswer(Self.head(.http1_1, connection: "Close")))
+        #expect(ConnectionCloseRule.closesAfterAnswer(Self.head(.http1_1, .CONNECT)))
+    }
+
+    @Test func theHandlerWritesTheDecisionIntoTheRequest() throws {
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule())
+        try channel.writeInbound(HTTPServerRequestPart.head(Self.head(.http1_0)))
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(HTTPServerRequestPart.head(Self.head(.http1_1, connection: "keep-alive")))
+        guard case .head(let closing)? = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head")
+            return
+        }
+        #expect(closing.headers["connection"] == ["close"])
+        guard case .end? = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("the end was not passed on")
+            return
+        }
+        guard case .head(let kept)? = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no second head")
+            return
+        }
+        #expect(kept.headers["connection"] == ["keep-alive"])
+
+        // The answers, in order: the first says it closes (an informational head before it does not), the second not.
+        let ok = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "0"])
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue)))
+        try channel.writeOutbound(HTTPServerResponsePart.head(ok))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        try channel.writeOutbound(HTTPServerResponsePart.head(ok))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        var heads: [HTTPResponseHead] = []
+        while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) {
+            if case .head(let h) = part { heads.append(h) }
+        }
+        #expect(heads.map(\.status) == [.continue, .ok, .ok])
+        #expect(heads.map { $0.headers["connection"] } == [[], ["close"], []])
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test func anHTTP10RequestIsAnsweredAndItsConnectionClosed() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let health = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.0\r\n\r\n", limit: 10)
+            #expect(health.closed && health.ended < 5, "\(health)")
+            #expect(health.responses.first?.status == 200, "\(health)")
+            #expect(health.responses.first?.headers["connection"] == "close", "\(health)")
+
+            // The Home Assistant route (answered by its fast path) too.
+            let body = TestServer.haBody().jsonString()
+            let notify = await RawHTTP.exchange(
+                port: s.port,
+                "POST /api/sendPush/android/v1 HTTP/1.0\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\n\r\n\(body)",
+                limit: 10
+            )
+            #expect(notify.closed && notify.ended < 5, "\(notify)")
+            #expect(notify.responses.first?.status == 201, "\(notify)")
+            #expect(notify.responses.first?.headers["connection"] == "close", "\(notify)")
+
+            // With keep-alive asked for, the connection stays open for the next request.
+            let kept = await RawHTTP.exchange(
+                port: s.port,
+                "GET /health HTTP/1.0\r\nconnection: keep-alive\r\n\r\nGET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+                limit: 10
+            )
+            #expect(kept.responses.map(\.status) == [200, 200], "\(kept)")
+            #expect(kept.closed, "\(kept)")
+        }
+    }
+
+    @Test func connectIsAnsweredAndItsConnectionClosed() async throws {
+        try await TestServer.with { (s: TestServer) async throws in
+            let exchange = await RawHTTP.exchange(port: s.port, "CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n", limit: 10)
+            #expect(exchange.closed && exchange.ended < 5, "closed at once, not after the idle timeout: \(exchange)")
+            let status = exchange.responses.first?.status ?? Int(exchange.text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            #expect(status >= 400, "\(exchange)")
+        }
+    }
+}
