@@ -28,6 +28,7 @@ final class Dispatcher: Sendable {
         logger: Logger
     ) {
         self.runners = providers.reduce(into: [:]) { runners, entry in
+            metrics?.exportProviderCounters(provider: entry.key)
             runners[entry.key] = DeliveryRunner(
                 provider: entry.value,
                 gate: ProviderGate(limit: settings.maxInFlight),

@@ -68,15 +68,26 @@ final class PushRelayMetrics: Sendable {
         ).record(duration)
     }
 
-    /// The Prometheus text exposition of everything.
     /// A dispatch refused at once because its provider had `delivery.max_in_flight` deliveries in flight.
     func recordShed(provider: String) {
+        shedCounter(provider: provider).increment()
+    }
+
+    /// Exports the per-provider counters the dashboard and the alerts query at 0 from the start (a series appears only
+    /// once it exists, so a rate or an alert on it would see nothing before the first event).
+    func exportProviderCounters(provider: String) {
+        _ = shedCounter(provider: provider)
+    }
+
+    private func shedCounter(provider: String) -> Counter {
         registry.makeCounter(
             name: "pushrelay_deliveries_shed_total",
             labels: [("provider", provider)],
             help: "Dispatches refused at once (503 ProviderBusy) because the provider instance was at its in-flight bound."
-        ).increment()
+        )
     }
+
+    /// The Prometheus text exposition of everything.
 
     func render() -> [UInt8] {
         for p in probes {

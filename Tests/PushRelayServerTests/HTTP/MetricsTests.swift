@@ -46,6 +46,21 @@ import Testing
         }
     }
 
+    @Test func theCountersTheDashboardAndAlertsQueryAreExportedAtZeroFromTheStart() async throws {
+        try await TestServer.with(.router, configure: { $0.metricsEnabled = true }) { (s: TestServer) async throws in
+            let text = try await s.request(.GET, "/metrics").rawBody
+            #expect(Self.lines(text, "pushrelay_deliveries_shed_total") == [#"pushrelay_deliveries_shed_total{provider="sandbox"} 0"#], "\(text)")
+            let transitions = Self.lines(text, "pushrelay_provider_circuit_transitions_total").sorted()
+            #expect(
+                transitions == [
+                    #"pushrelay_provider_circuit_transitions_total{provider="sandbox",to="closed"} 0"#,
+                    #"pushrelay_provider_circuit_transitions_total{provider="sandbox",to="open"} 0"#,
+                ],
+                "\(text)"
+            )
+        }
+    }
+
     @Test func theAdminTokenGuardsItWhenSet() async throws {
         let admin = "metrics-admin-token-0123456789"
         try await TestServer.with(configure: {
