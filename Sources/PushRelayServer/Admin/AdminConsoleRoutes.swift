@@ -18,9 +18,10 @@ struct AdminConsoleRoutes<Context: RequestContext> {
             [
                 .get: { request, _ in
                     // The router hands "/admin/" here too (it ignores a trailing slash): answer the page there, redirect
-                    // only the bare path.
+                    // only the bare path. The location is relative ("admin/" from ".../admin"), so a reverse proxy's
+                    // path prefix is kept.
                     if request.uri.path.hasSuffix("/") { return Self.response(for: "index.html") }
-                    return Response(status: .movedPermanently, headers: [.location: "/admin/", .contentLength: "0", .cacheControl: "no-store"])
+                    return Response(status: .movedPermanently, headers: [.location: "admin/", .contentLength: "0", .cacheControl: "no-store"])
                 }
             ]
         )
