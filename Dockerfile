@@ -6,7 +6,7 @@
 #            migrations, run as a non-root user.
 #
 #   docker build -t pushrelay .
-#   docker run -d --name pushrelay -p 8080:8080 -v pushrelay-data:/var/lib/pushrelay pushrelay
+#   docker run -d --name pushrelay -p 127.0.0.1:8080:8080 -v pushrelay-data:/var/lib/pushrelay pushrelay
 #
 # Configuration: mount a YAML file and point PUSHRELAY_CONFIG at it, or set PUSHRELAY_* variables (docs/deployment.md).
 
