@@ -76,6 +76,7 @@ public enum PushRelayApplication {
         let router = Router(context: PushRelayRequestContext.self)
         // Outermost: every line logged while serving a request carries its id.
         router.add(middleware: RequestIDMiddleware())
+        if !config.http.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies)) }
         // Next, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware())
@@ -137,7 +138,14 @@ public enum PushRelayApplication {
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                PushRelayHTTPChannel(responder: responder, sockets: sockets, notify: notify, slowClients: slowClients, connections: connections)
+                PushRelayHTTPChannel(
+                    responder: responder,
+                    sockets: sockets,
+                    notify: notify,
+                    slowClients: slowClients,
+                    connections: connections,
+                    trustedProxies: config.http.trustedProxies
+                )
             },
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
             services: [

@@ -22,6 +22,9 @@ public struct PushRelayConfig: Sendable {
         /// `http.max_connections_per_address`: open connections (websockets included) one client address may hold;
         /// further ones are closed at once. 0: no limit.
         public var maxConnectionsPerAddress = 1024
+        /// `http.trusted_proxies`: reverse proxies (addresses or CIDR networks) whose `X-Forwarded-For` / `Forwarded`
+        /// name the client, for the per-address budgets and the logs. Empty: every request is its connection's peer.
+        public var trustedProxies = TrustedProxies()
     }
 
     public struct Storage: Sendable {
@@ -164,7 +167,7 @@ extension PushRelayConfig {
             "deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts", "breaker_failure_ratio", "breaker_min_requests",
             "breaker_window", "breaker_cool_down",
         ],
-        "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address"],
+        "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address", "trusted_proxies"],
         "storage": ["backend", "sqlite_path", "postgres"],
         "quota": ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"],
         "admin": ["token"],
@@ -178,7 +181,7 @@ extension PushRelayConfig {
 
     static let overridableKeys = [
         "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.max_connections_per_address",
-        "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size", "storage.postgres.tls",
+        "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size", "storage.postgres.tls",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
         "delivery.breaker_failure_ratio", "delivery.breaker_min_requests", "delivery.breaker_window", "delivery.breaker_cool_down",
@@ -252,6 +255,7 @@ extension PushRelayConfig {
             http.idleTimeoutMs = ms
         }
         if let v = try r.int("http.max_connections_per_address", range: 0...1_000_000) { http.maxConnectionsPerAddress = v }
+        try readTrustedProxies(r)
         if let v = try r.string("storage.sqlite_path") {
             guard !v.isEmpty else { throw ConfigError(key: "storage.sqlite_path", problem: "must not be empty") }
             storage.sqlitePath = v

@@ -39,21 +39,26 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let notify: HomeAssistantFastPath.Endpoint?
     /// Time limits for slow clients (`SlowClientGuard`); nil: none.
     let slowClients: SlowClientGuard.Settings?
-    /// Connections per client address (`http.max_connections_per_address`); nil: no limit.
+    /// Connections per client address (`http.max_connections_per_address`); nil: no limit. A trusted proxy's
+    /// connections carry many clients, so they are not counted.
     let connections: ConnectionBudget?
+    /// Reverse proxies whose forwarding headers name the client (`http.trusted_proxies`).
+    let trustedProxies: TrustedProxies
 
     init(
         responder: @escaping HTTPChannelHandler.Responder,
         sockets: LocalPushSockets,
         notify: HomeAssistantFastPath.Endpoint? = nil,
         slowClients: SlowClientGuard.Settings? = nil,
-        connections: ConnectionBudget? = nil
+        connections: ConnectionBudget? = nil,
+        trustedProxies: TrustedProxies = TrustedProxies()
     ) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.sockets = sockets
         self.notify = notify
         self.slowClients = slowClients
         self.connections = connections
+        self.trustedProxies = trustedProxies
     }
 
     /// A connection refused for its address's budget.
@@ -98,7 +103,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        if let budget = connections, let address = channel.remoteAddress?.ipAddress {
+        if let budget = connections, let address = channel.remoteAddress?.ipAddress, !trustedProxies.trusts(address) {
             guard budget.admit(address) else {
                 // Answered once the channel is active; `handle` then sees the failed upgrade and closes it.
                 let answered = channel.eventLoop.makePromise(of: Upgrade.self)
@@ -114,16 +119,22 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
             let sockets = self.sockets
             let notify = self.notify
+            let proxies = self.trustedProxies
             let upgrader = CheckedWebSocketUpgrader(
                 refusal: refusal,
                 inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
                     maxFrameSize: sockets.settings.maxFrameBytes,
                     shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
-                    upgradePipelineHandler: { channel, _ in
+                    upgradePipelineHandler: { channel, head in
                         channel.eventLoop.makeCompletedFuture {
                             HTTPParseErrorAnswerer.remove(from: channel)
                             SlowClientGuard.remove(from: channel)
-                            try sockets.attach(to: channel)
+                            let peer = proxies.clientAddress(
+                                peer: channel.remoteAddress?.ipAddress ?? "unknown",
+                                forwardedFor: head.headers["X-Forwarded-For"],
+                                forwarded: head.headers["Forwarded"]
+                            )
+                            try sockets.attach(to: channel, peer: peer)
                             return Upgrade.websocket
                         }
                     }

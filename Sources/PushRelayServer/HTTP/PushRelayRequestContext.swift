@@ -5,8 +5,9 @@ import NIOCore
 /// peer address (for per-address limits such as failed websocket authentications).
 public struct PushRelayRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The client's IP address, without the port ("unknown" for non-IP peers).
-    public let peerAddress: String
+    /// The client's IP address, without the port ("unknown" for non-IP peers): the connection's peer, or, when that is
+    /// a trusted proxy (`http.trusted_proxies`), the client its forwarding headers name (`ClientAddressMiddleware`).
+    public var peerAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -16,7 +17,7 @@ public struct PushRelayRequestContext: RequestContext {
 
 /// A request context that knows the client's address: what per-address limits (failed credential checks) count by.
 public protocol PeerAddressContext: RequestContext {
-    var peerAddress: String { get }
+    var peerAddress: String { get set }
 }
 
 extension PushRelayRequestContext: PeerAddressContext {}

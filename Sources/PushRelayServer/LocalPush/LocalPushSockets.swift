@@ -22,11 +22,12 @@ final class LocalPushSockets: Sendable {
 
     var count: Int { live.withLock { $0.count } }
 
-    /// Runs on the channel's event loop, right after the upgrade response.
-    func attach(to channel: any Channel) throws {
+    /// Runs on the channel's event loop, right after the upgrade response. `peer` is the client's address (the
+    /// connection's peer, or the client a trusted proxy names).
+    func attach(to channel: any Channel, peer: String) throws {
         let shared = SocketClosing()
         let connection = LocalPushConnection(
-            peer: channel.remoteAddress?.ipAddress ?? "unknown",
+            peer: peer,
             bufferLimit: settings.outboundBuffer,
             sink: .init(channel: channel, closing: shared),
             logger: endpoint.logger

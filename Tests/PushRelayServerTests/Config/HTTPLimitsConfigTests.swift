@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `http.request_timeout`, `http.idle_timeout` and `http.max_connections_per_address`.
+/// `http.request_timeout`, `http.idle_timeout`, `http.max_connections_per_address` and `http.trusted_proxies`.
 @Suite struct HTTPLimitsConfigTests {
     @Test func defaultsAndOverrides() throws {
         let defaults = try PushRelayConfig.load(file: nil, environment: [:])
@@ -28,6 +28,20 @@ import Testing
             "\(error)".contains("http.request_timeout") && "\(error)".contains("delivery.deadline_ms")
         }
         #expect(throws: (any Error).self) { try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_IDLE_TIMEOUT": "10ms"]) }
+    }
+
+    @Test func trustedProxiesAreAListOrACommaSeparatedString() throws {
+        #expect(try PushRelayConfig.load(file: nil, environment: [:]).http.trustedProxies.isEmpty)
+        let list = try PushRelayConfig(tree: ["http": ["trusted_proxies": ["127.0.0.1", "10.0.0.0/8", "fd00::/8"]]])
+        #expect(list.http.trustedProxies.networks.map(\.description) == ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8"])
+        let env = try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_TRUSTED_PROXIES": "127.0.0.1, 192.168.0.0/16"])
+        #expect(env.http.trustedProxies.trusts("192.168.4.2") && env.http.trustedProxies.trusts("127.0.0.1"))
+        #expect(!env.http.trustedProxies.trusts("192.169.0.1"))
+        #expect {
+            try PushRelayConfig(tree: ["http": ["trusted_proxies": ["127.0.0.1", "proxy.example"]]])
+        } throws: { error in
+            "\(error)".contains("http.trusted_proxies[1]") && "\(error)".contains("proxy.example")
+        }
     }
 }
 

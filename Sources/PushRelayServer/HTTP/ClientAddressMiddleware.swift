@@ -1,0 +1,26 @@
+import HTTPTypes
+import Hummingbird
+import PushRelayCore
+
+extension HTTPField.Name {
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let forwarded = HTTPField.Name("Forwarded")!
+}
+
+/// Replaces the request's peer address by the client its forwarding headers name, when the connection comes from a
+/// trusted proxy (`http.trusted_proxies`); from anyone else those headers change nothing. Runs before every route, so
+/// the failed-credential budgets count the client, not the proxy.
+struct ClientAddressMiddleware<Context: PeerAddressContext>: RouterMiddleware {
+    let proxies: TrustedProxies
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard proxies.trusts(context.peerAddress) else { return try await next(request, context) }
+        var context = context
+        context.peerAddress = proxies.clientAddress(
+            peer: context.peerAddress,
+            forwardedFor: request.headers[values: .xForwardedFor],
+            forwarded: request.headers[values: .forwarded]
+        )
+        return try await next(request, context)
+    }
+}
