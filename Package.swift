@@ -115,6 +115,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Stamps PushRelayServer with the git commit it is built from (`BuildInfo.commit`).
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         // HTTP server, config, services.
         .target(
             name: "PushRelayServer",
@@ -136,7 +138,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["BuildInfoPlugin"]
         ),
         // The parsers that read strangers' bytes, as fuzz targets (`scripts/fuzz`, `FuzzCorpusTests`).
         .target(

@@ -25,7 +25,7 @@ struct PushRelay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushrelay",
         abstract: "A self-hosted push gateway for Home Assistant's mobile_app notify platform.",
-        version: PushRelayVersion.string,
+        version: "\(PushRelayVersion.string) (commit \(BuildInfo.commit))",
         subcommands: [
             Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self,
             MigrateData.self, Backup.self,

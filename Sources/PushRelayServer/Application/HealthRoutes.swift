@@ -5,7 +5,8 @@ import PushRelayStore
 
 /// `GET /health` (liveness) and `GET /ready` (readiness).
 ///
-/// `/health` answers 200 while the process serves HTTP, `{"status":"ok"}`, or `{"status":"degraded","storage":…}`
+/// `/health` answers 200 while the process serves HTTP, `{"status":"ok"}`, or `{"status":"degraded","storage":…}`,
+/// with the `version` and the `commit` the binary was built from
 /// while the database refuses writes: restarting would not cure a full or read-only disk, so it stays 200. `/ready`
 /// answers 503 `NotReady` (with `Retry-After`) during such a fault, so a load balancer sends the traffic elsewhere;
 /// both recover by themselves when writes go through again (the `StorageMonitor` probes while the fault lasts).
@@ -19,8 +20,12 @@ struct HealthRoutes<Context: RequestContext> {
             [
                 .get: { _, _ in
                     let health = engine.health
-                    guard !health.isOK else { return JSONResponse.make(status: .ok, body: ["status": "ok"]) }
-                    return JSONResponse.make(status: .ok, body: ["status": "degraded", "storage": Self.describe(health)])
+                    var body: [String: JSONValue] = ["status": "ok", "version": .string(PushRelayVersion.string), "commit": .string(BuildInfo.commit)]
+                    if !health.isOK {
+                        body["status"] = "degraded"
+                        body["storage"] = Self.describe(health)
+                    }
+                    return JSONResponse.make(status: .ok, body: .object(body))
                 }
             ]
         )

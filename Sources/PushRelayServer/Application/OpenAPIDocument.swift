@@ -3024,12 +3024,20 @@ components:
       type: object
       required:
       - status
+      - version
+      - commit
       properties:
         status:
           type: string
           enum:
           - ok
           - degraded
+        version:
+          type: string
+          description: The PushRelay version (`CHANGELOG.md`).
+        commit:
+          type: string
+          description: The git commit the binary was built from (12 hex digits, `-dirty` with uncommitted changes), or `unknown`.
         storage:
           $ref: '#/components/schemas/StorageHealth'
       additionalProperties: false

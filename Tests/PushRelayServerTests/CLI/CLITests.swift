@@ -29,6 +29,14 @@ struct CLI {
         #expect(FileManager.default.isExecutableFile(atPath: CLI.binary.path), "build with `swift build` first: \(CLI.binary.path)")
     }
 
+    @Test func versionSaysTheReleaseAndTheCommit() async throws {
+        let r = try await CLI.run(["--version"])
+        #expect(r.status == 0)
+        let line = r.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(line.hasPrefix("\(PushRelayVersion.string) (commit "), "\(line)")
+        #expect(line.range(of: #"\(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$"#, options: .regularExpression) != nil, "\(line)")
+    }
+
     /// The fakes (`PushRelayTestSupport`) live in `pushrelay-dev`; the shipped binary must not carry them.
     @Test func theShippedBinaryLinksNoTestFakes() async throws {
         let symbols = try await ProcessSpawn.run(["/usr/bin/nm", "--defined-only", CLI.binary.path])

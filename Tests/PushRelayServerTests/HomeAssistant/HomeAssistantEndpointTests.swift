@@ -183,7 +183,11 @@ import Testing
     @Test func healthAnswersOK() async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let r = try await s.request(.GET, "/health")
-            #expect(r.status == 200 && r.json == ["status": "ok"])
+            #expect(r.status == 200 && r["status"] == "ok")
+            #expect(r["version"]?.stringValue == PushRelayVersion.string)
+            // The commit the binary was built from (this checkout's, with -dirty while it has changes).
+            let commit = try #require(r["commit"]?.stringValue)
+            #expect(commit == "unknown" || commit.range(of: "^[0-9a-f]{12}(-dirty)?$", options: .regularExpression) != nil, "\(commit)")
             #expect(r.headers["content-type"] == "application/json")
         }
     }
