@@ -83,9 +83,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayWebPush",
-                "PushRelayStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
