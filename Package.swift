@@ -259,7 +259,7 @@ let package = Package(
 // instrumented, in the same build folder as the plain build, so the dependencies are compiled once for both.
 if let sanitizer = Context.environment["PUSHRELAY_SANITIZE"], !sanitizer.isEmpty {
     let flags = ["-sanitize=\(sanitizer)"]
-    for target in package.targets {
+    for target in package.targets where target.type != .plugin {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(flags)]
         target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(flags)]
     }

@@ -8,7 +8,8 @@ import Darwin
 ///
 /// On Linux, `Mutex` waits on a futex that ThreadSanitizer does not see, so every access it guards is reported as a
 /// race; a pthread mutex is intercepted, so `scripts/sanitize thread` reports only real races. Keep critical sections
-/// short and never `await` inside one.
+/// short and never `await` inside one. A lock that guards no value takes a number, not `()`: a value of size zero has
+/// the mutex pointer's address, which ThreadSanitizer then reports as raced.
 public final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

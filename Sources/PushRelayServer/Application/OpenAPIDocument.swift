@@ -2108,12 +2108,13 @@ paths:
       security: []
       responses:
         '301':
-          description: To `/admin/`, so that the page's relative URLs resolve under a reverse proxy's prefix.
+          description: To `admin/` (relative, so a reverse proxy's path prefix is kept), where the page's relative URLs
+            resolve under that prefix.
           headers:
             Location:
               required: true
               schema:
-                const: /admin/
+                const: admin/
             Cache-Control:
               required: true
               schema:

@@ -90,8 +90,12 @@ import Glibc
     }
 
     /// Sends `GET /health` on `fd` (a keep-alive connection) and reads until the head of a 200 has arrived, for up to
-    /// 10 s.
-    static func answersHealth(_ fd: Int32) -> Bool {
+    /// 10 s. The blocking reads run on a thread of their own: the server in this process needs the concurrency pool.
+    static func answersHealth(_ fd: Int32) async throws -> Bool {
+        try await onThread { answersHealthBlocking(fd) }
+    }
+
+    private static func answersHealthBlocking(_ fd: Int32) -> Bool {
         let request = Array("GET /health HTTP/1.1\r\nhost: x\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { return false }
         var received: [UInt8] = []
@@ -118,7 +122,7 @@ import Glibc
                 let fd = try #require(LoopbackSocket.connect(port: s.port, receiveTimeoutMicroseconds: 100_000))
                 held.append(fd)
                 // Served on it: the server has accepted it (and keeps it open).
-                #expect(Self.answersHealth(fd), "a connection within the budget is served")
+                #expect(try await Self.answersHealth(fd), "a connection within the budget is served")
             }
             let refused = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", limit: 10)
             #expect(refused.closed)
