@@ -10,3 +10,28 @@ if [ -z "${PUSHRELAY_BIN:-}" ]; then
 fi
 BIN=${PUSHRELAY_BIN:-$(swift build -c release --show-bin-path)/pushrelay}
 DEVBIN=${PUSHRELAY_DEV_BIN:-$(dirname "$BIN")/pushrelay-dev}
+
+# bench_workdir: a temporary folder for the run ($WORK), removed at exit once the server ($SERVER) and the fakes
+# ($FAKES) are stopped.
+bench_workdir() {
+  WORK=$(mktemp -d)
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  for p in ${SERVER:-} ${FAKES:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+
+# bench_fakes: starts `pushrelay-dev fake-providers` (FCM with OAuth over HTTPS, APNs over TLS + HTTP/2) as $FAKES;
+# PushRelay's config for them is $WORK/fakes/pushrelay.yaml.
+bench_fakes() {
+  "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
+  FAKES=$!
+  for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
+}
+
+# bench_server_ready PORT: waits until the server on PORT answers /health; sets $URL.
+bench_server_ready() {
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$1/health" >/dev/null && break; sleep 0.1; done
+  URL="http://127.0.0.1:$1"
+}

@@ -20,24 +20,16 @@ OVER_DURATION=${BENCH_OVERLOAD_DURATION:-15s}
 
 source Benchmarks/lib.sh
 
-WORK=$(mktemp -d)
-cleanup() {
-  for p in ${SERVER:-} ${FAKES:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_workdir
 ulimit -n 65536 2>/dev/null || true
 
-"$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
-FAKES=$!
-for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
+bench_fakes
 env PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=warning \
   PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 PUSHRELAY_METRICS_ENABLED=true PUSHRELAY_HTTP_MAX_CONNECTIONS_PER_ADDRESS=0 \
   ${BENCH_MAX_IN_FLIGHT:+PUSHRELAY_DELIVERY_MAX_IN_FLIGHT=$BENCH_MAX_IN_FLIGHT} \
   "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
 SERVER=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-URL="http://127.0.0.1:$PORT"
+bench_server_ready "$PORT"
 
 # A histogram of the server's (metric name), summed over the series whose labels match both regexes: "<le> <count>"
 # lines.

@@ -21,24 +21,16 @@ ROUNDS=${BENCH_ROUNDS:-1}
 
 source Benchmarks/lib.sh
 
-WORK=$(mktemp -d)
-cleanup() {
-  for p in ${SERVER:-} ${FAKES:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_workdir
 
-"$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
-FAKES=$!
-for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
+bench_fakes
 # The same server also routes one app id to the sandbox, for the comparison figure.
 sed -e 's/^providers:$/providers:\n  sandbox:\n    type: sandbox/' -e 's/^apps:$/apps:\n  - match: "bench.sandbox"\n    provider: sandbox/' \
   "$WORK/fakes/pushrelay.yaml" > "$WORK/pushrelay.yaml"
 PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=error \
   PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 "$BIN" serve --config "$WORK/pushrelay.yaml" 2>"$WORK/server.log" &
 SERVER=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-URL="http://127.0.0.1:$PORT"
+bench_server_ready "$PORT"
 
 run() { # name, wrk args…
   local name=$1; shift
