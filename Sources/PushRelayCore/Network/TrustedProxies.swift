@@ -8,6 +8,10 @@
 ///
 /// Pure: it reads header values, not sockets.
 public struct TrustedProxies: Sendable, Equatable {
+    /// The forwarding headers read from a trusted proxy: `X-Forwarded-For` first, `Forwarded` (RFC 7239) without it.
+    public static let forwardedForHeader = "X-Forwarded-For"
+    public static let forwardedHeader = "Forwarded"
+
     public let networks: [OutboundAddressPolicy.Network]
 
     public init(networks: [OutboundAddressPolicy.Network] = []) {

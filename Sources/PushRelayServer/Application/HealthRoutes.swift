@@ -5,9 +5,9 @@ import PushRelayStore
 
 /// `GET /health` (liveness) and `GET /ready` (readiness).
 ///
-/// `/health` answers 200 while the process serves HTTP, `{"status":"ok"}`, or `{"status":"degraded","storage":…}`,
-/// with the `version` and the `commit` the binary was built from
-/// while the database refuses writes: restarting would not cure a full or read-only disk, so it stays 200. `/ready`
+/// `/health` answers 200 while the process serves HTTP, `{"status":"ok"}`, or `{"status":"degraded","storage":…}`
+/// while the database refuses writes: restarting would not cure a full or read-only disk, so it stays 200. Both carry
+/// the `version` and the `commit` the binary was built from. `/ready`
 /// answers 503 `NotReady` (with `Retry-After`) during such a fault, so a load balancer sends the traffic elsewhere;
 /// both recover by themselves when writes go through again (the `StorageMonitor` probes while the fault lasts).
 struct HealthRoutes<Context: RequestContext> {

@@ -3,8 +3,8 @@ import Hummingbird
 import PushRelayCore
 
 extension HTTPField.Name {
-    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
-    static let forwarded = HTTPField.Name("Forwarded")!
+    static let xForwardedFor = HTTPField.Name(TrustedProxies.forwardedForHeader)!
+    static let forwarded = HTTPField.Name(TrustedProxies.forwardedHeader)!
 }
 
 /// Replaces the request's peer address by the client its forwarding headers name, when the connection comes from a

@@ -9,7 +9,7 @@ import NIOHTTP1
 /// HTTP/1 codec. It writes the decision into the request as `Connection: close`, which the Home Assistant fast path
 /// and Hummingbird's connection handler both honour by closing the connection after the answer, and it makes sure
 /// that answer says `Connection: close` too, whoever wrote it.
-final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
+final class ConnectionCloseRule: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart

@@ -13,13 +13,18 @@ extension PushRelayMetrics {
             labels: [("provider", provider)],
             help: "1 while the provider instance's circuit breaker refuses deliveries, else 0."
         ).set(open ? 1.0 : 0.0)
-        for to in transition.map({ [$0] }) ?? Self.circuitTransitions {
-            let counter = registry.makeCounter(
-                name: "pushrelay_provider_circuit_transitions_total",
-                labels: [("provider", provider), ("to", to)],
-                help: "Circuit breaker changes by provider instance and new state."
-            )
-            if transition != nil { counter.increment() }
+        if let transition {
+            transitionCounter(provider: provider, to: transition).increment()
+        } else {
+            for to in Self.circuitTransitions { _ = transitionCounter(provider: provider, to: to) }
         }
+    }
+
+    private func transitionCounter(provider: String, to: String) -> Counter {
+        registry.makeCounter(
+            name: "pushrelay_provider_circuit_transitions_total",
+            labels: [("provider", provider), ("to", to)],
+            help: "Circuit breaker changes by provider instance and new state."
+        )
     }
 }

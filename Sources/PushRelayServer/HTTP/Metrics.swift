@@ -88,7 +88,6 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of everything.
-
     func render() -> [UInt8] {
         for p in probes {
             registry.makeGauge(name: p.name, labels: [], help: p.help).set(p.read())

@@ -131,8 +131,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                             SlowClientGuard.remove(from: channel)
                             let peer = proxies.clientAddress(
                                 peer: channel.remoteAddress?.ipAddress ?? "unknown",
-                                forwardedFor: head.headers["X-Forwarded-For"],
-                                forwarded: head.headers["Forwarded"]
+                                forwardedFor: head.headers[TrustedProxies.forwardedForHeader],
+                                forwarded: head.headers[TrustedProxies.forwardedHeader]
                             )
                             try sockets.attach(to: channel, peer: peer)
                             return Upgrade.websocket

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayTestHarness
 
 #if canImport(Glibc)
 import Glibc
@@ -105,6 +106,31 @@ enum RawWebSocket {
 
 /// Blocking TCP connections to the test server on 127.0.0.1.
 enum LoopbackSocket {
+    /// Sends `GET /health` on `fd` (a keep-alive connection) and reads until the head of a 200 has arrived, for up to
+    /// 10 s. The blocking reads run on a thread of their own: the server in this process needs the concurrency pool.
+    static func answersHealth(_ fd: Int32) async throws -> Bool {
+        try await onThread { answersHealthBlocking(fd) }
+    }
+
+    private static func answersHealthBlocking(_ fd: Int32) -> Bool {
+        let request = Array("GET /health HTTP/1.1\r\nhost: x\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { return false }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 {
+                received += buffer[0..<n]
+                let text = String(decoding: received, as: UTF8.self)
+                if text.contains("\r\n\r\n") { return text.hasPrefix("HTTP/1.1 200") }
+            } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return false
+            }
+        }
+        return false
+    }
+
     /// A connected socket whose reads time out after `receiveTimeoutMicroseconds` (so a reader can watch a clock).
     /// `receiveBuffer` sets SO_RCVBUF before connecting (a small one makes a client that does not read fill up fast).
     static func connect(port: Int, receiveTimeoutMicroseconds: Int, receiveBuffer: Int32? = nil) -> Int32? {

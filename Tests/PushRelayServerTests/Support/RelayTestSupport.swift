@@ -50,10 +50,7 @@ extension TestServer {
         req.body = .bytes(ByteBuffer(bytes: body))
         let response = try await HTTPClient.shared.execute(req, timeout: .seconds(30))
         let buffer = try await response.body.collect(upTo: 1024 * 1024)
-        let text = String(buffer: buffer)
-        var h: [String: String] = [:]
-        for header in response.headers { h[header.name.lowercased()] = header.value }
-        return HTTPReply(status: Int(response.status.code), headers: h, json: (try? JSONParser.parse(Array(text.utf8))) ?? .null, rawBody: text)
+        return HTTPReply(status: Int(response.status.code), headerLines: response.headers, body: String(buffer: buffer))
     }
 
     func bearerPost(_ path: String, _ body: JSONValue, key: String?) async throws -> HTTPReply {

@@ -32,6 +32,17 @@ struct HTTPReply {
     var json: JSONValue
     var rawBody: String
 
+    /// A reply from its status, its header lines (names lowercased; of repeated names the last line wins) and its body,
+    /// read as JSON where it is JSON (`.null` otherwise).
+    init(status: Int, headerLines: some Sequence<(name: String, value: String)>, body: String) {
+        self.status = status
+        var headers: [String: String] = [:]
+        for line in headerLines { headers[line.name.lowercased()] = line.value }
+        self.headers = headers
+        self.json = (try? JSONParser.parse(Array(body.utf8))) ?? .null
+        self.rawBody = body
+    }
+
     subscript(key: String) -> JSONValue? { json[key] }
     var rateLimits: JSONValue? { json["rateLimits"] }
     func int(_ path: String...) -> Int64? {
@@ -166,11 +177,7 @@ final class TestServer: Sendable {
         }
         let response = try await HTTPClient.shared.execute(req, timeout: .seconds(30))
         let buffer = try await response.body.collect(upTo: 10 * 1024 * 1024)
-        let text = String(buffer: buffer)
-        var h: [String: String] = [:]
-        for header in response.headers { h[header.name.lowercased()] = header.value }
-        let json = (try? JSONParser.parse(Array(text.utf8))) ?? .null
-        return HTTPReply(status: Int(response.status.code), headers: h, json: json, rawBody: text)
+        return HTTPReply(status: Int(response.status.code), headerLines: response.headers, body: String(buffer: buffer))
     }
 
     private static func request(
@@ -192,11 +199,11 @@ final class TestServer: Sendable {
             headers: fields,
             body: body.map { ByteBuffer(string: $0) }
         )
-        let text = String(buffer: response.body)
-        var h: [String: String] = [:]
-        for field in response.headers { h[field.name.canonicalName] = field.value }
-        let json = (try? JSONParser.parse(Array(text.utf8))) ?? .null
-        return HTTPReply(status: response.status.code, headers: h, json: json, rawBody: text)
+        return HTTPReply(
+            status: response.status.code,
+            headerLines: response.headers.map { (name: $0.name.canonicalName, value: $0.value) },
+            body: String(buffer: response.body)
+        )
     }
 
     func post(_ path: String, _ body: JSONValue) async throws -> HTTPReply {

@@ -89,31 +89,6 @@ import Glibc
         }
     }
 
-    /// Sends `GET /health` on `fd` (a keep-alive connection) and reads until the head of a 200 has arrived, for up to
-    /// 10 s. The blocking reads run on a thread of their own: the server in this process needs the concurrency pool.
-    static func answersHealth(_ fd: Int32) async throws -> Bool {
-        try await onThread { answersHealthBlocking(fd) }
-    }
-
-    private static func answersHealthBlocking(_ fd: Int32) -> Bool {
-        let request = Array("GET /health HTTP/1.1\r\nhost: x\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { return false }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n > 0 {
-                received += buffer[0..<n]
-                let text = String(decoding: received, as: UTF8.self)
-                if text.contains("\r\n\r\n") { return text.hasPrefix("HTTP/1.1 200") }
-            } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                return false
-            }
-        }
-        return false
-    }
-
     @Test func oneAddressCannotHoldMoreThanItsShareOfConnections() async throws {
         try await TestServer.with(configure: { c in c.http.maxConnectionsPerAddress = 3 }) { (s: TestServer) async throws in
             var held: [Int32] = []
@@ -122,7 +97,7 @@ import Glibc
                 let fd = try #require(LoopbackSocket.connect(port: s.port, receiveTimeoutMicroseconds: 100_000))
                 held.append(fd)
                 // Served on it: the server has accepted it (and keeps it open).
-                #expect(try await Self.answersHealth(fd), "a connection within the budget is served")
+                #expect(try await LoopbackSocket.answersHealth(fd), "a connection within the budget is served")
             }
             let refused = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", limit: 10)
             #expect(refused.closed)
