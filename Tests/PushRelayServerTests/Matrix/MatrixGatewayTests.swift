@@ -68,7 +68,6 @@ func withMatrix(
     let fakes = MatrixFakes(env: env, web: web, vapidKeyFile: keyFile, vapidPublicKey: key.publicKey)
     do {
         try await TestServer.with(
-            .router,
             clock: clock,
             dbPath: dbPath,
             configure: { c in
