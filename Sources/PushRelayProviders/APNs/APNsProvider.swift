@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -15,7 +14,8 @@ public final class APNsProvider: PushProvider {
     public let name: String
     public let configuration: Configuration
     private let tokens: APNsProviderTokenCache?
-    private let client: HTTPClient
+    private let client: ProviderHTTPClient
+    private let origin: UpstreamOrigin?
     private let clock: any WallClock
     private let logger: Logger
 
@@ -43,7 +43,8 @@ public final class APNsProvider: PushProvider {
         } else {
             tokens = nil
         }
-        client = configuration.transport.makeClient()
+        client = ProviderHTTPClient(transport: configuration.transport)
+        origin = UpstreamOrigin(url: configuration.endpoint)
     }
 
     /// How many provider JWTs were signed so far (diagnostics and tests).
@@ -101,23 +102,16 @@ public final class APNsProvider: PushProvider {
     }
 
     private func post(_ r: APNsPreparedRequest, jwt: String?) async throws(DeliveryFailure) -> UpstreamResponse {
-        var request = HTTPClientRequest(url: configuration.endpoint + r.path)
-        request.method = .POST
-        for (name, value) in r.headers.sorted(by: { $0.key < $1.key }) {
-            request.headers.add(name: name, value: value)
-        }
-        if let jwt { request.headers.add(name: "authorization", value: "bearer \(jwt)") }
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: r.body))
-        return try await UpstreamExchange.perform(request, on: client, timeout: configuration.transport.requestTimeout, providerName: name)
+        guard let origin else { throw .configuration(message: "\(name): endpoint is not an http(s) URL") }
+        var headers = r.headers.sorted(by: { $0.key < $1.key }).map { (name: $0.key, value: $0.value) }
+        if let jwt { headers.append((name: "authorization", value: "bearer \(jwt)")) }
+        headers.append((name: "content-type", value: "application/json"))
+        let request = UpstreamRequest(origin: origin, path: r.path, headers: headers, body: ByteBuffer(bytes: r.body))
+        return try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
     }
 
     /// Closes the connection pool. Must be called once before the provider is released.
     public func shutdown() async {
-        do {
-            try await client.shutdown()
-        } catch {
-            logger.debug("HTTP client shutdown: \(error)")
-        }
+        await client.shutdown()
     }
 }

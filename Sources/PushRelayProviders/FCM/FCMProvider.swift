@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -15,7 +14,9 @@ public final class FCMProvider: PushProvider {
     public let configuration: Configuration
     /// The shared access-token cache (exposed for diagnostics and tests: `tokenRequests`).
     public let tokenSource: GoogleOAuthTokenSource
-    private let client: HTTPClient
+    private let client: ProviderHTTPClient
+    private let sendPath: String
+    private let origin: UpstreamOrigin?
     private let clock: any WallClock
     private let logger: Logger
 
@@ -38,7 +39,9 @@ public final class FCMProvider: PushProvider {
         var logger = logger ?? Logger(label: "pushrelay.provider.fcm")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
-        self.client = configuration.transport.makeClient()
+        self.client = ProviderHTTPClient(transport: configuration.transport)
+        self.origin = UpstreamOrigin(url: configuration.endpoint)
+        self.sendPath = "/v1/projects/\(configuration.projectID)/messages:send"
         self.tokenSource = GoogleOAuthTokenSource(
             account: configuration.serviceAccount,
             client: client,
@@ -81,20 +84,18 @@ public final class FCMProvider: PushProvider {
     }
 
     private func post(_ body: [UInt8], accessToken: String) async throws(DeliveryFailure) -> UpstreamResponse {
-        var request = HTTPClientRequest(url: configuration.sendURL)
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
-        request.headers.add(name: "content-type", value: "application/json; charset=utf-8")
-        request.body = .bytes(ByteBuffer(bytes: body))
-        return try await UpstreamExchange.perform(request, on: client, timeout: configuration.transport.requestTimeout, providerName: name)
+        guard let origin else { throw .configuration(message: "\(name): endpoint is not an http(s) URL") }
+        let request = UpstreamRequest(
+            origin: origin,
+            path: sendPath,
+            headers: [(name: "authorization", value: "Bearer \(accessToken)"), (name: "content-type", value: "application/json; charset=utf-8")],
+            body: ByteBuffer(bytes: body)
+        )
+        return try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
     }
 
     /// Closes the connection pool. Must be called once before the provider is released.
     public func shutdown() async {
-        do {
-            try await client.shutdown()
-        } catch {
-            logger.debug("HTTP client shutdown: \(error)")
-        }
+        await client.shutdown()
     }
 }

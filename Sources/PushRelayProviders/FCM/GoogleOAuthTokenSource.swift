@@ -21,7 +21,7 @@ public actor GoogleOAuthTokenSource {
     }
 
     private let account: ServiceAccount
-    private let client: HTTPClient
+    private let client: ProviderHTTPClient
     private let clock: any WallClock
     private let timeout: TimeAmount
     private let logger: Logger
@@ -35,7 +35,7 @@ public actor GoogleOAuthTokenSource {
     /// The longest PushRelay waits before refreshing: 5 minutes before expiry.
     static let refreshMargin: TimeInterval = 300
 
-    init(account: ServiceAccount, client: HTTPClient, clock: any WallClock, timeout: TimeAmount, logger: Logger, providerName: String) {
+    init(account: ServiceAccount, client: ProviderHTTPClient, clock: any WallClock, timeout: TimeAmount, logger: Logger, providerName: String) {
         self.account = account
         self.client = client
         self.clock = clock
@@ -94,15 +94,14 @@ public actor GoogleOAuthTokenSource {
                 .configuration(message: "\(providerName): cannot sign the OAuth assertion with the service account key of \(account.clientEmail)")
             )
         }
-        var request = HTTPClientRequest(url: account.tokenURI)
-        request.method = .POST
-        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-        request.headers.add(name: "accept", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: GoogleOAuthAssertion.formBody(assertion: assertion)))
-
+        let headers = [(name: "content-type", value: "application/x-www-form-urlencoded"), (name: "accept", value: "application/json")]
+        let body = ByteBuffer(string: GoogleOAuthAssertion.formBody(assertion: assertion))
+        guard let request = UpstreamRequest(url: account.tokenURI, headers: headers, body: body) else {
+            return .failure(.configuration(message: "\(providerName): the service account's token_uri is not an http(s) URL"))
+        }
         let response: UpstreamResponse
         do {
-            response = try await UpstreamExchange.perform(request, on: client, timeout: timeout, providerName: providerName)
+            response = try await client.execute(request, timeout: timeout, providerName: providerName)
         } catch {
             return .failure(error)
         }

@@ -53,9 +53,11 @@ struct ProviderTransport: Sendable {
         return (chain, key)
     }
 
-    /// A new client with its own connection pool, speaking HTTP/2 when the server offers it (ALPN `h2`).
-    /// The caller owns it and must `shutdown()` it.
-    func makeClient() -> HTTPClient {
+    /// HTTP/2 connections per origin: each carries many requests at once, so a few are plenty.
+    var http2ConnectionsPerOrigin: Int = 1
+
+    /// TLS for connections to providers: the system roots plus `ca_file`, the client identity when there is one.
+    func tlsConfiguration(alpn: [String]) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if !extraTrustRoots.isEmpty {
             tls.additionalTrustRoots = [.certificates(extraTrustRoots)]
@@ -64,13 +66,20 @@ struct ProviderTransport: Sendable {
             tls.certificateChain = identity.chain.map { .certificate($0) }
             tls.privateKey = .privateKey(identity.key)
         }
+        tls.applicationProtocols = alpn
+        return tls
+    }
+
+    /// An AsyncHTTPClient with its own connection pool, for HTTP/1.1 upstreams (see `ProviderHTTPClient`).
+    /// The caller owns it and must `shutdown()` it.
+    func makeClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tls,
+            tlsConfiguration: tlsConfiguration(alpn: ["http/1.1"]),
             redirectConfiguration: .disallow,
             timeout: .init(connect: min(requestTimeout, .seconds(10)), read: requestTimeout),
             connectionPool: .init(idleTimeout: idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnections)
         )
-        configuration.httpVersion = .automatic
+        configuration.httpVersion = .http1Only
         configuration.decompression = .disabled
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }

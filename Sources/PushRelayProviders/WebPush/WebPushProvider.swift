@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -19,7 +18,7 @@ public final class WebPushProvider: PushProvider {
     public let configuration: Configuration
     private let signer: VAPIDSigner
     private let addressGuard: OutboundAddressGuard
-    private let client: HTTPClient
+    private let client: ProviderHTTPClient
     private let clock: any WallClock
     private let logger: Logger
     /// VAPID JWTs by audience, reused until an hour before they expire.
@@ -45,7 +44,7 @@ public final class WebPushProvider: PushProvider {
         var logger = logger ?? Logger(label: "pushrelay.provider.webpush")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
-        self.client = configuration.transport.makeClient()
+        self.client = ProviderHTTPClient(transport: configuration.transport)
     }
 
     /// The `applicationServerKey` browsers must subscribe with.
@@ -101,16 +100,16 @@ public final class WebPushProvider: PushProvider {
             case .undecryptable: throw .invalidPayload(reason: "EncryptionFailed", message: "\(error)")
             }
         }
-        var request = HTTPClientRequest(url: message.endpoint)
-        request.method = .POST
         var sentHeaders: [String: String] = ["ttl": String(configuration.ttlSeconds), "content-encoding": "aes128gcm"]
         if let u = message.urgency { sentHeaders["urgency"] = u }
         if let t = message.topic { sentHeaders["topic"] = t }
-        for (k, v) in sentHeaders.sorted(by: { $0.key < $1.key }) { request.headers.add(name: k, value: v) }
-        request.headers.add(name: "content-type", value: "application/octet-stream")
-        request.headers.add(name: "authorization", value: signer.authorization(jwt: jwt(audience: audience)))
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let response = try await UpstreamExchange.perform(request, on: client, timeout: configuration.transport.requestTimeout, providerName: name)
+        var headers = sentHeaders.sorted(by: { $0.key < $1.key }).map { (name: $0.key, value: $0.value) }
+        headers.append((name: "content-type", value: "application/octet-stream"))
+        headers.append((name: "authorization", value: signer.authorization(jwt: jwt(audience: audience))))
+        guard let request = UpstreamRequest(url: message.endpoint, headers: headers, body: ByteBuffer(bytes: body)) else {
+            throw .invalidTarget(reason: DeliveryFailure.endpointNotAllowed, message: "The subscription's endpoint is not an http(s) URL; nothing was sent.")
+        }
+        let response = try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
 
         let sent: JSONValue = [
             "endpoint_host": .string(host), "headers": .object(sentHeaders.mapValues(JSONValue.string)),
@@ -152,11 +151,7 @@ public final class WebPushProvider: PushProvider {
     }
 
     public func shutdown() async {
-        do {
-            try await client.shutdown()
-        } catch {
-            logger.debug("HTTP client shutdown: \(error)")
-        }
+        await client.shutdown()
     }
 }
 

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
@@ -16,16 +15,16 @@ import Testing
     }
 
     /// A raw client trusting the test CA, run against a started fake.
-    static func withClient(_ body: (HTTPClient) async throws -> Void) async throws {
+    static func withClient(_ body: (ProviderHTTPClient) async throws -> Void) async throws {
         var transport = ProviderTransport()
         transport.extraTrustRoots = try ProviderTransport.loadTrustRoots(path: Shared.caFile, key: "ca_file")
         transport.requestTimeout = .seconds(5)
-        let client = transport.makeClient()
+        let client = ProviderHTTPClient(transport: transport)
         do { try await body(client) } catch {
-            try? await client.shutdown()
+            await client.shutdown()
             throw error
         }
-        try await client.shutdown()
+        await client.shutdown()
     }
 
     /// Runs `body`, then `cleanup` (also when `body` throws).
@@ -37,14 +36,10 @@ import Testing
         await cleanup()
     }
 
-    static func post(_ client: HTTPClient, _ url: String, headers: [(String, String)], body: String) async throws -> Answer {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        for (n, v) in headers { request.headers.add(name: n, value: v) }
-        request.body = .bytes(ByteBuffer(string: body))
-        let r = try await client.execute(request, timeout: .seconds(5))
-        let bytes = try await r.body.collect(upTo: 1 << 16)
-        return Answer(status: Int(r.status.code), json: try? JSONParser.parse(Array(bytes.readableBytesView)))
+    static func post(_ client: ProviderHTTPClient, _ url: String, headers: [(String, String)], body: String) async throws -> Answer {
+        let request = try #require(UpstreamRequest(url: url, headers: headers.map { (name: $0.0, value: $0.1) }, body: ByteBuffer(string: body)))
+        let r = try await client.execute(request, timeout: .seconds(5), providerName: "test")
+        return Answer(status: r.status, json: r.json)
     }
 
     // MARK: APNs
@@ -61,7 +56,7 @@ import Testing
     }
 
     func apnsRequest(
-        _ client: HTTPClient,
+        _ client: ProviderHTTPClient,
         _ fake: FakeAPNs,
         path: String? = nil,
         jwt: String?,

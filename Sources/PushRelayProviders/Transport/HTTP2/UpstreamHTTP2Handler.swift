@@ -1,0 +1,192 @@
+import NIOCore
+import NIOHTTP2
+
+/// Sends requests to a provider as HTTP/2 streams on one connection and completes each with its answer.
+///
+/// It sits after `NIOHTTP2Handler` and works on frames: a request is one HEADERS frame and one DATA frame on a new
+/// stream ID, with no channel per stream. Writes are flushed once per event-loop turn, so requests started together
+/// share TLS records and system calls. `UpstreamHTTP2StateMachine` keeps the books; this handler only does what it
+/// says. All its methods run on the channel's event loop.
+final class UpstreamHTTP2Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    typealias Machine = UpstreamHTTP2StateMachine<EventLoopPromise<UpstreamResponse>>
+
+    /// How often deadlines are checked while requests are waiting.
+    static let deadlineTick = TimeAmount.milliseconds(25)
+
+    private var machine = Machine()
+    private var context: ChannelHandlerContext?
+    private var flushScheduled = false
+    private var deadlineTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
+    private let idleTimeout: TimeAmount
+    /// Told once when this connection stops taking new requests (GOAWAY, close, stream IDs spent).
+    private let onUnusable: @Sendable () -> Void
+    private var reportedUnusable = false
+
+    init(idleTimeout: TimeAmount, onUnusable: @escaping @Sendable () -> Void) {
+        self.idleTimeout = idleTimeout
+        self.onUnusable = onUnusable
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // The connection window starts at 64 KiB whatever the settings say; raise it once so that answers are never
+        // held back by it.
+        let raise = Self.connectionWindow - 65_535
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: raise))), promise: nil)
+        armIdleTimer()
+    }
+
+    /// The inbound window this client grants the whole connection.
+    static let connectionWindow = 1 << 20
+
+    /// Sends `request` on a new stream; `promise` gets the answer or an `UpstreamHTTP2StateMachine.Failure`.
+    func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>) {
+        guard let context else {
+            promise.fail(Machine.Failure.connectionClosed)
+            return
+        }
+        switch machine.start(promise, deadline: deadline, now: .now()) {
+        case .failure(let failure):
+            promise.fail(failure)
+        case .success(let streamID):
+            idleTimer?.cancel()
+            idleTimer = nil
+            let hasBody = request.body.readableBytes > 0
+            let head = HTTP2Frame.FramePayload.headers(.init(headers: request.headerBlock, endStream: !hasBody))
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: head)), promise: nil)
+            if hasBody {
+                let data = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(request.body), endStream: true))
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: data)), promise: nil)
+            }
+            scheduleFlush(context: context)
+            armDeadlineTimer(context: context)
+            if machine.isExhausted { reportUnusable() }
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            perform(machine.receivedHeaders(streamID: frame.streamID, headers: headers.headers, endStream: headers.endStream), context: context)
+        case .data(let data):
+            guard case .byteBuffer(let bytes) = data.data else { return }
+            let (action, windowUpdate) = machine.receivedData(streamID: frame.streamID, bytes: bytes, endStream: data.endStream)
+            if windowUpdate > 0 {
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: windowUpdate))), promise: nil)
+                scheduleFlush(context: context)
+            }
+            perform(action, context: context)
+        case .rstStream(let code):
+            perform(machine.receivedReset(streamID: frame.streamID, code: code), context: context)
+        case .goAway(let lastStreamID, _, _):
+            reportUnusable()
+            for (promise, failure) in machine.receivedGoAway(lastStreamID: lastStreamID) { promise.fail(failure) }
+            closeIfDrained(context: context)
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        reportUnusable()
+        deadlineTimer?.cancel()
+        idleTimer?.cancel()
+        for (promise, failure) in machine.closed() { promise.fail(failure) }
+        self.context = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            // One stream broke (the server's frames for it made no sense): that request fails, the others go on.
+            perform(machine.receivedReset(streamID: streamError.streamID, code: .protocolError), context: context)
+            return
+        }
+        // Anything else (TLS, a connection-level protocol error, the socket) ends the connection.
+        context.close(promise: nil)
+    }
+
+    private func perform(_ action: Machine.StreamAction, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            return
+        case .succeed(let promise, let response):
+            promise.succeed(response)
+        case .succeedAndReset(let promise, let response, let streamID):
+            reset(streamID, context: context)
+            promise.succeed(response)
+        case .fail(let promise, let failure):
+            promise.fail(failure)
+        case .failAndReset(let promise, let failure, let streamID):
+            reset(streamID, context: context)
+            promise.fail(failure)
+        }
+        closeIfDrained(context: context)
+        if machine.openStreams == 0 { armIdleTimer() }
+    }
+
+    private func reset(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
+        scheduleFlush(context: context)
+    }
+
+    /// One flush for every write made in this turn of the event loop.
+    private func scheduleFlush(context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushScheduled = false
+            self.context?.flush()
+        }
+    }
+
+    private func armDeadlineTimer(context: ChannelHandlerContext) {
+        guard deadlineTimer == nil else { return }
+        deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.deadlineTick) {
+            self.deadlineTimer = nil
+            guard let context = self.context else { return }
+            for (promise, streamID) in self.machine.expire(now: .now()) {
+                self.reset(streamID, context: context)
+                promise.fail(Machine.Failure.timedOut)
+            }
+            if self.machine.openStreams > 0 {
+                self.armDeadlineTimer(context: context)
+            } else {
+                self.closeIfDrained(context: context)
+                self.armIdleTimer()
+            }
+        }
+    }
+
+    /// A connection with no request for `idleTimeout` is closed.
+    private func armIdleTimer() {
+        guard let context, idleTimer == nil, machine.openStreams == 0 else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) {
+            self.idleTimer = nil
+            guard self.machine.openStreams == 0 else { return }
+            self.reportUnusable()
+            self.context?.close(promise: nil)
+        }
+    }
+
+    /// After a GOAWAY, the connection closes once its last stream is answered.
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        if case .draining = machine.state, machine.openStreams == 0 {
+            context.close(promise: nil)
+        }
+    }
+
+    private func reportUnusable() {
+        guard !reportedUnusable else { return }
+        reportedUnusable = true
+        onUnusable()
+    }
+}
+
+@available(*, unavailable)
+extension UpstreamHTTP2Handler: Sendable {}

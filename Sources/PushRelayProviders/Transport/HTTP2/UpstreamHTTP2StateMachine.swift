@@ -1,0 +1,183 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+
+/// Why a request sent on an HTTP/2 connection got no answer.
+enum UpstreamStreamFailure: Error, Equatable, Sendable {
+    /// The connection closed (or failed) before the answer was complete. The request may have been processed.
+    case connectionClosed
+    /// The server said it did not process the request (GOAWAY with a lower last stream ID, or `REFUSED_STREAM`):
+    /// it is safe to send again on another connection.
+    case notProcessed
+    /// The server reset the stream with this HTTP/2 error code.
+    case reset(code: Int)
+    /// The deadline passed before the answer was complete.
+    case timedOut
+}
+
+/// The bookkeeping of one client HTTP/2 connection to a provider, without I/O: which stream carries which waiting
+/// request, the answer gathered so far for each, which requests a GOAWAY, a reset or a closed connection fails, which
+/// have passed their deadline, and how much inbound connection window to hand back.
+///
+/// `Waiter` is whatever the caller completes with the answer (a promise in `UpstreamHTTP2Handler`, a number in the
+/// tests). Every method returns what the caller must do; none of them writes or completes anything itself.
+struct UpstreamHTTP2StateMachine<Waiter> {
+    typealias Failure = UpstreamStreamFailure
+
+    /// What to do after an event about one stream.
+    enum StreamAction {
+        case none
+        /// Complete the waiter with the answer.
+        case succeed(Waiter, UpstreamResponse)
+        /// Complete the waiter with the answer and reset the stream (its body was longer than kept).
+        case succeedAndReset(Waiter, UpstreamResponse, HTTP2StreamID)
+        case fail(Waiter, Failure)
+        /// Fail the waiter and reset the stream, so that the server stops working on it.
+        case failAndReset(Waiter, Failure, HTTP2StreamID)
+    }
+
+    /// Whether new requests may start on this connection.
+    enum State: Equatable {
+        case open
+        /// GOAWAY received: streams up to this ID finish, no new one starts.
+        case draining(lastStreamID: HTTP2StreamID)
+        case closed
+    }
+
+    private struct Stream {
+        var waiter: Waiter
+        var deadline: NIODeadline
+        var status: Int?
+        var headers = HTTPHeaders()
+        var body: [UInt8] = []
+    }
+
+    /// Answers longer than this are cut here and their stream reset (provider error bodies are a few hundred bytes).
+    let maxBodyBytes: Int
+    /// Inbound connection-window bytes handed back once this many have been read.
+    let windowUpdateThreshold: Int
+
+    private(set) var state = State.open
+    private var streams: [HTTP2StreamID: Stream] = [:]
+    private var nextStreamID = HTTP2StreamID(1)
+    private var unacknowledgedBytes = 0
+
+    init(maxBodyBytes: Int = UpstreamExchange.maxBodyBytes, windowUpdateThreshold: Int = 32 * 1024) {
+        self.maxBodyBytes = maxBodyBytes
+        self.windowUpdateThreshold = windowUpdateThreshold
+    }
+
+    /// Requests waiting for an answer.
+    var openStreams: Int { streams.count }
+
+    /// Starts a request: the stream ID to send its HEADERS on, or the reason it cannot start here.
+    mutating func start(_ waiter: Waiter, deadline: NIODeadline, now: NIODeadline) -> Result<HTTP2StreamID, Failure> {
+        guard case .open = state else { return .failure(.notProcessed) }
+        guard deadline > now else { return .failure(.timedOut) }
+        let id = nextStreamID
+        nextStreamID = HTTP2StreamID(Int(id) + 2)
+        streams[id] = Stream(waiter: waiter, deadline: deadline)
+        return .success(id)
+    }
+
+    /// A HEADERS frame: the answer's head (informational `1xx` heads are skipped), or its trailers.
+    mutating func receivedHeaders(streamID: HTTP2StreamID, headers: HPACKHeaders, endStream: Bool) -> StreamAction {
+        guard var stream = streams[streamID] else { return .none }
+        if stream.status == nil {
+            guard let status = headers.first(name: ":status").flatMap({ Int($0) }) else {
+                streams[streamID] = nil
+                return .failAndReset(stream.waiter, .reset(code: Int(HTTP2ErrorCode.protocolError.networkCode)), streamID)
+            }
+            if (100..<200).contains(status) {
+                return .none
+            }
+            stream.status = status
+            for (name, value, _) in headers where !name.hasPrefix(":") {
+                stream.headers.add(name: name, value: value)
+            }
+        }
+        guard endStream else {
+            streams[streamID] = stream
+            return .none
+        }
+        streams[streamID] = nil
+        return finished(stream)
+    }
+
+    /// A DATA frame. Also returns how many connection-window bytes to hand back now (0: none yet).
+    mutating func receivedData(streamID: HTTP2StreamID, bytes: ByteBuffer, endStream: Bool) -> (StreamAction, windowUpdate: Int) {
+        unacknowledgedBytes += bytes.readableBytes
+        var update = 0
+        if unacknowledgedBytes >= windowUpdateThreshold {
+            update = unacknowledgedBytes
+            unacknowledgedBytes = 0
+        }
+        guard var stream = streams[streamID] else { return (.none, update) }
+        let room = maxBodyBytes - stream.body.count
+        stream.body += bytes.readableBytesView.prefix(room)
+        if endStream {
+            streams[streamID] = nil
+            return (finished(stream), update)
+        }
+        if stream.body.count >= maxBodyBytes, stream.status != nil {
+            // Longer than is kept: take what arrived and stop the server sending more.
+            streams[streamID] = nil
+            return (.succeedAndReset(stream.waiter, response(stream), streamID), update)
+        }
+        streams[streamID] = stream
+        return (.none, update)
+    }
+
+    /// RST_STREAM from the server.
+    mutating func receivedReset(streamID: HTTP2StreamID, code: HTTP2ErrorCode) -> StreamAction {
+        guard let stream = streams.removeValue(forKey: streamID) else { return .none }
+        if code == .refusedStream { return .fail(stream.waiter, .notProcessed) }
+        return .fail(stream.waiter, .reset(code: Int(code.networkCode)))
+    }
+
+    /// GOAWAY: streams above `lastStreamID` were not processed and fail with `.notProcessed`; the others may finish.
+    mutating func receivedGoAway(lastStreamID: HTTP2StreamID) -> [(Waiter, Failure)] {
+        if case .closed = state { return [] }
+        state = .draining(lastStreamID: lastStreamID)
+        var failed: [(Waiter, Failure)] = []
+        for (id, stream) in streams where id > lastStreamID {
+            streams[id] = nil
+            failed.append((stream.waiter, .notProcessed))
+        }
+        return failed
+    }
+
+    /// Requests whose deadline is at or before `now`: each fails and its stream is reset.
+    mutating func expire(now: NIODeadline) -> [(Waiter, HTTP2StreamID)] {
+        var expired: [(Waiter, HTTP2StreamID)] = []
+        for (id, stream) in streams where stream.deadline <= now {
+            streams[id] = nil
+            expired.append((stream.waiter, id))
+        }
+        return expired
+    }
+
+    /// The connection closed: every request still waiting fails.
+    mutating func closed() -> [(Waiter, Failure)] {
+        state = .closed
+        let failed = streams.values.map { ($0.waiter, Failure.connectionClosed) }
+        streams = [:]
+        return failed
+    }
+
+    /// The stream ID space is nearly spent: the caller should stop starting requests here (and open a new connection).
+    var isExhausted: Bool { Int(nextStreamID) > Int(Int32.max) - 1_000 }
+
+    private func finished(_ stream: Stream) -> StreamAction {
+        guard stream.status != nil else {
+            // END_STREAM without a status: not an answer.
+            return .fail(stream.waiter, .reset(code: Int(HTTP2ErrorCode.protocolError.networkCode)))
+        }
+        return .succeed(stream.waiter, response(stream))
+    }
+
+    private func response(_ stream: Stream) -> UpstreamResponse {
+        UpstreamResponse(status: stream.status ?? 0, headers: stream.headers, body: stream.body)
+    }
+}

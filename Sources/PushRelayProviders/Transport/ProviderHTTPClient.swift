@@ -1,0 +1,121 @@
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PushRelayCore
+
+/// How a provider talks to its upstream: HTTP/2 over TLS on a few long-lived connections per origin (as FCM, APNs and
+/// the big WebPush services serve it), and HTTP/1.1 through AsyncHTTPClient for `http://` endpoints and for servers
+/// that do not offer HTTP/2.
+///
+/// Every outcome that is not an HTTP answer (refused connection, TLS failure, reset, GOAWAY, deadline) is a
+/// `DeliveryFailure.transient`, so callers only ever see typed outcomes. A request the server says it did not
+/// process (GOAWAY, `REFUSED_STREAM`) is sent once more on a new connection. Call `shutdown()` once before release.
+final class ProviderHTTPClient: Sendable {
+    private let transport: ProviderTransport
+    private let pool: UpstreamHTTP2Pool?
+    private let http1: HTTPClient
+    /// Origins that finished a TLS handshake without offering HTTP/2.
+    private let http1Origins = Locked<Set<UpstreamOrigin>>([])
+
+    init(transport: ProviderTransport) {
+        self.transport = transport
+        http1 = transport.makeClient()
+        do {
+            pool = UpstreamHTTP2Pool(
+                tls: try NIOSSLContext(configuration: transport.tlsConfiguration(alpn: ["h2", "http/1.1"])),
+                group: MultiThreadedEventLoopGroup.singleton,
+                connectTimeout: min(transport.requestTimeout, .seconds(10)),
+                idleTimeout: transport.idleTimeout,
+                connectionsPerOrigin: transport.http2ConnectionsPerOrigin
+            )
+        } catch {
+            // The same TLS configuration fails in AsyncHTTPClient too, with the error on every request.
+            pool = nil
+        }
+    }
+
+    /// Sends `request` and returns the answer, or throws a transient failure before `timeout` has passed.
+    func execute(_ request: UpstreamRequest, timeout: TimeAmount, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
+        let deadline = NIODeadline.now() + timeout
+        guard request.origin.secure, let pool, !http1Origins.withLock({ $0.contains(request.origin) }) else {
+            return try await viaHTTP1(request, timeout: timeout, providerName: providerName)
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection: UpstreamHTTP2Connection
+            do {
+                connection = try await pool.connection(to: request.origin)
+            } catch UpstreamHTTP2Connection.ConnectError.http2NotOffered {
+                http1Origins.withLock { _ = $0.insert(request.origin) }
+                return try await viaHTTP1(request, timeout: deadline - .now(), providerName: providerName)
+            } catch {
+                throw Self.failure(connecting: error, origin: request.origin, providerName: providerName)
+            }
+            do {
+                return try await connection.execute(request, deadline: deadline).get()
+            } catch UpstreamStreamFailure.notProcessed where attempt == 1 && deadline > .now() {
+                continue
+            } catch {
+                throw Self.failure(exchanging: error, origin: request.origin, providerName: providerName)
+            }
+        }
+    }
+
+    private func viaHTTP1(_ request: UpstreamRequest, timeout: TimeAmount, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
+        var r = HTTPClientRequest(url: request.url)
+        r.method = .init(rawValue: request.method)
+        for (name, value) in request.headers { r.headers.add(name: name, value: value) }
+        if request.body.readableBytes > 0 { r.body = .bytes(request.body) }
+        return try await UpstreamExchange.perform(r, on: http1, timeout: max(timeout, .milliseconds(1)), providerName: providerName)
+    }
+
+    /// Closes every connection.
+    func shutdown() async {
+        await pool?.shutdown()
+        try? await http1.shutdown()
+    }
+
+    private static func failure(connecting error: any Error, origin: UpstreamOrigin, providerName: String) -> DeliveryFailure {
+        var timedOut = false
+        if case UpstreamHTTP2Connection.ConnectError.timedOut = error { timedOut = true }
+        if case ChannelError.connectTimeout = error { timedOut = true }
+        if timedOut {
+            return .transient(reason: "Timeout", message: "\(providerName): no answer from \(origin.description) in time (connect)", retryAfterSeconds: nil)
+        }
+        switch error {
+        case is CancellationError:
+            return .transient(reason: "Cancelled", message: "\(providerName): the request to \(origin.description) was cancelled", retryAfterSeconds: nil)
+        default:
+            return .transient(
+                reason: "ConnectionError",
+                message: "\(providerName): cannot reach \(origin.description): \(String(describing: error))",
+                retryAfterSeconds: nil
+            )
+        }
+    }
+
+    private static func failure(exchanging error: any Error, origin: UpstreamOrigin, providerName: String) -> DeliveryFailure {
+        let target = origin.description
+        switch error as? UpstreamStreamFailure {
+        case .timedOut:
+            return .transient(reason: "Timeout", message: "\(providerName): no answer from \(target) in time", retryAfterSeconds: nil)
+        case .notProcessed:
+            return .transient(
+                reason: "ConnectionError",
+                message: "\(providerName): \(target) refused the request on two connections (GOAWAY or REFUSED_STREAM)",
+                retryAfterSeconds: nil
+            )
+        case .reset(let code):
+            return .transient(reason: "ConnectionError", message: "\(providerName): \(target) reset the request (HTTP/2 error \(code))", retryAfterSeconds: nil)
+        case .connectionClosed, nil:
+            return .transient(
+                reason: "ConnectionError",
+                message: "\(providerName): the connection to \(target) closed before the answer",
+                retryAfterSeconds: nil
+            )
+        }
+    }
+}
