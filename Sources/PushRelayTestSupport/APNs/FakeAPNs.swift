@@ -168,6 +168,10 @@ public final class FakeAPNs: Sendable {
             return (r, status, reason)
         case .dropConnection:
             return (FakeResponse(status: 0, action: .dropConnection), 0, "DroppedConnection")
+        case .resetStream:
+            return (FakeResponse(status: 0, action: .resetStream), 0, "ResetStream")
+        case .goAway:
+            return (FakeResponse(status: 0, action: .goAway), 0, "GoAway")
         }
     }
 

@@ -18,6 +18,10 @@ public indirect enum FakeAPNsOutcome: Sendable {
     case delayed(milliseconds: Int64, FakeAPNsOutcome)
     /// Close the TCP connection without answering.
     case dropConnection
+    /// Reset the request's HTTP/2 stream without answering.
+    case resetStream
+    /// GOAWAY before processing the request (the client may send it again on a new connection), then close.
+    case goAway
 }
 
 /// One request the fake APNs received, with what it answered.

@@ -41,9 +41,14 @@ public final class FakeFCM: Sendable {
         self.state = Locked(State(accessTokenLifetime: accessTokenLifetime))
     }
 
-    /// Listens on `127.0.0.1:port` (0 picks a free port).
-    public func start(port: Int = 0) async throws {
-        let server = try FakeTLSServer(identity: try authority.issueServerCertificate(), clientCA: nil, allowHTTP1: true) { [self] request in
+    /// Listens on `127.0.0.1:port` (0 picks a free port); `offerHTTP2: false` speaks only HTTP/1.1.
+    public func start(port: Int = 0, offerHTTP2: Bool = true) async throws {
+        let server = try FakeTLSServer(
+            identity: try authority.issueServerCertificate(),
+            clientCA: nil,
+            allowHTTP1: true,
+            offerHTTP2: offerHTTP2
+        ) { [self] request in
             self.handle(request)
         }
         try await slot.start(server, port: port)

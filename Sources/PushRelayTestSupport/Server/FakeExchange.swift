@@ -41,6 +41,10 @@ public struct FakeResponse: Sendable {
         case respond
         /// Close the whole TCP connection without answering.
         case dropConnection
+        /// Reset the request's HTTP/2 stream (`RST_STREAM`) without answering; the connection stays.
+        case resetStream
+        /// Send GOAWAY saying no stream was processed, then close the connection (as a server going down does).
+        case goAway
     }
 
     public var status: Int

@@ -20,11 +20,19 @@ final class FakeTLSServer: Sendable {
     private let channel = Locked<(any Channel)?>(nil)
     private let connections = ConnectionCounter()
 
-    /// - Parameter clientCA: when set, clients must present a certificate issued by it (mutual TLS).
-    init(identity: TestCertificateAuthority.Issued, clientCA: TestCertificateAuthority?, allowHTTP1: Bool, handler: @escaping Handler) throws {
+    /// - Parameters:
+    ///   - clientCA: when set, clients must present a certificate issued by it (mutual TLS).
+    ///   - offerHTTP2: false for a server that speaks only HTTP/1.1 (ALPN `http/1.1`; then `allowHTTP1` must be true).
+    init(
+        identity: TestCertificateAuthority.Issued,
+        clientCA: TestCertificateAuthority?,
+        allowHTTP1: Bool,
+        offerHTTP2: Bool = true,
+        handler: @escaping Handler
+    ) throws {
         let (chain, key) = try identity.nioIdentity()
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        tls.applicationProtocols = allowHTTP1 ? ["h2", "http/1.1"] : ["h2"]
+        tls.applicationProtocols = (offerHTTP2 ? ["h2"] : []) + (allowHTTP1 ? ["http/1.1"] : [])
         if let clientCA {
             tls.certificateVerification = .noHostnameVerification
             tls.trustRoots = .certificates([try clientCA.nioCertificate()])
@@ -159,6 +167,16 @@ final class FakeRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 context.close(promise: nil)
             }
+        case .resetStream:
+            // On HTTP/2 closing the stream's channel resets the stream; on HTTP/1.1 the connection closes.
+            context.close(promise: nil)
+        case .goAway:
+            guard closesConnectionChannel, let parent = context.channel.parent else {
+                context.close(promise: nil)
+                return
+            }
+            let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .rootStream, errorCode: .noError, opaqueData: nil))
+            parent.writeAndFlush(goAway).whenComplete { _ in parent.close(promise: nil) }
         case .respond:
             var headers = HTTPHeaders(response.headers)
             headers.replaceOrAdd(name: "content-length", value: String(response.body.count))

@@ -35,10 +35,11 @@ func withFCM(
     clock: ManualClock = ManualClock(),
     lifetime: Int = 3599,
     extraOptions: [String: JSONValue] = [:],
+    offerHTTP2: Bool = true,
     _ body: (FakeFCM, FCMProvider, ManualClock) async throws -> Void
 ) async throws {
     let fake = FakeFCM(authority: Shared.authority, account: Shared.account, clock: clock, accessTokenLifetime: lifetime)
-    try await fake.start()
+    try await fake.start(offerHTTP2: offerHTTP2)
     var options: [String: JSONValue] = [
         "service_account_json": .string(fake.serviceAccountJSON),
         "endpoint": .string(fake.endpoint),

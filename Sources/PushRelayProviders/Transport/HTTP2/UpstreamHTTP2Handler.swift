@@ -49,7 +49,7 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler {
             promise.fail(Machine.Failure.connectionClosed)
             return
         }
-        switch machine.start(promise, deadline: deadline, now: .now()) {
+        switch machine.start(promise, deadline: deadline, now: context.eventLoop.now) {
         case .failure(let failure):
             promise.fail(failure)
         case .success(let streamID):
@@ -150,7 +150,7 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler {
         deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.deadlineTick) {
             self.deadlineTimer = nil
             guard let context = self.context else { return }
-            for (promise, streamID) in self.machine.expire(now: .now()) {
+            for (promise, streamID) in self.machine.expire(now: context.eventLoop.now) {
                 self.reset(streamID, context: context)
                 promise.fail(Machine.Failure.timedOut)
             }

@@ -1,0 +1,196 @@
+import NIOCore
+import NIOEmbedded
+import NIOHPACK
+import NIOHTTP2
+import Testing
+
+@testable import PushRelayProviders
+
+/// The handler on an embedded channel: the frames it writes for a request, when it flushes, and how answers, resets,
+/// GOAWAY, deadlines and a closed connection complete the requests' promises.
+@Suite struct UpstreamHTTP2HandlerTests {
+    final class Harness {
+        let channel = EmbeddedChannel()
+        var loop: EmbeddedEventLoop { channel.embeddedEventLoop }
+        let handler: UpstreamHTTP2Handler
+        let unusable = UsableFlag()
+
+        init(idleTimeout: TimeAmount = .minutes(10)) throws {
+            let flag = unusable
+            handler = UpstreamHTTP2Handler(idleTimeout: idleTimeout) { flag.value.store(false, ordering: .relaxed) }
+            try channel.pipeline.syncOperations.addHandler(handler)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+            // The connection window is raised once, first.
+            let raise = try #require(try channel.readOutbound(as: HTTP2Frame.self))
+            guard case .windowUpdate(let increment) = raise.payload, raise.streamID == .rootStream else {
+                Issue.record("expected a connection WINDOW_UPDATE, got \(raise)")
+                return
+            }
+            #expect(increment == UpstreamHTTP2Handler.connectionWindow - 65_535)
+        }
+
+        func send(_ body: String = "{}", in timeout: TimeAmount = .seconds(10)) -> EventLoopFuture<UpstreamResponse> {
+            let origin = UpstreamOrigin(secure: true, host: "fcm.example", port: 443)
+            let request = UpstreamRequest(
+                origin: origin,
+                path: "/v1/send",
+                headers: [(name: "authorization", value: "Bearer t")],
+                body: ByteBuffer(string: body)
+            )
+            let promise = loop.makePromise(of: UpstreamResponse.self)
+            handler.start(request, deadline: loop.now + timeout, promise: promise)
+            return promise.futureResult
+        }
+
+        func outbound() throws -> [HTTP2Frame] {
+            var frames: [HTTP2Frame] = []
+            while let f = try channel.readOutbound(as: HTTP2Frame.self) { frames.append(f) }
+            return frames
+        }
+
+        func answer(_ streamID: HTTP2StreamID, status: Int, body: String) throws {
+            try channel.writeInbound(
+                HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: HPACKHeaders([(":status", String(status))]), endStream: false)))
+            )
+            try channel.writeInbound(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true))))
+        }
+    }
+
+    static func result(_ future: EventLoopFuture<UpstreamResponse>) -> Result<UpstreamResponse, any Error>? {
+        var result: Result<UpstreamResponse, any Error>?
+        future.whenComplete { result = $0 }
+        return result
+    }
+
+    @Test func aRequestIsOneHeadersAndOneDataFrameFlushedOncePerLoopTurn() throws {
+        let h = try Harness()
+        let a = h.send(#"{"a":1}"#)
+        let b = h.send(#"{"b":2}"#)
+        // Written, not yet flushed: EmbeddedChannel hands out only flushed frames.
+        #expect(try h.outbound().isEmpty)
+        h.loop.run()
+        let frames = try h.outbound()
+        #expect(frames.map(\.streamID) == [1, 1, 3, 3])
+        guard case .headers(let head) = frames[0].payload, case .data(let data) = frames[1].payload else {
+            Issue.record("expected HEADERS then DATA, got \(frames)")
+            return
+        }
+        #expect(!head.endStream && data.endStream)
+        #expect(head.headers.first(name: ":method") == "POST")
+        #expect(head.headers.first(name: ":path") == "/v1/send")
+        #expect(head.headers.first(name: ":authority") == "fcm.example")
+        #expect(head.headers.first(name: ":scheme") == "https")
+        #expect(head.headers.first(name: "authorization") == "Bearer t")
+        #expect(head.headers.first(name: "content-length") == "7")
+
+        try h.answer(3, status: 200, body: #"{"name":"b"}"#)
+        try h.answer(1, status: 404, body: #"{"error":{}}"#)
+        let answerB = try #require(Self.result(b)).get()
+        let answerA = try #require(Self.result(a)).get()
+        #expect(answerB.status == 200 && answerB.json?["name"] == "b")
+        #expect(answerA.status == 404)
+    }
+
+    @Test func goAwaySendsTheUnprocessedBackAndClosesOnceDrained() throws {
+        let h = try Harness()
+        let a = h.send()
+        let b = h.send()
+        h.loop.run()
+        _ = try h.outbound()
+        try h.channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: 1, errorCode: .noError, opaqueData: nil)))
+        #expect(h.unusable.value.load(ordering: .relaxed) == false)
+        guard case .failure(let error) = Self.result(b) else {
+            Issue.record("stream 3 was above the last stream ID")
+            return
+        }
+        #expect(error as? UpstreamStreamFailure == .notProcessed)
+        #expect(Self.result(a) == nil)
+        #expect(h.channel.isActive)
+        try h.answer(1, status: 200, body: "{}")
+        #expect(try Self.result(a)?.get().status == 200)
+        #expect(!h.channel.isActive)
+        // No new request starts on a draining or closed connection.
+        guard case .failure = Self.result(h.send()) else {
+            Issue.record("a closed connection takes no request")
+            return
+        }
+    }
+
+    @Test func aResetFailsOnlyItsStream() throws {
+        let h = try Harness()
+        let a = h.send()
+        let b = h.send()
+        try h.channel.writeInbound(HTTP2Frame(streamID: 1, payload: .rstStream(.internalError)))
+        guard case .failure(let error) = Self.result(a) else {
+            Issue.record("the reset stream fails")
+            return
+        }
+        #expect(error as? UpstreamStreamFailure == .reset(code: Int(HTTP2ErrorCode.internalError.networkCode)))
+        try h.answer(3, status: 200, body: "{}")
+        #expect(try Self.result(b)?.get().status == 200)
+    }
+
+    @Test func aDeadlineFailsTheRequestAndResetsItsStream() throws {
+        let h = try Harness()
+        let slow = h.send(in: .milliseconds(200))
+        let patient = h.send(in: .seconds(5))
+        h.loop.run()
+        _ = try h.outbound()
+        h.loop.advanceTime(by: .milliseconds(150))
+        #expect(Self.result(slow) == nil)
+        h.loop.advanceTime(by: .milliseconds(100))
+        guard case .failure(let error) = Self.result(slow) else {
+            Issue.record("past its deadline the request fails")
+            return
+        }
+        #expect(error as? UpstreamStreamFailure == .timedOut)
+        let frames = try h.outbound()
+        #expect(frames.count == 1 && frames[0].streamID == 1)
+        guard case .rstStream(.cancel) = frames.first?.payload else {
+            Issue.record("the expired stream is reset, got \(frames)")
+            return
+        }
+        #expect(Self.result(patient) == nil)
+    }
+
+    @Test func aClosedConnectionFailsEveryRequestAndIsUnusable() throws {
+        let h = try Harness()
+        let a = h.send()
+        try h.channel.close().wait()
+        guard case .failure(let error) = Self.result(a) else {
+            Issue.record("the request fails with the connection")
+            return
+        }
+        #expect(error as? UpstreamStreamFailure == .connectionClosed)
+        #expect(h.unusable.value.load(ordering: .relaxed) == false)
+    }
+
+    @Test func anIdleConnectionClosesAfterItsIdleTimeout() throws {
+        let h = try Harness(idleTimeout: .seconds(60))
+        let a = h.send()
+        h.loop.run()
+        try h.answer(1, status: 200, body: "{}")
+        #expect(try Self.result(a)?.get().status == 200)
+        h.loop.advanceTime(by: .seconds(59))
+        #expect(h.channel.isActive)
+        h.loop.advanceTime(by: .seconds(2))
+        #expect(!h.channel.isActive)
+        #expect(h.unusable.value.load(ordering: .relaxed) == false)
+    }
+
+    @Test func readDataIsHandedBackToTheConnectionWindow() throws {
+        let h = try Harness()
+        let a = h.send()
+        h.loop.run()
+        _ = try h.outbound()
+        let big = String(repeating: "x", count: 40 * 1024)
+        try h.answer(1, status: 500, body: big)
+        #expect(try Self.result(a)?.get().body.count == 40 * 1024)
+        h.loop.run()
+        let frames = try h.outbound()
+        #expect(frames.contains { frame in
+            if case .windowUpdate(let n) = frame.payload, frame.streamID == .rootStream { return n == 40 * 1024 }
+            return false
+        })
+    }
+}

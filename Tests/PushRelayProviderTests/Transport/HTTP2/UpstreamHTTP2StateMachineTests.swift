@@ -1,0 +1,154 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import Testing
+
+@testable import PushRelayProviders
+
+/// The books of one upstream HTTP/2 connection, event by event (waiters are numbers).
+@Suite struct UpstreamHTTP2StateMachineTests {
+    typealias Machine = UpstreamHTTP2StateMachine<Int>
+
+    let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    var later: NIODeadline { now + .seconds(10) }
+
+    static func head(_ status: Int, _ extra: [(String, String)] = []) -> HPACKHeaders {
+        HPACKHeaders([(":status", String(status))] + extra)
+    }
+
+    static func buffer(_ s: String) -> ByteBuffer { ByteBuffer(string: s) }
+
+    func started(_ machine: inout Machine, _ waiter: Int) throws -> HTTP2StreamID {
+        try machine.start(waiter, deadline: later, now: now).get()
+    }
+
+    @Test func streamsTakeOddIncreasingIDsAndAnswersCompleteTheirWaiter() throws {
+        var m = Machine()
+        let a = try started(&m, 1)
+        let b = try started(&m, 2)
+        #expect(a == 1 && b == 3)
+        #expect(m.openStreams == 2)
+
+        guard case .none = m.receivedHeaders(streamID: b, headers: Self.head(200, [("apns-id", "x")]), endStream: false) else {
+            Issue.record("a head without END_STREAM completes nothing")
+            return
+        }
+        let (action, update) = m.receivedData(streamID: b, bytes: Self.buffer("{}"), endStream: true)
+        guard case .succeed(let waiter, let response) = action else {
+            Issue.record("expected the answer, got \(action)")
+            return
+        }
+        #expect(waiter == 2 && response.status == 200 && response.header("apns-id") == "x" && response.body == Array("{}".utf8))
+        #expect(update == 0)
+        #expect(m.openStreams == 1)
+
+        guard case .succeed(1, let empty) = m.receivedHeaders(streamID: a, headers: Self.head(410), endStream: true) else {
+            Issue.record("a head with END_STREAM is a whole answer")
+            return
+        }
+        #expect(empty.status == 410 && empty.body.isEmpty)
+        #expect(m.openStreams == 0)
+    }
+
+    @Test func informationalHeadsAreSkipped() throws {
+        var m = Machine()
+        let id = try started(&m, 7)
+        guard case .none = m.receivedHeaders(streamID: id, headers: Self.head(100), endStream: false) else {
+            Issue.record("100 Continue is not the answer")
+            return
+        }
+        guard case .succeed(7, let r) = m.receivedHeaders(streamID: id, headers: Self.head(200), endStream: true) else {
+            Issue.record("the final head is the answer")
+            return
+        }
+        #expect(r.status == 200)
+    }
+
+    @Test func goAwayFailsOnlyTheStreamsItDidNotProcessAndStopsNewOnes() throws {
+        var m = Machine()
+        let first = try started(&m, 1)
+        _ = try started(&m, 2)
+        _ = try started(&m, 3)
+        let failed = m.receivedGoAway(lastStreamID: first)
+        #expect(Set(failed.map(\.0)) == [2, 3])
+        #expect(failed.allSatisfy { $0.1 == .notProcessed })
+        #expect(m.state == .draining(lastStreamID: first))
+        #expect(m.start(9, deadline: later, now: now) == .failure(.notProcessed))
+        guard case .succeed(1, _) = m.receivedHeaders(streamID: first, headers: Self.head(200), endStream: true) else {
+            Issue.record("a stream at or below the last stream ID still gets its answer")
+            return
+        }
+    }
+
+    @Test func resetsFailTheirStreamAndRefusedStreamsMaySendAgain() throws {
+        var m = Machine()
+        let a = try started(&m, 1)
+        let b = try started(&m, 2)
+        guard case .fail(1, .notProcessed) = m.receivedReset(streamID: a, code: .refusedStream) else {
+            Issue.record("REFUSED_STREAM means not processed")
+            return
+        }
+        guard case .fail(2, .reset(let code)) = m.receivedReset(streamID: b, code: .internalError) else {
+            Issue.record("other resets carry their code")
+            return
+        }
+        #expect(code == Int(HTTP2ErrorCode.internalError.networkCode))
+        guard case .none = m.receivedReset(streamID: b, code: .cancel) else {
+            Issue.record("a reset of a finished stream is ignored")
+            return
+        }
+    }
+
+    @Test func deadlinesExpireAndPastDeadlinesDoNotStart() throws {
+        var m = Machine()
+        _ = try m.start(1, deadline: now + .milliseconds(100), now: now).get()
+        let late = try m.start(2, deadline: now + .seconds(5), now: now).get()
+        #expect(m.expire(now: now + .milliseconds(99)).isEmpty)
+        let expired = m.expire(now: now + .milliseconds(100))
+        #expect(expired.map(\.0) == [1] && expired.map(\.1) == [1])
+        #expect(m.openStreams == 1)
+        #expect(late == 3)
+        #expect(m.start(3, deadline: now, now: now) == .failure(.timedOut))
+    }
+
+    @Test func aClosedConnectionFailsEveryWaiter() throws {
+        var m = Machine()
+        _ = try started(&m, 1)
+        _ = try started(&m, 2)
+        let failed = m.closed()
+        #expect(Set(failed.map(\.0)) == [1, 2] && failed.allSatisfy { $0.1 == .connectionClosed })
+        #expect(m.state == .closed)
+        #expect(m.start(3, deadline: later, now: now) == .failure(.notProcessed))
+    }
+
+    @Test func readBytesAreHandedBackToTheConnectionWindowInBatches() throws {
+        var m = Machine(maxBodyBytes: 1 << 20, windowUpdateThreshold: 10)
+        let id = try started(&m, 1)
+        _ = m.receivedHeaders(streamID: id, headers: Self.head(200), endStream: false)
+        #expect(m.receivedData(streamID: id, bytes: Self.buffer("123456"), endStream: false).windowUpdate == 0)
+        #expect(m.receivedData(streamID: id, bytes: Self.buffer("123456"), endStream: false).windowUpdate == 12)
+        // Bytes for streams that are gone still count against the connection window.
+        #expect(m.receivedData(streamID: 99, bytes: Self.buffer("1234567890"), endStream: false).windowUpdate == 10)
+    }
+
+    @Test func longAnswersAreCutAndTheirStreamReset() throws {
+        var m = Machine(maxBodyBytes: 4)
+        let id = try started(&m, 1)
+        _ = m.receivedHeaders(streamID: id, headers: Self.head(500), endStream: false)
+        let (action, _) = m.receivedData(streamID: id, bytes: Self.buffer("abcdef"), endStream: false)
+        guard case .succeedAndReset(1, let r, let reset) = action else {
+            Issue.record("expected the cut answer and a reset, got \(action)")
+            return
+        }
+        #expect(r.status == 500 && r.body == Array("abcd".utf8) && reset == id)
+    }
+
+    @Test func anAnswerWithoutAStatusIsAProtocolError() throws {
+        var m = Machine()
+        let id = try started(&m, 1)
+        guard case .failAndReset(1, .reset, id) = m.receivedHeaders(streamID: id, headers: HPACKHeaders([("x", "y")]), endStream: false) else {
+            Issue.record("a head without :status is refused")
+            return
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import NIOCore
+import PushRelayCore
+import PushRelayTestSupport
+import Testing
+
+@testable import PushRelayProviders
+
+/// The provider transport against the strict fakes over real TLS: one HTTP/2 connection carries every request,
+/// GOAWAY and resets are handled as HTTP/2 servers mean them, and a server without HTTP/2 is served over HTTP/1.1.
+@Suite struct ProviderHTTPClientTests {
+    @Test func concurrentRequestsShareOneConnection() async throws {
+        try await withAPNs { fake, provider, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<200 {
+                    group.addTask { _ = try await provider.send(apnsDelivery(token: deviceToken(1_000 + n))) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(fake.records.count == 200)
+            #expect(fake.records.allSatisfy { $0.status == 200 })
+            #expect(fake.acceptedConnections == 1)
+        }
+    }
+
+    @Test func aGoAwayBeforeProcessingIsSentAgainOnANewConnection() async throws {
+        try await withAPNs { fake, provider, _ in
+            let token = deviceToken(20)
+            _ = try await provider.send(apnsDelivery(token: deviceToken(21)))
+            fake.script(token, [.goAway])
+            let receipt = try await provider.send(apnsDelivery(token: token))
+            #expect(!receipt.messageID.isEmpty)
+            #expect(fake.records.map(\.status) == [200, 0, 200])
+            #expect(fake.records.map(\.reason) == [nil, "GoAway", nil])
+            #expect(fake.acceptedConnections == 2)
+            // Both attempts carried the same apns-id: the same notification, sent once more.
+            #expect(fake.records[1].headers["apns-id"] == fake.records[2].headers["apns-id"])
+        }
+    }
+
+    @Test func aResetStreamIsTransientAndTheConnectionStays() async throws {
+        try await withAPNs { fake, provider, _ in
+            let token = deviceToken(30)
+            fake.script(token, [.resetStream])
+            let reset = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
+            guard case .transient(let reason, let message, _)? = reset else {
+                Issue.record("got \(String(describing: reset))")
+                return
+            }
+            #expect(reason == "ConnectionError")
+            #expect(message.contains("reset the request"))
+            #expect(!message.contains(token))
+            _ = try await provider.send(apnsDelivery(token: token))
+            #expect(fake.acceptedConnections == 1)
+        }
+    }
+
+    @Test func aServerWithoutHTTP2IsServedOverHTTP1() async throws {
+        try await withFCM(offerHTTP2: false) { fake, provider, _ in
+            _ = try await provider.send(androidDelivery(token: fcmToken(1)))
+            _ = try await provider.send(androidDelivery(token: fcmToken(2)))
+            #expect(fake.records.count == 2)
+            #expect(await provider.tokenSource.tokenRequests == 1)
+        }
+    }
+
+    @Test func anUntrustedCertificateIsAConnectionErrorNamingOnlyTheHost() async throws {
+        try await withAPNs(extraOptions: ["ca_file": .null]) { fake, provider, _ in
+            let token = deviceToken(40)
+            let refused = await failure { () async throws(DeliveryFailure) in try await provider.send(apnsDelivery(token: token)) }
+            guard case .transient(let reason, let message, _)? = refused else {
+                Issue.record("got \(String(describing: refused))")
+                return
+            }
+            #expect(reason == "ConnectionError")
+            #expect(message.contains(fake.endpoint))
+            #expect(!message.contains(token))
+            #expect(fake.records.isEmpty)
+        }
+    }
+}
