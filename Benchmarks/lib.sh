@@ -35,3 +35,8 @@ bench_server_ready() {
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$1/health" >/dev/null && break; sleep 0.1; done
   URL="http://127.0.0.1:$1"
 }
+
+# bench_cpu_ticks: the server's CPU time so far (utime + stime of $SERVER, in clock ticks).
+bench_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
+# bench_cpu_us TICKS REQUESTS: server CPU microseconds per request.
+bench_cpu_us() { awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", (n > 0 ? t / hz * 1e6 / n : 0) }'; }

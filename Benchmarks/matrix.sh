@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Matrix push gateway benchmark (issue 5): release build, `pushrelay-dev fake-providers` as the FCM upstream (real TLS,
-# OAuth, HTTP/2), wrk at 64 connections for 10 s POSTing /_matrix/push/v1/notify with one FCM device per request
-# (a distinct event id and pushkey per request, so neither de-duplication nor caching flatters the figures).
-# Usage: Benchmarks/matrix.sh      (env: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_PORT=18282)
+# Matrix push gateway benchmark: `pushrelay-dev fake-providers` as the FCM upstream (real TLS, OAuth, HTTP/2), wrk at
+# 64 connections for 10 s POSTing /_matrix/push/v1/notify with one FCM device per request (a distinct event id and
+# pushkey per request, so neither de-duplication nor caching flatters the figures), and GET /health on the same server
+# in the same run; both with the server's CPU per request from /proc.
+# Usage: Benchmarks/matrix.sh      (env: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_PORT=18282;
+#        PUSHRELAY_BIN and PUSHRELAY_DEV_BIN measure given binaries instead of a fresh release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,42 +13,37 @@ CONNECTIONS=${BENCH_CONNECTIONS:-64}
 THREADS=${BENCH_THREADS:-2}
 PORT=${BENCH_PORT:-18282}
 
-command -v wrk >/dev/null 2>&1 || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
+source Benchmarks/lib.sh
 
-swift build -c release --product pushrelay >&2
-swift build -c release --product pushrelay-dev >&2
-BIN=$(swift build -c release --show-bin-path)/pushrelay
-DEVBIN=$(swift build -c release --show-bin-path)/pushrelay-dev
-
-WORK=$(mktemp -d)
-cleanup() {
-  for pid in ${SERVER:-} ${FAKES:-}; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-"$DEVBIN" fake-providers --apns-port 0 --fcm-port 0 --out "$WORK/fakes" > "$WORK/fakes.log" 2>&1 &
-FAKES=$!
-for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && grep -q "waiting for requests" "$WORK/fakes.log" && break; sleep 0.1; done
+bench_workdir
+bench_fakes
 cat >> "$WORK/fakes/pushrelay.yaml" <<YAML
-log:
-  level: error
 matrix:
   apps:
     "im.bench.*":
       provider: fcm
 YAML
-# The fake prints every request it receives; keep its output out of the measurement.
-PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
+PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=error \
+  "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
 SERVER=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+bench_server_ready "$PORT"
 
-wrk -t1 -c8 -d2s -s Benchmarks/matrix.lua "http://127.0.0.1:$PORT" >/dev/null
-wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s Benchmarks/matrix.lua "http://127.0.0.1:$PORT" > "$WORK/notify.txt"
-cat "$WORK/notify.txt" >&2
+measure() { # name, wrk args…: prints "req/s p99 cpu_us_per_request"
+  local name=$1 before after; shift
+  before=$(bench_cpu_ticks)
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$@" > "$WORK/$name.txt"
+  after=$(bench_cpu_ticks)
+  cat "$WORK/$name.txt" >&2
+  echo "$(awk '/^Requests\/sec:/ {print $2}' "$WORK/$name.txt") $(awk '$1 == "99%" {print $2}' "$WORK/$name.txt")" \
+    "$(bench_cpu_us $((after - before)) "$(awk '/ requests in / { print $1 }' "$WORK/$name.txt")")"
+}
 
-RPS=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/notify.txt")
-P99=$(awk '$1 == "99%" {print $2}' "$WORK/notify.txt")
+wrk -t1 -c8 -d2s -s Benchmarks/matrix.lua "$URL" >/dev/null
+read -r health_rps health_p99 health_cpu < <(measure health "$URL/health")
+read -r rps p99 cpu < <(measure notify -s Benchmarks/matrix.lua "$URL")
+non2xx=$(awk '/Non-2xx/ {print $NF}' "$WORK/notify.txt" | grep . || echo 0)
 echo
-echo "Matrix gateway benchmark ($THREADS wrk threads, $CONNECTIONS connections, $DURATION, $(nproc) cores, fake FCM over TLS)"
-printf "  %-40s %10s req/s   p99 %s\n" "POST /_matrix/push/v1/notify (1 FCM device)" "$RPS" "$P99"
+echo "Matrix gateway benchmark ($THREADS wrk threads, $CONNECTIONS connections, $DURATION, $(nproc) cores, fake FCM over TLS + HTTP/2)"
+printf "  %-44s %10s req/s   p99 %-8s server CPU %s us/req\n" "GET /health (same server)" "$health_rps" "$health_p99" "$health_cpu"
+printf "  %-44s %10s req/s   p99 %-8s server CPU %s us/req   non-2xx %s\n" "POST /_matrix/push/v1/notify (1 FCM device)" "$rps" "$p99" "$cpu" "$non2xx"
+awk -v a="$rps" -v b="$health_rps" 'BEGIN { printf "  notify / health: %.2f of the rate\n", a / b }'

@@ -32,19 +32,15 @@ PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUS
 SERVER=$!
 bench_server_ready "$PORT"
 
-ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
-HZ=$(getconf CLK_TCK)
 # Runs wrk with the given arguments and prints "requests cpu_us_per_request p99".
 measure() {
-  local name=$1 before after
+  local name=$1 before after n
   shift
-  before=$(ticks)
+  before=$(bench_cpu_ticks)
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$@" > "$WORK/$name.txt"
-  after=$(ticks)
-  awk -v t=$((after - before)) -v hz="$HZ" '
-    / requests in / { n = $1 }
-    $1 == "99%" { p99 = $2 }
-    END { printf "%d %.0f %s\n", n, (n > 0 ? t / hz * 1e6 / n : 0), p99 }' "$WORK/$name.txt"
+  after=$(bench_cpu_ticks)
+  n=$(awk '/ requests in / { print $1 }' "$WORK/$name.txt")
+  echo "$n $(bench_cpu_us $((after - before)) "$n") $(awk '$1 == "99%" { print $2 }' "$WORK/$name.txt")"
 }
 
 # Warm up: connections to the fakes, the OAuth token, caches.

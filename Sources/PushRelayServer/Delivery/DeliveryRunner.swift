@@ -1,3 +1,5 @@
+import NIOCore
+import NIOPosix
 import PushRelayCore
 
 /// Runs one delivery against one provider within the request's deadline: a timeout on each attempt, and retries of
@@ -82,9 +84,14 @@ struct DeliveryRunner: Sendable {
                     }
                     first.offer(result)
                 }
-                let timer = Task {
-                    try? await Task.sleep(for: remaining)
-                    if first.offer(timeout) { send.cancel() }
+                // The deadline is an event-loop timer (cheap to set and to cancel, and most are cancelled); when it
+                // fires, the timeout is offered from a task, so a send already queued for the same threads answers
+                // first.
+                let (seconds, attoseconds) = remaining.components
+                let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+                    in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                ) {
+                    Task { if first.offer(timeout) { send.cancel() } }
                 }
                 first.onSettled { timer.cancel() }
             }

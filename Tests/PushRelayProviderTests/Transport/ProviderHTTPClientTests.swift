@@ -73,6 +73,8 @@ import Testing
             }
             #expect(reason == "ConnectionError")
             #expect(message.contains(fake.endpoint))
+            // The TLS error itself, so that an operator sees why.
+            #expect(message.contains("CERTIFICATE_VERIFY_FAILED"), "\(message)")
             #expect(!message.contains(token))
             #expect(fake.records.isEmpty)
         }

@@ -66,6 +66,8 @@ final class UpstreamHTTP2Connection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    // A failed handshake (an untrusted certificate, say) fails the connection with its own error.
+                    try sync.addHandler(ConnectFailureHandler(ready: ready))
                     try sync.addHandler(
                         ApplicationProtocolNegotiationHandler { result, channel in
                             guard case .negotiated("h2") = result else {
@@ -107,6 +109,19 @@ final class UpstreamHTTP2Connection: Sendable {
         HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
     ]
+}
+
+/// Fails a connection being opened with the first error its pipeline reports (TLS errors say what went wrong).
+private final class ConnectFailureHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    private let ready: EventLoopPromise<UpstreamHTTP2Connection>
+
+    init(ready: EventLoopPromise<UpstreamHTTP2Connection>) { self.ready = ready }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        ready.fail(error)
+        context.fireErrorCaught(error)
+    }
 }
 
 /// Whether a connection still takes new requests (a class, so the channel's handler can clear it).
