@@ -58,7 +58,7 @@ import Testing
 
     static func result(_ future: EventLoopFuture<UpstreamResponse>) -> Result<UpstreamResponse, any Error>? {
         var result: Result<UpstreamResponse, any Error>?
-        future.whenComplete { result = $0 }
+        future.assumeIsolated().whenComplete { result = $0 }
         return result
     }
 
