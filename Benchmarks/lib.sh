@@ -22,10 +22,12 @@ bench_cleanup() {
   rm -rf "$WORK"
 }
 
-# bench_fakes: starts `pushrelay-dev fake-providers` (FCM with OAuth over HTTPS, APNs over TLS + HTTP/2) as $FAKES;
+# bench_fakes: starts `pushrelay-dev fake-providers` (FCM with OAuth over TLS + HTTP/2, APNs over TLS + HTTP/2) as $FAKES;
 # PushRelay's config for them is $WORK/fakes/pushrelay.yaml.
 bench_fakes() {
-  "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 > "$WORK/fakes.log" 2>&1 &
+  # BENCH_FCM_HTTP1=1: the fake FCM speaks only HTTP/1.1, so PushRelay reaches it over HTTP/1.1 (AsyncHTTPClient).
+  "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 ${BENCH_FCM_HTTP1:+--fcm-http1-only} \
+    > "$WORK/fakes.log" 2>&1 &
   FAKES=$!
   for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done
 }

@@ -20,12 +20,13 @@ struct FakeProviders: AsyncParsableCommand {
     @Option(help: "Port of the fake APNs (0 picks a free one).") var apnsPort = 8443
     @Option(help: "Port of the fake FCM (0 picks a free one).") var fcmPort = 8444
     @Option(help: "Folder for the generated config and credentials.") var out = "./fake-providers"
+    @Flag(help: "The fake FCM speaks only HTTP/1.1 (over TLS), as a server without HTTP/2 would.") var fcmHttp1Only = false
     @Option(help: "The iOS app's bundle id (the APNs topic).") var bundleId = "io.robbie.HomeAssistant"
 
     func run() async throws {
         let dir = URL(fileURLWithPath: out).standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let env = try await FakeProviderEnvironment.start(directory: dir, bundleID: bundleId, apnsPort: apnsPort, fcmPort: fcmPort)
+        let env = try await FakeProviderEnvironment.start(directory: dir, bundleID: bundleId, apnsPort: apnsPort, fcmPort: fcmPort, fcmOffersHTTP2: !fcmHttp1Only)
         let configFile = dir + "/pushrelay.yaml"
         try DevConfig.yaml(env: env, directory: dir).write(toFile: configFile, atomically: true, encoding: .utf8)
         print(

@@ -53,8 +53,8 @@ struct ProviderTransport: Sendable {
         return (chain, key)
     }
 
-    /// HTTP/2 connections per origin: each carries many requests at once, so a few are plenty.
-    var http2ConnectionsPerOrigin: Int = 1
+    /// HTTP/2 connections per origin at most: one per event loop (a core), each carrying many requests at once.
+    var http2ConnectionsPerOrigin: Int = System.coreCount
 
     /// TLS for connections to providers: the system roots plus `ca_file`, the client identity when there is one.
     func tlsConfiguration(alpn: [String]) -> TLSConfiguration {

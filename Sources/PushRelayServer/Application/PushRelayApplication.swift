@@ -79,7 +79,7 @@ public enum PushRelayApplication {
         if !config.http.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies)) }
         // Next, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
-        router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: JSONErrorMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         let routes = RouteTable(router: router)
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }

@@ -56,6 +56,15 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "NotFound", message) }
 
+    /// 413 for a body past `http.max_body_bytes`: the one text, on the router and on the fast path alike.
+    static func bodyTooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, "PayloadTooLarge", bodyTooLargeMessage(limit: limit))
+    }
+
+    static func bodyTooLargeMessage(limit: Int) -> String {
+        "The request body is larger than \(limit) bytes (http.max_body_bytes)."
+    }
+
     /// Bytes NIO's HTTP/1.1 decoder refused: 431 for headers past its limits, 400 otherwise.
     static func notHTTP(_ error: HTTPParserError) -> APIError {
         if error == .headerOverflow {
@@ -87,6 +96,9 @@ enum JSONResponse {
 /// Renders every error as JSON: `APIError`s as they are, Hummingbird's `HTTPError`s (404, 413…) with a message,
 /// storage failures as 503 `StorageUnavailable`, and anything unexpected as a 500 whose message says what failed, without leaking internals to logs as secrets.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// `http.max_body_bytes`, for the 413 text.
+    let maxBodyBytes: Int
+
     /// The answer, or the error as JSON. A HEAD request gets the same status and headers without the body (RFC 9110
     /// §9.3.2; an error's body too, which would otherwise be read as the start of the next answer).
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -109,7 +121,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     "No endpoint at \(request.method) \(request.uri.path). See the README for the endpoints PushRelay serves."
                 )
             case .contentTooLarge:
-                apiError = APIError(.contentTooLarge, "PayloadTooLarge", "The request body is larger than this server accepts (http.max_body_bytes).")
+                apiError = .bodyTooLarge(limit: maxBodyBytes)
             default:
                 let text = (error as? HTTPError)?.body ?? ""
                 apiError = APIError(error.status, "HTTPError", text.isEmpty ? "\(error.status.code) \(error.status.reasonPhrase)" : text)

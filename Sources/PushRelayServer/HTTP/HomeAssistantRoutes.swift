@@ -1,15 +1,31 @@
 import Hummingbird
 import PushRelayCore
 
+/// The paths Home Assistant POSTs notifications to, and the platform each one is for: the one table both the router
+/// (`HomeAssistantRoutes`) and the pipeline's fast path (`HomeAssistantFastPath`) serve.
+enum HomeAssistantNotifyRoutes {
+    static let all: [(path: String, platform: HAPlatform)] = [
+        ("/api/sendPush/android/v1", .android),
+        ("/api/sendPushNotification", .ios),
+        ("/api/sendPush/iOS/v1", .ios),
+    ]
+
+    /// The platform of a notify path (without query), or nil for any other path.
+    static func platform(path: String) -> HAPlatform? {
+        for route in all where route.path == path { return route.platform }
+        return nil
+    }
+}
+
 /// Home Assistant's `push_url` endpoints.
 struct HomeAssistantRoutes<Context: RequestContext> {
     let service: HomeAssistantService
     let maxBodyBytes: Int
 
     func register(_ routes: RouteTable<Context>) {
-        routes.on("/api/sendPush/android/v1", [.post: { request, _ in try await send(request, platform: .android) }])
-        routes.on("/api/sendPushNotification", [.post: { request, _ in try await send(request, platform: .ios) }])
-        routes.on("/api/sendPush/iOS/v1", [.post: { request, _ in try await send(request, platform: .ios) }])
+        for (path, platform) in HomeAssistantNotifyRoutes.all {
+            routes.on(RouterPath(path), [.post: { request, _ in try await send(request, platform: platform) }])
+        }
         routes.on("/api/checkRateLimits", [.post: { request, _ in try await checkRateLimits(request) }])
     }
 

@@ -13,8 +13,9 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let declared = request.headers[.contentLength], let length = Int(declared), length > maxBodyBytes else {
             return try await next(request, context)
         }
-        let message = "The request body is larger than \(maxBodyBytes) bytes (http.max_body_bytes)."
-        if request.uri.path == MatrixRoutes<Context>.path { throw MatrixRoutes<Context>.error(.contentTooLarge, "M_TOO_LARGE", message) }
-        throw APIError(.contentTooLarge, "PayloadTooLarge", message)
+        if request.uri.path == MatrixRoutes<Context>.path {
+            throw MatrixRoutes<Context>.error(.contentTooLarge, "M_TOO_LARGE", APIError.bodyTooLargeMessage(limit: maxBodyBytes))
+        }
+        throw APIError.bodyTooLarge(limit: maxBodyBytes)
     }
 }

@@ -18,12 +18,14 @@ public final class FakeProviderEnvironment: Sendable {
     public let serviceAccountFile: String
     public let bundleID: String
 
-    /// Generates credentials, starts both fakes (port 0 picks free ports) and writes the files.
+    /// Generates credentials, starts both fakes (port 0 picks free ports) and writes the files. `fcmOffersHTTP2: false`
+    /// makes the fake FCM speak only HTTP/1.1 over TLS.
     public static func start(
         directory: String,
         bundleID: String = "io.robbie.HomeAssistant",
         apnsPort: Int = 0,
         fcmPort: Int = 0,
+        fcmOffersHTTP2: Bool = true,
         clock: any WallClock = SystemWallClock()
     ) async throws -> FakeProviderEnvironment {
         let authority = try TestCertificateAuthority()
@@ -33,7 +35,7 @@ public final class FakeProviderEnvironment: Sendable {
         let fcm = FakeFCM(authority: authority, account: account, clock: clock)
         do {
             try await apns.start(port: apnsPort)
-            try await fcm.start(port: fcmPort)
+            try await fcm.start(port: fcmPort, offerHTTP2: fcmOffersHTTP2)
             return try FakeProviderEnvironment(
                 authority: authority,
                 key: key,

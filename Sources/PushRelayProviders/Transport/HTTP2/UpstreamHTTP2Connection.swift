@@ -7,7 +7,8 @@ import Synchronization
 
 /// One TLS connection to a provider that speaks HTTP/2 (ALPN `h2`), carrying many requests at once.
 ///
-/// `connect` opens it; `execute` sends a request as a new stream with a single hop to the connection's event loop.
+/// `connect` opens it; `execute` sends a request as a new stream, from the connection's event loop directly, from
+/// anywhere else with one hop to it.
 /// Once the server sends GOAWAY, the connection closes or the stream IDs run out, `isUsable` turns false and the pool
 /// opens another; requests already on it still finish.
 final class UpstreamHTTP2Connection: Sendable {
@@ -36,8 +37,10 @@ final class UpstreamHTTP2Connection: Sendable {
     func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
         let promise = channel.eventLoop.makePromise(of: UpstreamResponse.self)
         let handler = self.handler
-        channel.eventLoop.execute {
+        if channel.eventLoop.inEventLoop {
             handler.value.start(request, deadline: deadline, promise: promise)
+        } else {
+            channel.eventLoop.execute { handler.value.start(request, deadline: deadline, promise: promise) }
         }
         return promise.futureResult
     }

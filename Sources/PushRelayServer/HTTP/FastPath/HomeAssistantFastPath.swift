@@ -81,18 +81,12 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
             }
         }
 
-        /// The route and platform of a request this handler answers, if it is one. The query is cut on the UTF-8 view
-        /// and the path matched by comparison (cheaper than a dictionary of three routes).
+        /// The route and platform of a request this handler answers, if it is one: a POST to one of
+        /// `HomeAssistantRoutes.notifyRoutes` (the router's table for the same paths), query cut.
         func route(_ head: HTTPRequest) -> StateMachine.Route? {
             guard head.method == .post, var path = head.path else { return nil }
             if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = String(path[..<q]) }
-            let platform: HAPlatform
-            switch path {
-            case "/api/sendPush/android/v1": platform = .android
-            case "/api/sendPushNotification", "/api/sendPush/iOS/v1": platform = .ios
-            default: return nil
-            }
-            guard head.headerFields[.upgrade] == nil else { return nil }
+            guard let platform = HomeAssistantNotifyRoutes.platform(path: path), head.headerFields[.upgrade] == nil else { return nil }
             return (path, platform)
         }
     }
@@ -123,7 +117,7 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
             answer(head, path: route.path, platform: route.platform, body: body, context: context)
             return false
         case .rejectTooLarge(let head, let path):
-            let error = APIError(.contentTooLarge, "PayloadTooLarge", "The request body is larger than this server accepts (http.max_body_bytes).")
+            let error = APIError.bodyTooLarge(limit: endpoint.maxBodyBytes)
             let id = RequestID.accept(head.headerFields[.requestID])
             write(head, path: path, requestID: id, answer: (error.status, error.headers, JSONWriter.bytes(error.body)), started: .now, context: context)
             return false
