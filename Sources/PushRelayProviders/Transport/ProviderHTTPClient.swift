@@ -5,7 +5,7 @@ import NIOPosix
 import NIOSSL
 import PushRelayCore
 
-/// How a provider talks to its upstream: HTTP/2 over TLS on long-lived connections, one per event loop and origin (as FCM, APNs and
+/// How a provider talks to its upstream: HTTP/2 over TLS on one long-lived connection per origin (as FCM, APNs and
 /// the big WebPush services serve it), and HTTP/1.1 through AsyncHTTPClient for `http://` endpoints and for servers
 /// that do not offer HTTP/2.
 ///
@@ -28,7 +28,7 @@ final class ProviderHTTPClient: Sendable {
                 group: MultiThreadedEventLoopGroup.singleton,
                 connectTimeout: min(transport.requestTimeout, .seconds(10)),
                 idleTimeout: transport.idleTimeout,
-                maxConnectionsPerOrigin: transport.http2ConnectionsPerOrigin
+                connectionsPerOrigin: transport.http2ConnectionsPerOrigin
             )
         } catch {
             // The same TLS configuration fails in AsyncHTTPClient too, with the error on every request.

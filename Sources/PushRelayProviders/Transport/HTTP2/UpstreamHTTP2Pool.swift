@@ -3,70 +3,63 @@ import NIOPosix
 import NIOSSL
 import PushRelayCore
 
-/// The HTTP/2 connections of one provider, by origin: at most one per event loop of the group, opened on first use
-/// and replaced once they stop taking requests. A request started on an event loop (as every request is where NIO
-/// runs Swift's tasks, as `pushrelay` sets up) takes that loop's connection, so the request, its stream and the task
-/// that awaits the answer stay on one thread; a request from elsewhere takes the first connection there is.
-/// Requests that arrive while their connection is being opened wait for it.
+/// The HTTP/2 connections of one provider, by origin: up to `connectionsPerOrigin` each, opened on first use and
+/// replaced once they stop taking requests. Requests that arrive while a connection is being opened wait for it.
 final class UpstreamHTTP2Pool: Sendable {
     private enum Slot {
-        case empty
         case connecting(id: Int, EventLoopFuture<UpstreamHTTP2Connection>)
         case ready(id: Int, UpstreamHTTP2Connection)
 
-        var id: Int? {
+        var id: Int {
             switch self {
-            case .empty: nil
             case .connecting(let id, _), .ready(let id, _): id
-            }
-        }
-
-        /// A slot a new request may use (or wait on).
-        var isLive: Bool {
-            switch self {
-            case .empty: false
-            case .connecting: true
-            case .ready(_, let connection): connection.isUsable
             }
         }
     }
 
     private struct State {
-        /// Per origin, one slot per event loop (index as in `loops`).
         var slots: [UpstreamOrigin: [Slot]] = [:]
         var nextID = 0
+        var turn = 0
         var shutDown = false
     }
 
     private let state = Locked(State())
     private let tls: NIOSSLContext
-    private let loops: [any EventLoop]
+    private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    private let connectionsPerOrigin: Int
 
-    /// - Parameter maxConnectionsPerOrigin: at most this many connections per origin (and one per event loop).
-    init(tls: NIOSSLContext, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount, maxConnectionsPerOrigin: Int) {
+    init(tls: NIOSSLContext, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount, connectionsPerOrigin: Int) {
         self.tls = tls
-        self.loops = Array(group.makeIterator().prefix(max(1, maxConnectionsPerOrigin)))
+        self.group = group
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
+        self.connectionsPerOrigin = max(1, connectionsPerOrigin)
     }
 
-    /// A connection to `origin` that takes new requests: the current event loop's, or the first live one for a caller
-    /// on no event loop of the group (opening one when there is none).
+    /// A connection to `origin` that takes new requests (opening one when there is none, or fewer than allowed).
     /// Throws `UpstreamHTTP2Connection.ConnectError`, NIO's connect errors, or `CancellationError` after `shutdown`.
     func connection(to origin: UpstreamOrigin) async throws -> UpstreamHTTP2Connection {
-        let here = loops.firstIndex { $0.inEventLoop }
         let (pick, opening): (Slot, EventLoopPromise<UpstreamHTTP2Connection>?) = try state.withLock { state in
             if state.shutDown { throw CancellationError() }
-            var slots = state.slots[origin] ?? Array(repeating: .empty, count: loops.count)
-            let index = here ?? slots.firstIndex { $0.isLive } ?? 0
-            if slots[index].isLive { return (slots[index], nil) }
-            state.nextID += 1
-            let promise = loops[index].makePromise(of: UpstreamHTTP2Connection.self)
-            slots[index] = .connecting(id: state.nextID, promise.futureResult)
+            var slots = state.slots[origin, default: []]
+            slots.removeAll { if case .ready(_, let c) = $0 { return !c.isUsable } else { return false } }
+            var opening: EventLoopPromise<UpstreamHTTP2Connection>?
+            let slot: Slot
+            if slots.count < connectionsPerOrigin {
+                state.nextID += 1
+                let promise = group.next().makePromise(of: UpstreamHTTP2Connection.self)
+                opening = promise
+                slot = .connecting(id: state.nextID, promise.futureResult)
+                slots.append(slot)
+            } else {
+                state.turn &+= 1
+                slot = slots[state.turn % slots.count]
+            }
             state.slots[origin] = slots
-            return (slots[index], promise)
+            return (slot, opening)
         }
         if let opening, case .connecting(let id, _) = pick {
             open(origin, id: id, into: opening)
@@ -76,8 +69,6 @@ final class UpstreamHTTP2Pool: Sendable {
             return connection
         case .connecting(_, let future):
             return try await future.get()
-        case .empty:
-            preconditionFailure("an empty slot is never picked")
         }
     }
 
@@ -99,7 +90,7 @@ final class UpstreamHTTP2Pool: Sendable {
                 case .success(let connection):
                     slots[index] = .ready(id: id, connection)
                 case .failure:
-                    slots[index] = .empty
+                    slots.remove(at: index)
                 }
                 state.slots[origin] = slots
                 return nil
@@ -126,8 +117,6 @@ final class UpstreamHTTP2Pool: Sendable {
                     connection.close()
                     try? await connection.channel.closeFuture.get()
                 }
-            case .empty:
-                break
             }
         }
     }
