@@ -14,7 +14,7 @@ import PushRelayCore
 /// process (GOAWAY, `REFUSED_STREAM`) is sent once more on a new connection. Call `shutdown()` once before release.
 final class ProviderHTTPClient: Sendable {
     private let transport: ProviderTransport
-    private let pool: UpstreamHTTP2Pool?
+    private let pool: UpstreamHTTP2Pool
     private let http1: HTTPClient
     /// Origins that finished a TLS handshake without offering HTTP/2.
     private let http1Origins = Locked<Set<UpstreamOrigin>>([])
@@ -22,24 +22,19 @@ final class ProviderHTTPClient: Sendable {
     init(transport: ProviderTransport) {
         self.transport = transport
         http1 = transport.makeClient()
-        do {
-            pool = UpstreamHTTP2Pool(
-                tls: try NIOSSLContext(configuration: transport.tlsConfiguration(alpn: ["h2", "http/1.1"])),
-                group: MultiThreadedEventLoopGroup.singleton,
-                connectTimeout: min(transport.requestTimeout, .seconds(10)),
-                idleTimeout: transport.idleTimeout,
-                connectionsPerOrigin: transport.http2ConnectionsPerOrigin
-            )
-        } catch {
-            // The same TLS configuration fails in AsyncHTTPClient too, with the error on every request.
-            pool = nil
-        }
+        pool = UpstreamHTTP2Pool(
+            tls: transport.tlsConfiguration(alpn: ["h2", "http/1.1"]),
+            group: MultiThreadedEventLoopGroup.singleton,
+            connectTimeout: min(transport.requestTimeout, .seconds(10)),
+            idleTimeout: transport.idleTimeout,
+            connectionsPerOrigin: transport.http2ConnectionsPerOrigin
+        )
     }
 
     /// Sends `request` and returns the answer, or throws a transient failure before `timeout` has passed.
     func execute(_ request: UpstreamRequest, timeout: TimeAmount, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
         let deadline = NIODeadline.now() + timeout
-        guard request.origin.secure, let pool, !http1Origins.withLock({ $0.contains(request.origin) }) else {
+        guard request.origin.secure, !http1Origins.withLock({ $0.contains(request.origin) }) else {
             return try await viaHTTP1(request, timeout: timeout, providerName: providerName)
         }
         var attempt = 0
@@ -74,7 +69,7 @@ final class ProviderHTTPClient: Sendable {
 
     /// Closes every connection.
     func shutdown() async {
-        await pool?.shutdown()
+        await pool.shutdown()
         try? await http1.shutdown()
     }
 

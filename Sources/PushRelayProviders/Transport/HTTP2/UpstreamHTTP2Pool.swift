@@ -22,17 +22,19 @@ final class UpstreamHTTP2Pool: Sendable {
         var nextID = 0
         var turn = 0
         var shutDown = false
+        /// Made at the first connection: a provider that never sends does not load the trust store.
+        var tls: NIOSSLContext?
     }
 
     private let state = Locked(State())
-    private let tls: NIOSSLContext
+    private let tlsConfiguration: TLSConfiguration
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private let connectionsPerOrigin: Int
 
-    init(tls: NIOSSLContext, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount, connectionsPerOrigin: Int) {
-        self.tls = tls
+    init(tls: TLSConfiguration, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount, connectionsPerOrigin: Int) {
+        self.tlsConfiguration = tls
         self.group = group
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
@@ -40,15 +42,17 @@ final class UpstreamHTTP2Pool: Sendable {
     }
 
     /// A connection to `origin` that takes new requests (opening one when there is none, or fewer than allowed).
-    /// Throws `UpstreamHTTP2Connection.ConnectError`, NIO's connect errors, or `CancellationError` after `shutdown`.
+    /// Throws `UpstreamHTTP2Connection.ConnectError`, NIO's connect and TLS errors, or `CancellationError` after
+    /// `shutdown`.
     func connection(to origin: UpstreamOrigin) async throws -> UpstreamHTTP2Connection {
-        let (pick, opening): (Slot, EventLoopPromise<UpstreamHTTP2Connection>?) = try state.withLock { state in
+        let (pick, opening, tls): (Slot, EventLoopPromise<UpstreamHTTP2Connection>?, NIOSSLContext?) = try state.withLock { state in
             if state.shutDown { throw CancellationError() }
             var slots = state.slots[origin, default: []]
             slots.removeAll { if case .ready(_, let c) = $0 { return !c.isUsable } else { return false } }
             var opening: EventLoopPromise<UpstreamHTTP2Connection>?
             let slot: Slot
             if slots.count < connectionsPerOrigin {
+                if state.tls == nil { state.tls = try NIOSSLContext(configuration: tlsConfiguration) }
                 state.nextID += 1
                 let promise = group.next().makePromise(of: UpstreamHTTP2Connection.self)
                 opening = promise
@@ -59,10 +63,10 @@ final class UpstreamHTTP2Pool: Sendable {
                 slot = slots[state.turn % slots.count]
             }
             state.slots[origin] = slots
-            return (slot, opening)
+            return (slot, opening, state.tls)
         }
-        if let opening, case .connecting(let id, _) = pick {
-            open(origin, id: id, into: opening)
+        if let opening, let tls, case .connecting(let id, _) = pick {
+            open(origin, id: id, tls: tls, into: opening)
         }
         switch pick {
         case .ready(_, let connection):
@@ -73,7 +77,7 @@ final class UpstreamHTTP2Pool: Sendable {
     }
 
     /// Connects on the promise's event loop; the slot becomes ready, or goes away when connecting failed.
-    private func open(_ origin: UpstreamOrigin, id: Int, into promise: EventLoopPromise<UpstreamHTTP2Connection>) {
+    private func open(_ origin: UpstreamOrigin, id: Int, tls: NIOSSLContext, into promise: EventLoopPromise<UpstreamHTTP2Connection>) {
         let future = UpstreamHTTP2Connection.connect(
             to: origin,
             tls: tls,
