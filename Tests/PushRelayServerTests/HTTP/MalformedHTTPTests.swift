@@ -126,7 +126,8 @@ import Testing
     @Test func theWebsocketUpgradeStillWorks() async throws {
         // The handler passes the upgrade through and leaves the pipeline with it: the channel speaks first.
         try await TestServer.with { (s: TestServer) async throws in
-            let capture = await RawWebSocket.watch(port: s.port, limit: 2)
+            // Read until the channel has spoken (up to 30 s: the whole suite starts at once, and a busy machine is slow).
+            let capture = await RawWebSocket.watch(port: s.port, limit: 30) { String(decoding: $0.bytes, as: UTF8.self).contains("auth_required") }
             #expect(capture.handshake.hasPrefix("HTTP/1.1 101 "), "\(capture.handshake)")
             #expect(String(decoding: capture.bytes, as: UTF8.self).contains("auth_required"), "\(capture.handshake)")
         }

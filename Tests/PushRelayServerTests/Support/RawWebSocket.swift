@@ -57,10 +57,13 @@ enum RawWebSocket {
         before: String = "",
         send frames: [[UInt8]] = [],
         early: Bool = false,
-        limit: Double
+        limit: Double,
+        until done: @escaping @Sendable (Capture) -> Bool = { _ in false }
     ) async -> Capture {
         await withCheckedContinuation { (c: CheckedContinuation<Capture, Never>) in
-            let thread = Thread { c.resume(returning: run(port: port, path: path, before: before, frames: frames, early: early, limit: limit)) }
+            let thread = Thread {
+                c.resume(returning: run(port: port, path: path, before: before, frames: frames, early: early, limit: limit, done: done))
+            }
             thread.start()
         }
     }
@@ -76,7 +79,15 @@ enum RawWebSocket {
         return out + [0, 0, 0, 0] + payload
     }
 
-    private static func run(port: Int, path: String, before: String, frames: [[UInt8]], early: Bool, limit: Double) -> Capture {
+    private static func run(
+        port: Int,
+        path: String,
+        before: String,
+        frames: [[UInt8]],
+        early: Bool,
+        limit: Double,
+        done: (Capture) -> Bool
+    ) -> Capture {
         guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 200_000) else { return Capture(bytes: [], closedAfter: nil) }
         defer { close(fd) }
         let request =
@@ -96,6 +107,7 @@ enum RawWebSocket {
                     for f in pending { _ = f.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } }
                     pending = []
                 }
+                if done(Capture(bytes: bytes, closedAfter: nil)) { return Capture(bytes: bytes, closedAfter: nil) }
             } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 return Capture(bytes: bytes, closedAfter: Date().timeIntervalSince(start))
             }
