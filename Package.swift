@@ -176,6 +176,7 @@ let package = Package(
                 "PushRelayCore",
                 "PushRelayTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import PushRelayCore
 import PushRelayTestSupport
@@ -22,13 +23,19 @@ struct FakeProviders: AsyncParsableCommand {
     @Option(help: "Folder for the generated config and credentials.") var out = "./fake-providers"
     @Flag(help: "The fake FCM speaks only HTTP/1.1 (over TLS), as a server without HTTP/2 would.") var fcmHttp1Only = false
     @Option(help: "The iOS app's bundle id (the APNs topic).") var bundleId = "io.robbie.HomeAssistant"
+    @Option(
+        help: """
+            Also run a fake WebPush service with this many browser subscriptions (one per line in             DIR/webpush-subscriptions.txt: endpoint, p256dh, auth) and configure a `webpush` provider for it.
+            """
+    ) var webpushSubscriptions = 0
 
     func run() async throws {
         let dir = URL(fileURLWithPath: out).standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let env = try await FakeProviderEnvironment.start(directory: dir, bundleID: bundleId, apnsPort: apnsPort, fcmPort: fcmPort, fcmOffersHTTP2: !fcmHttp1Only)
         let configFile = dir + "/pushrelay.yaml"
-        try DevConfig.yaml(env: env, directory: dir).write(toFile: configFile, atomically: true, encoding: .utf8)
+        let webPush = webpushSubscriptions > 0 ? try await Self.startWebPush(env: env, directory: dir, subscriptions: webpushSubscriptions) : nil
+        try DevConfig.yaml(env: env, directory: dir, webPush: webPush?.yaml).write(toFile: configFile, atomically: true, encoding: .utf8)
         print(
             """
             fake APNs: \(env.apns.endpoint)  (topic \(env.bundleID), key id \(env.apnsKey.keyID), team \(env.apnsKey.teamID))
@@ -41,12 +48,14 @@ struct FakeProviders: AsyncParsableCommand {
                    curl -s -X POST http://127.0.0.1:8080/api/sendPushNotification -H 'Content-Type: application/json' \\
                      -d '{"message":"Hello","push_token":"\(String(repeating: "ab", count: 32))","registration_info":{"app_id":"\(env.bundleID)"}}'
 
+            \(webPush.map { "fake WebPush: \($0.fake.origin)  (\(webpushSubscriptions) subscriptions in \(dir)/webpush-subscriptions.txt)\n" } ?? "")
             waiting for requests (Ctrl-C to stop)…
             """
         )
         fflush(nil)
         var seenFCM = 0
         var seenAPNs = 0
+        var seenWebPush = 0
         while !Task.isCancelled {
             let fcm = env.fcm.records
             for r in fcm.dropFirst(seenFCM) {
@@ -60,16 +69,49 @@ struct FakeProviders: AsyncParsableCommand {
                 if let payload = r.payload { print("     \(payload.jsonString())") }
             }
             seenAPNs = apns.count
+            if let web = webPush?.fake.records {
+                for r in web.dropFirst(seenWebPush) {
+                    print("WebPush \(r.status) \(r.path) \(r.problem ?? "")")
+                    if let json = r.json { print("     \(json.jsonString())") }
+                }
+                seenWebPush = web.count
+            }
             fflush(nil)
             do { try await Task.sleep(for: .milliseconds(300)) } catch { break }
         }
+        await webPush?.fake.shutdown()
         await env.shutdown()
+    }
+
+    /// A fake WebPush service with `subscriptions` subscriptions written to `directory`, a VAPID key for it, and the
+    /// YAML lines of a `webpush` provider that may reach it on loopback.
+    static func startWebPush(env: FakeProviderEnvironment, directory: String, subscriptions: Int) async throws -> (fake: FakeWebPush, yaml: String) {
+        let vapid = P256.Signing.PrivateKey()
+        let fake = FakeWebPush(authority: env.authority, vapidPublicKey: vapid.publicKey)
+        try await fake.start()
+        let keyFile = directory + "/vapid_private_key.pem"
+        try vapid.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let lines = (0..<subscriptions).map { _ in
+            let s = fake.subscribe()
+            return "\(s.endpoint) \(s.p256dh) \(s.auth)\n"
+        }
+        try lines.joined().write(toFile: directory + "/webpush-subscriptions.txt", atomically: true, encoding: .utf8)
+        let yaml = """
+              webpush:
+                type: webpush
+                vapid_private_key: \(keyFile)
+                vapid_contact_email: bench@example.org
+                allowed_endpoints: ["127.0.0.1:*"]
+                allowed_private_networks: ["127.0.0.1/32"]
+                ca_file: \(env.caFile)
+            """
+        return (fake, yaml)
     }
 }
 
 /// The config `pushrelay-dev fake-providers` writes (also used by the end-to-end tests and the benchmark).
 enum DevConfig {
-    static func yaml(env: FakeProviderEnvironment, directory: String) -> String {
+    static func yaml(env: FakeProviderEnvironment, directory: String, webPush: String? = nil) -> String {
         """
             # Generated by `pushrelay-dev fake-providers`: PushRelay talking to the fake APNs and FCM on loopback.
             storage:
@@ -81,6 +123,7 @@ enum DevConfig {
               apns:
                 type: apns
             \(env.apnsYAML)
+            \(webPush ?? "")
             apps:
               - match: "\(env.bundleID)*"
                 provider: apns

@@ -3,6 +3,9 @@ import PushRelayCore
 import _CryptoExtras
 
 /// A generated Google service account: an RSA key in the JSON shape the Firebase console downloads.
+///
+/// Every account made in one process shares one RSA key (generating one is slow, the more so in a debug build, and a
+/// test process makes many accounts at once); each has its own key id and email.
 public struct TestServiceAccount: Sendable {
     public let projectID: String
     public let clientEmail: String
@@ -13,13 +16,15 @@ public struct TestServiceAccount: Sendable {
     public let publicKey: _RSA.Signing.PublicKey
 
     public init(projectID: String = "pushrelay-test", clientEmail: String? = nil) throws {
-        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let key = try Self.sharedKey.get()
         self.projectID = projectID
         self.clientEmail = clientEmail ?? "firebase-adminsdk@\(projectID).iam.gserviceaccount.com"
         self.privateKeyID = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         self.privateKeyPEM = key.pkcs8PEMRepresentation
         self.publicKey = key.publicKey
     }
+
+    private static let sharedKey = Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) }
 
     /// The service-account JSON with `token_uri` pointing at `tokenURI` (the fake's `/token`).
     public func json(tokenURI: String) -> String {

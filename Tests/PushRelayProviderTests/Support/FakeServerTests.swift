@@ -18,7 +18,7 @@ import Testing
     static func withClient(_ body: (ProviderHTTPClient) async throws -> Void) async throws {
         var transport = ProviderTransport()
         transport.extraTrustRoots = try ProviderTransport.loadTrustRoots(path: Shared.caFile, key: "ca_file")
-        transport.requestTimeout = .seconds(5)
+        transport.requestTimeout = .seconds(15)
         let client = ProviderHTTPClient(transport: transport)
         do { try await body(client) } catch {
             await client.shutdown()
@@ -38,7 +38,7 @@ import Testing
 
     static func post(_ client: ProviderHTTPClient, _ url: String, headers: [(String, String)], body: String) async throws -> Answer {
         let request = try #require(UpstreamRequest(url: url, headers: headers.map { (name: $0.0, value: $0.1) }, body: ByteBuffer(string: body)))
-        let r = try await client.execute(request, timeout: .seconds(5), providerName: "test")
+        let r = try await client.execute(request, timeout: .seconds(15), providerName: "test")
         return Answer(status: r.status, json: r.json)
     }
 

@@ -8,15 +8,16 @@ import Testing
 /// The provider transport against the strict fakes over real TLS: one HTTP/2 connection carries every request,
 /// GOAWAY and resets are handled as HTTP/2 servers mean them, and a server without HTTP/2 is served over HTTP/1.1.
 @Suite struct ProviderHTTPClientTests {
+    /// More than the fake's 100 concurrent streams: the rest wait in the HTTP/2 handler, on the same connection.
     @Test func concurrentRequestsShareOneConnection() async throws {
         try await withAPNs { fake, provider, _ in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for n in 0..<200 {
+                for n in 0..<120 {
                     group.addTask { _ = try await provider.send(apnsDelivery(token: deviceToken(1_000 + n))) }
                 }
                 try await group.waitForAll()
             }
-            #expect(fake.records.count == 200)
+            #expect(fake.records.count == 120)
             #expect(fake.records.allSatisfy { $0.status == 200 })
             #expect(fake.acceptedConnections == 1)
         }

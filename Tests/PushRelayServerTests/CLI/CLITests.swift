@@ -122,7 +122,7 @@ struct CLI {
 
     @Test func serveShutsDownGracefullyOnSIGTERM() async throws {
         let (pid, port, log) = try await Self.startServer()
-        #expect(try await probe(port: port))
+        #expect(await probe(port: port))
         // `serve` re-executed itself with glibc's allocator tuned (AllocatorTuning), keeping its process id.
         #expect(Self.environment(of: pid).contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=1024"), "\(Self.environment(of: pid))")
         // A connected websocket channel does not hold the server open.
@@ -141,7 +141,7 @@ struct CLI {
             (["PUSHRELAY_MALLOC_TUNING": "off"], nil),
         ] {
             let (pid, port, log) = try await Self.startServer(extra)
-            #expect(try await probe(port: port))
+            #expect(await probe(port: port))
             let tunables = Self.environment(of: pid).filter { $0.hasPrefix("GLIBC_TUNABLES=") }
             #expect(tunables == (expected.map { [$0] } ?? []), "\(extra)")
             kill(pid, SIGTERM)
@@ -157,8 +157,10 @@ struct CLI {
         }
     }
 
-    private func probe(port: Int) async throws -> Bool {
-        let r = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/health"), timeout: .seconds(1))
-        return r.status.code == 200
+    /// Whether the server answers `/health` 200 within 10 s (the whole suite starts at once; a busy machine is slow).
+    /// Never throws, so that the caller still stops the server it started.
+    private func probe(port: Int) async -> Bool {
+        let r = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/health"), timeout: .seconds(10))
+        return r?.status.code == 200
     }
 }
