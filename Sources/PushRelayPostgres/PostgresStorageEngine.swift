@@ -80,6 +80,7 @@ public final class PostgresStorageEngine: StorageEngine {
         )
         config.options.maximumConnections = configuration.poolSize
         config.options.connectTimeout = configuration.connectTimeout
+        config.options.additionalStartupParameters = Self.sessionLimits
         let client = PostgresClient(configuration: config, backgroundLogger: logger)
         self.client = client
         runTask = Task { await client.run() }
@@ -88,6 +89,10 @@ public final class PostgresStorageEngine: StorageEngine {
     deinit {
         runTask.cancel()
     }
+
+    /// Set on every connection, so that nothing waits on PostgreSQL for ever: a lock wait ends after 5 s, and a
+    /// transaction left open by a client that went away is ended by the server after 10 s (its locks with it).
+    static let sessionLimits: [(String, String)] = [("lock_timeout", "5s"), ("idle_in_transaction_session_timeout", "10s")]
 
     /// How many batches of one kind (reservations, channel look-ups, bindings) may run at once: a quarter of the pool,
     /// at least one and at most `atMost`, so that the batchers together leave connections for every other statement.

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
-import PushRelayPostgres
+@testable import PushRelayPostgres
 import PushRelayStore
 import PushRelayTestHarness
 import Testing
@@ -221,5 +221,21 @@ struct PostgresStorageTests {
         #expect(try await routingA.holder(webhookID: "w2", pushToken: "t2", staleAfter: .seconds(30))?.instanceID == routingB.instanceID)
         try await a.engine.flushAndClose()
         try await b.engine.flushAndClose()
+    }
+}
+
+/// Nothing waits on PostgreSQL for ever: every pooled connection has a lock timeout, and a transaction left open by a
+/// client that went away is ended by the server (a restart under load once left requests waiting on such locks).
+@Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
+struct PostgresSessionLimitTests {
+    @Test func everyConnectionHasALockTimeoutAndAnIdleTransactionTimeout() async throws {
+        let config = try await PostgresTestDatabase.create().configuration()
+        let storage = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let engine = try #require(storage.engine as? PostgresStorageEngine)
+        let lock = try await engine.rows("SHOW lock_timeout", write: false).first?.decode(String.self)
+        let idle = try await engine.rows("SHOW idle_in_transaction_session_timeout", write: false).first?.decode(String.self)
+        #expect(lock == "5s")
+        #expect(idle == "10s")
+        try await storage.engine.flushAndClose()
     }
 }
