@@ -9,13 +9,15 @@
 local tokens = tonumber(os.getenv("BENCH_TOKENS") or "20000")
 local ios = os.getenv("BENCH_PLATFORM") == "ios"
 local pool_size = 4096
-local thread_id = 0
+-- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
+-- of the same name would hide it, and every thread would then send the same requests).
+local next_thread = 0
 local pool = {}
 local next_request = 0
 
 function setup(thread)
-  thread:set("thread_id", thread_id)
-  thread_id = thread_id + 1
+  thread:set("thread_id", next_thread)
+  next_thread = next_thread + 1
 end
 
 function init(args)

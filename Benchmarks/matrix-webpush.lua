@@ -2,12 +2,14 @@
 -- subscription's p256dh, data carries endpoint and auth), a fresh event id per request. The subscriptions come from
 -- `pushrelay-dev fake-providers --webpush-subscriptions N` (BENCH_SUBSCRIPTIONS_FILE: endpoint, p256dh, auth a line).
 local counter = 0
-local thread_id = 0
+-- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
+-- of the same name would hide it, and every thread would then send the same requests).
+local next_thread = 0
 local subscriptions = {}
 
 function setup(thread)
-  thread:set("thread_id", thread_id)
-  thread_id = thread_id + 1
+  thread:set("thread_id", next_thread)
+  next_thread = next_thread + 1
 end
 
 function init(args)

@@ -1,10 +1,12 @@
 -- wrk script: Matrix notify requests with one FCM device each; a fresh event id and pushkey per request.
 local counter = 0
-local thread_id = 0
+-- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
+-- of the same name would hide it, and every thread would then send the same requests).
+local next_thread = 0
 
 function setup(thread)
-  thread:set("thread_id", thread_id)
-  thread_id = thread_id + 1
+  thread:set("thread_id", next_thread)
+  next_thread = next_thread + 1
 end
 
 request = function()
