@@ -1,12 +1,36 @@
--- wrk script: Matrix notify requests with one FCM device each; a fresh event id and pushkey per request.
+-- wrk script: Matrix notify requests with one device each and a fresh event id per request.
+-- By default the device is an FCM pusher with a fresh pushkey per request. With BENCH_SUBSCRIPTIONS_FILE set (lines of
+-- endpoint, p256dh, auth, from `pushrelay-dev fake-providers --webpush-subscriptions N`) it is a web client's WebPush
+-- pusher: the pushkey is the subscription's p256dh, data carries endpoint and auth.
 local counter = 0
 -- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
 -- of the same name would hide it, and every thread would then send the same requests).
 local next_thread = 0
+local subscriptions = {}
 
 function setup(thread)
   thread:set("thread_id", next_thread)
   next_thread = next_thread + 1
+end
+
+function init(args)
+  local file = os.getenv("BENCH_SUBSCRIPTIONS_FILE")
+  if file == nil or file == "" then return end
+  for line in io.lines(file) do
+    local endpoint, p256dh, auth = line:match("^(%S+) (%S+) (%S+)$")
+    if endpoint then subscriptions[#subscriptions + 1] = { endpoint, p256dh, auth } end
+  end
+end
+
+local function device()
+  if #subscriptions == 0 then
+    return string.format('{"app_id":"im.bench.android","pushkey":"bench-%d-%d","pushkey_ts":1700000000}',
+      thread_id, counter % 5000)
+  end
+  local s = subscriptions[(counter * 7919 + thread_id) % #subscriptions + 1]
+  return string.format(
+    '{"app_id":"im.bench.web","pushkey":"%s","pushkey_ts":1700000000,"data":{"endpoint":"%s","auth":"%s"}}',
+    s[2], s[1], s[3])
 end
 
 request = function()
@@ -15,8 +39,8 @@ request = function()
     '{"notification":{"event_id":"$bench-%d-%d","room_id":"!room:example.org","type":"m.room.message",' ..
     '"sender":"@alice:example.org","sender_display_name":"Alice","room_name":"Bench",' ..
     '"content":{"msgtype":"m.text","body":"Message %d"},"counts":{"unread":%d},"prio":"high",' ..
-    '"devices":[{"app_id":"im.bench.android","pushkey":"bench-%d-%d","pushkey_ts":1700000000}]}}',
-    thread_id, counter, counter, counter % 50, thread_id, counter % 5000)
+    '"devices":[%s]}}',
+    thread_id, counter, counter, counter % 50, device())
   return wrk.format("POST", "/_matrix/push/v1/notify", {["Content-Type"] = "application/json"}, body)
 end
 

@@ -24,13 +24,12 @@ TARGET="1 FCM device"
 APP='"im.bench.*": {provider: fcm}'
 if [ -n "${BENCH_WEBPUSH:-}" ]; then
   export BENCH_WEBPUSH_SUBSCRIPTIONS=2000
-  SCRIPT=Benchmarks/matrix-webpush.lua
   TARGET="1 WebPush device"
   APP='"im.bench.web": {provider: webpush}'
 fi
 bench_fakes
 for _ in $(seq 1 100); do grep -q "waiting for requests" "$WORK/fakes.log" && break; sleep 0.1; done
-export BENCH_SUBSCRIPTIONS_FILE="$WORK/fakes/webpush-subscriptions.txt"
+if [ -n "${BENCH_WEBPUSH:-}" ]; then export BENCH_SUBSCRIPTIONS_FILE="$WORK/fakes/webpush-subscriptions.txt"; fi
 cat >> "$WORK/fakes/pushrelay.yaml" <<YAML
 matrix:
   apps:

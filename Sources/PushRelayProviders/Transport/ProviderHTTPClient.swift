@@ -15,19 +15,18 @@ import PushRelayCore
 final class ProviderHTTPClient: Sendable {
     private let transport: ProviderTransport
     private let pool: UpstreamHTTP2Pool
-    private let http1: HTTPClient
+    /// Made at the first HTTP/1.1 request: most providers never make one.
+    private let http1 = Locked<HTTPClient?>(nil)
     /// Origins that finished a TLS handshake without offering HTTP/2.
     private let http1Origins = Locked<Set<UpstreamOrigin>>([])
 
     init(transport: ProviderTransport) {
         self.transport = transport
-        http1 = transport.makeClient()
         pool = UpstreamHTTP2Pool(
             tls: transport.tlsConfiguration(alpn: ["h2", "http/1.1"]),
             group: MultiThreadedEventLoopGroup.singleton,
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
-            idleTimeout: transport.idleTimeout,
-            connectionsPerOrigin: transport.http2ConnectionsPerOrigin
+            idleTimeout: transport.idleTimeout
         )
     }
 
@@ -64,13 +63,29 @@ final class ProviderHTTPClient: Sendable {
         r.method = .init(rawValue: request.method)
         for (name, value) in request.headers { r.headers.add(name: name, value: value) }
         if request.body.readableBytes > 0 { r.body = .bytes(request.body) }
-        return try await UpstreamExchange.perform(r, on: http1, timeout: max(timeout, .milliseconds(1)), providerName: providerName)
+        let client = http1.withLock { client in
+            if let client { return client }
+            let made = transport.makeClient()
+            client = made
+            return made
+        }
+        return try await UpstreamExchange.perform(
+            r,
+            on: client,
+            origin: request.origin,
+            timeout: max(timeout, .milliseconds(1)),
+            providerName: providerName
+        )
     }
 
     /// Closes every connection.
     func shutdown() async {
         await pool.shutdown()
-        try? await http1.shutdown()
+        let client = http1.withLock { client in
+            defer { client = nil }
+            return client
+        }
+        try? await client?.shutdown()
     }
 
     private static func failure(connecting error: any Error, origin: UpstreamOrigin, providerName: String) -> DeliveryFailure {

@@ -53,10 +53,6 @@ struct ProviderTransport: Sendable {
         return (chain, key)
     }
 
-    /// HTTP/2 connections per origin. One carries hundreds of requests at once, and its writes are flushed together
-    /// (one connection per event loop measured no better: `Benchmarks/README.md`).
-    var http2ConnectionsPerOrigin: Int = 1
-
     /// TLS for connections to providers: the system roots plus `ca_file`, the client identity when there is one.
     func tlsConfiguration(alpn: [String]) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()

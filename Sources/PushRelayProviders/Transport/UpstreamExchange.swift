@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import Foundation
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
@@ -25,6 +24,7 @@ enum UpstreamExchange {
     static func perform(
         _ request: HTTPClientRequest,
         on client: HTTPClient,
+        origin: UpstreamOrigin,
         timeout: TimeAmount,
         providerName: String
     ) async throws(DeliveryFailure) -> UpstreamResponse {
@@ -42,12 +42,13 @@ enum UpstreamExchange {
             }
             return UpstreamResponse(status: Int(response.status.code), headers: response.headers, body: body)
         } catch {
-            throw transientFailure(for: error, providerName: providerName, host: request.url)
+            throw transientFailure(for: error, providerName: providerName, origin: origin)
         }
     }
 
-    static func transientFailure(for error: any Error, providerName: String, host: String) -> DeliveryFailure {
-        let target = Self.hostPart(of: host)
+    static func transientFailure(for error: any Error, providerName: String, origin: UpstreamOrigin) -> DeliveryFailure {
+        // Never the path: APNs paths carry device tokens.
+        let target = origin.description
         if let e = error as? HTTPClientError {
             switch e {
             case .readTimeout, .deadlineExceeded, .connectTimeout, .tlsHandshakeTimeout, .writeTimeout, .getConnectionFromPoolTimeout:
@@ -77,13 +78,5 @@ enum UpstreamExchange {
             message: "\(providerName): cannot reach \(target): \(String(describing: error))",
             retryAfterSeconds: nil
         )
-    }
-
-    /// `scheme://host:port` of a URL (never the path: APNs paths carry device tokens).
-    static func hostPart(of url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let host = rest.prefix { $0 != "/" }
-        return String(url[..<schemeEnd.upperBound]) + host
     }
 }

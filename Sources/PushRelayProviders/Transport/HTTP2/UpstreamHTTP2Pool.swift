@@ -3,8 +3,11 @@ import NIOPosix
 import NIOSSL
 import PushRelayCore
 
-/// The HTTP/2 connections of one provider, by origin: up to `connectionsPerOrigin` each, opened on first use and
-/// replaced once they stop taking requests. Requests that arrive while a connection is being opened wait for it.
+/// The HTTP/2 connection of one provider to each origin: opened on first use and replaced once it stops taking
+/// requests. Requests that arrive while it is being opened wait for it.
+///
+/// One connection carries hundreds of requests at once and its writes are flushed together; one connection per event
+/// loop measured no better (`Benchmarks/README.md`).
 final class UpstreamHTTP2Pool: Sendable {
     private enum Slot {
         case connecting(id: Int, EventLoopFuture<UpstreamHTTP2Connection>)
@@ -18,9 +21,8 @@ final class UpstreamHTTP2Pool: Sendable {
     }
 
     private struct State {
-        var slots: [UpstreamOrigin: [Slot]] = [:]
+        var slots: [UpstreamOrigin: Slot] = [:]
         var nextID = 0
-        var turn = 0
         var shutDown = false
         /// Made at the first connection: a provider that never sends does not load the trust store.
         var tls: NIOSSLContext?
@@ -31,44 +33,38 @@ final class UpstreamHTTP2Pool: Sendable {
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private let connectionsPerOrigin: Int
 
-    init(tls: TLSConfiguration, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount, connectionsPerOrigin: Int) {
+    init(tls: TLSConfiguration, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.tlsConfiguration = tls
         self.group = group
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
-        self.connectionsPerOrigin = max(1, connectionsPerOrigin)
     }
 
-    /// A connection to `origin` that takes new requests (opening one when there is none, or fewer than allowed).
+    /// The connection to `origin` that takes new requests, opening one when there is none.
     /// Throws `UpstreamHTTP2Connection.ConnectError`, NIO's connect and TLS errors, or `CancellationError` after
     /// `shutdown`.
     func connection(to origin: UpstreamOrigin) async throws -> UpstreamHTTP2Connection {
-        let (pick, opening, tls): (Slot, EventLoopPromise<UpstreamHTTP2Connection>?, NIOSSLContext?) = try state.withLock { state in
+        let (slot, opening): (Slot, (EventLoopPromise<UpstreamHTTP2Connection>, NIOSSLContext)?) = try state.withLock { state in
             if state.shutDown { throw CancellationError() }
-            var slots = state.slots[origin, default: []]
-            slots.removeAll { if case .ready(_, let c) = $0 { return !c.isUsable } else { return false } }
-            var opening: EventLoopPromise<UpstreamHTTP2Connection>?
-            let slot: Slot
-            if slots.count < connectionsPerOrigin {
+            switch state.slots[origin] {
+            case .ready(_, let connection) where connection.isUsable:
+                return (state.slots[origin]!, nil)
+            case .connecting(let id, let future):
+                return (.connecting(id: id, future), nil)
+            case .ready, nil:
                 if state.tls == nil { state.tls = try NIOSSLContext(configuration: tlsConfiguration) }
                 state.nextID += 1
                 let promise = group.next().makePromise(of: UpstreamHTTP2Connection.self)
-                opening = promise
-                slot = .connecting(id: state.nextID, promise.futureResult)
-                slots.append(slot)
-            } else {
-                state.turn &+= 1
-                slot = slots[state.turn % slots.count]
+                let slot = Slot.connecting(id: state.nextID, promise.futureResult)
+                state.slots[origin] = slot
+                return (slot, (promise, state.tls!))
             }
-            state.slots[origin] = slots
-            return (slot, opening, state.tls)
         }
-        if let opening, let tls, case .connecting(let id, _) = pick {
-            open(origin, id: id, tls: tls, into: opening)
+        if let (promise, tls) = opening {
+            open(origin, id: slot.id, tls: tls, into: promise)
         }
-        switch pick {
+        switch slot {
         case .ready(_, let connection):
             return connection
         case .connecting(_, let future):
@@ -87,16 +83,16 @@ final class UpstreamHTTP2Pool: Sendable {
         )
         future.whenComplete { [state] result in
             let closeNow: UpstreamHTTP2Connection? = state.withLock { state in
-                guard var slots = state.slots[origin], let index = slots.firstIndex(where: { $0.id == id }) else {
+                guard let slot = state.slots[origin], slot.id == id else {
+                    // Shut down (or replaced) while connecting: nobody will use this connection.
                     return try? result.get()
                 }
                 switch result {
                 case .success(let connection):
-                    slots[index] = .ready(id: id, connection)
+                    state.slots[origin] = .ready(id: id, connection)
                 case .failure:
-                    slots.remove(at: index)
+                    state.slots[origin] = nil
                 }
-                state.slots[origin] = slots
                 return nil
             }
             closeNow?.close()
@@ -109,7 +105,7 @@ final class UpstreamHTTP2Pool: Sendable {
         let slots = state.withLock { state in
             state.shutDown = true
             defer { state.slots = [:] }
-            return state.slots.values.flatMap { $0 }
+            return Array(state.slots.values)
         }
         for slot in slots {
             switch slot {
