@@ -76,7 +76,7 @@ public enum PushRelayApplication {
         let router = Router(context: PushRelayRequestContext.self)
         // Outermost: every line logged while serving a request carries its id.
         router.add(middleware: RequestIDMiddleware())
-        if !config.http.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies)) }
+        router.add(middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies))
         // Next, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware(maxBodyBytes: config.http.maxBodyBytes))
@@ -133,7 +133,8 @@ public enum PushRelayApplication {
             service: service,
             maxBodyBytes: config.http.maxBodyBytes,
             metrics: metrics,
-            serverName: serverName
+            serverName: serverName,
+            trustedProxies: config.http.trustedProxies
         )
         return Application(
             router: router,

@@ -67,8 +67,11 @@ public struct PushRelayConfig: Sendable {
         public var deadlineMs = 8000
         /// How long a token a provider reported as dead is answered 410 without calling the provider.
         public var deadTokenTTLms: Int64 = 7 * 86_400_000
-        /// Deliveries in flight per provider instance; past it requests get 503 at once.
+        /// Deliveries in flight per provider instance; past it a dispatch waits for a place, for `maxWaitMs` at most.
         public var maxInFlight = 256
+        /// How long a dispatch may wait for a place at its provider's in-flight bound before it is refused (503
+        /// `ProviderBusy`); the wait counts toward `deadlineMs`. Half of `deadlineMs` unless set.
+        public var maxWaitMs = 4000
         /// Retries of transient failures: first backoff and attempts in total.
         public var retryBaseMs = 100
         public var maxAttempts = 4
@@ -164,7 +167,7 @@ extension PushRelayConfig {
         ],
         "channel": channelKeys,
         "delivery": [
-            "deadline_ms", "dead_token_ttl", "max_in_flight", "retry_base_ms", "max_attempts", "breaker_failure_ratio", "breaker_min_requests",
+            "deadline_ms", "dead_token_ttl", "max_in_flight", "max_wait_ms", "retry_base_ms", "max_attempts", "breaker_failure_ratio", "breaker_min_requests",
             "breaker_window", "breaker_cool_down",
         ],
         "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address", "trusted_proxies"],
@@ -183,7 +186,7 @@ extension PushRelayConfig {
         "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.max_connections_per_address",
         "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size", "storage.postgres.tls",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
-        "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.retry_base_ms", "delivery.max_attempts",
+        "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.max_wait_ms", "delivery.retry_base_ms", "delivery.max_attempts",
         "delivery.breaker_failure_ratio", "delivery.breaker_min_requests", "delivery.breaker_window", "delivery.breaker_cool_down",
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
         "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
@@ -292,6 +295,16 @@ extension PushRelayConfig {
         }
         if let ms = try r.durationMs("delivery.dead_token_ttl") { delivery.deadTokenTTLms = ms }
         if let v = try r.int("delivery.max_in_flight", range: 1...100_000) { delivery.maxInFlight = v }
+        delivery.maxWaitMs = delivery.deadlineMs / 2
+        if let v = try r.int("delivery.max_wait_ms", range: 0...60_000) {
+            guard v < delivery.deadlineMs else {
+                throw ConfigError(
+                    key: "delivery.max_wait_ms",
+                    problem: "must be shorter than delivery.deadline_ms (\(delivery.deadlineMs) ms), which the wait is part of"
+                )
+            }
+            delivery.maxWaitMs = v
+        }
         if let v = try r.int("delivery.retry_base_ms", range: 1...10_000) { delivery.retryBaseMs = v }
         if let v = try r.int("delivery.max_attempts", range: 1...10) { delivery.maxAttempts = v }
         try readChannel(r)

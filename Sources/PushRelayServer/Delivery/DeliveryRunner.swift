@@ -4,7 +4,8 @@ import PushRelayCore
 
 /// Runs one delivery against one provider within the request's deadline: a timeout on each attempt, and retries of
 /// transient failures with backoff and jitter, honouring `Retry-After`. The `gate` bounds the dispatches in flight to
-/// this provider; the `Dispatcher` takes a place in it before it touches the quota.
+/// this provider; the `Dispatcher` takes a place in it (waiting for one, within the deadline) before it touches the
+/// quota.
 struct DeliveryRunner: Sendable {
     let provider: any PushProvider
     let gate: ProviderGate
@@ -13,19 +14,22 @@ struct DeliveryRunner: Sendable {
     let retry: RetryPolicy
     let deadlineMs: Int
 
+    /// `delivery.deadline_ms`: from the dispatch's start, its wait for a place included.
+    var deadline: Duration { .milliseconds(deadlineMs) }
+
     /// Nil if a delivery may be sent now; otherwise the refusal (the provider's circuit is open).
     func admit() -> DeliveryFailure? { breaker?.admit() }
 
-    /// Runs the delivery (`admit` said yes) and reports its outcome to the circuit breaker.
-    func run(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
-        let result = await attempts(delivery)
+    /// Runs the delivery (`admit` said yes) until `deadline` at the latest, and reports its outcome to the circuit
+    /// breaker.
+    func run(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
+        let result = await attempts(delivery, deadline: deadline)
         breaker?.record(result)
         return result
     }
 
-    private func attempts(_ delivery: Delivery) async -> Result<DeliveryReceipt, DeliveryFailure> {
+    private func attempts(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(deadlineMs))
         var attempt = 1
         while true {
             let remaining = clock.now.duration(to: deadline)

@@ -31,7 +31,7 @@ final class Dispatcher: Sendable {
             metrics?.exportProviderCounters(provider: entry.key)
             runners[entry.key] = DeliveryRunner(
                 provider: entry.value,
-                gate: ProviderGate(limit: settings.maxInFlight),
+                gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs)),
                 breaker: settings.breaker.map {
                     CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)
                 },
@@ -51,20 +51,13 @@ final class Dispatcher: Sendable {
     /// Whether `name` is a provider this dispatcher can send through.
     func has(provider name: String) -> Bool { runners[name] != nil }
 
-    /// The refusal `dispatch` would answer at once for `provider` because its in-flight bound is reached now, without
-    /// waiting for anything (counted as shed like it); nil when a dispatch to it may be admitted. For callers that can
-    /// answer before starting a task: under overload most requests are refused, and a refusal must cost next to nothing.
-    func refusalAtBound(provider: String) -> DeliveryFailure? {
-        guard let runner = runners[provider], runner.gate.refusesNow() else { return nil }
-        return shed(provider, runner)
-    }
-
     private func shed(_ provider: String, _ runner: DeliveryRunner) -> DeliveryFailure {
-        let limit = runner.gate.limit
-        shedding.shed(provider: provider, limit: limit)
+        let gate = runner.gate
+        shedding.shed(provider: provider, limit: gate.limit)
         return .transient(
             reason: "ProviderBusy",
-            message: "Provider '\(provider)' has \(limit) deliveries in flight already, as many as it answers promptly now; try again shortly.",
+            message:
+                "Provider '\(provider)' had \(gate.limit) deliveries in flight for the whole \(Int(gate.maxWait / .milliseconds(1))) ms this notification could wait; nothing was sent or counted. Try again shortly.",
             retryAfterSeconds: 1
         )
     }
@@ -73,9 +66,12 @@ final class Dispatcher: Sendable {
         guard let runner = runners[d.provider] else {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
-        // Past the bound, a refusal costs next to nothing: no quota figure, no storage write, no log line of its own.
-        guard let admitted = runner.gate.tryAcquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
-        defer { runner.gate.release(admitted: admitted) }
+        // The delivery deadline counts from here: the wait for a place is part of it.
+        let deadline = ContinuousClock.now + runner.deadline
+        // Past the bound the dispatch waits for a place; one refused after its wait costs no quota figure, no storage
+        // write and no log line of its own.
+        guard await runner.gate.acquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
+        defer { runner.gate.release() }
         if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
         let now = clock.now()
         var reservation: QuotaReservation?
@@ -108,7 +104,7 @@ final class Dispatcher: Sendable {
         }
 
         let started = ContinuousClock.now
-        let outcome = await runner.run(d.delivery)
+        let outcome = await runner.run(d.delivery, deadline: deadline)
         metrics?.recordDelivery(provider: d.provider, outcome: outcome.outcomeName, duration: .now - started)
         let receipt = try? outcome.get()
         let record = DeliveryRecord(

@@ -1,49 +1,88 @@
+import NIOCore
+import NIOPosix
 import PushRelayCore
 
-/// Bounds the dispatches in flight to one provider, so that a slow or failing upstream, or a machine past its
-/// capacity, cannot absorb every request: past the bound, dispatches are refused at once (503 `ProviderBusy`) instead
-/// of queueing. While it refuses, the bound follows the queueing the dispatches see (`AdaptiveConcurrencyLimit`),
-/// between 8 and `delivery.max_in_flight`.
+/// Bounds the dispatches in flight to one provider (`delivery.max_in_flight`). Past the bound a dispatch waits for a
+/// place, in its client's line (`FairWaitingLine`: the clients take turns), for `delivery.max_wait_ms` at most; only
+/// one that could not get a place in that time is refused. A waiting dispatch costs a suspended task and nothing
+/// else, and its connection reads nothing more until it is answered, so waiting clients do not resend.
 final class ProviderGate: Sendable {
     private struct State {
-        var inFlight = 0
-        var adaptive: AdaptiveConcurrencyLimit
+        var line: FairWaitingLine<CheckedContinuation<Bool, Never>>
+        var nextID: UInt64 = 0
+        /// The timer that refuses waiters whose wait has ended, while anyone waits.
+        var timer: Scheduled<Void>?
+        var timerDeadline: ContinuousClock.Instant?
     }
 
     private let state: Locked<State>
-    private let origin = ContinuousClock.now
+    let limit: Int
+    let maxWait: Duration
 
-    init(limit: Int) {
-        state = Locked(State(adaptive: AdaptiveConcurrencyLimit(minimum: min(8, limit), maximum: limit)))
+    init(limit: Int, maxWait: Duration) {
+        self.limit = limit
+        self.maxWait = maxWait
+        state = Locked(State(line: FairWaitingLine(limit: limit, maxWait: maxWait)))
     }
 
-    /// The bound right now.
-    var limit: Int { state.withLock { $0.adaptive.current } }
-
-    /// Takes a place if there is one, and returns when it did; nil: refused.
-    func tryAcquire() -> ContinuousClock.Instant? {
-        let now = ContinuousClock.now
-        let seconds = (now - origin).seconds
-        return state.withLock { s in
-            guard s.adaptive.acquire(inFlight: s.inFlight, now: seconds) else { return nil }
-            s.inFlight += 1
-            return now
+    /// Takes a place, waiting for one up to `maxWait` in the line of `client` (the request's address; one shared
+    /// line when nil). True: the caller holds a place and must `release` it. False: refused (the wait ended, or the
+    /// task was cancelled).
+    func acquire(client: String? = ClientAddress.current) async -> Bool {
+        if state.withLock({ $0.line.tryAcquire() }) { return true }
+        let id = state.withLock { s in
+            s.nextID &+= 1
+            return s.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+                // nil: queued, resumed later by `release`, the expiry timer or the cancellation handler.
+                let answer: Bool? = state.withLock { s in
+                    // Checked under the lock: a cancellation handler that runs after this finds the waiter queued.
+                    if Task.isCancelled { return false }
+                    if s.line.acquire(client: client ?? "", id: id, now: .now, waiter: waiter) { return true }
+                    scheduleExpiry(&s)
+                    return nil
+                }
+                if let answer { waiter.resume(returning: answer) }
+            }
+        } onCancel: {
+            state.withLock { $0.line.remove(id: id) }?.resume(returning: false)
         }
     }
 
-    /// Whether `tryAcquire` would refuse now; a yes counts as a refusal for the bound's adaptation, as it is one.
-    func refusesNow() -> Bool {
-        let seconds = (ContinuousClock.now - origin).seconds
-        return state.withLock { s in !s.adaptive.acquire(inFlight: s.inFlight, now: seconds) }
+    /// Gives back a place `acquire` gave; the next waiter in turn gets it.
+    func release() {
+        state.withLock { $0.line.release() }?.resume(returning: true)
     }
 
-    /// Gives back the place `tryAcquire` gave at `admitted`.
-    func release(admitted: ContinuousClock.Instant) {
-        let end = ContinuousClock.now
-        let now = (end - origin).seconds
-        state.withLock { s in
-            s.inFlight -= 1
-            s.adaptive.record(latency: (end - admitted).seconds, now: now)
+    /// Dispatches waiting for a place now.
+    var waiting: Int { state.withLock { $0.line.waiting } }
+
+    /// Arms the timer for the earliest wait's end when none is armed for it. Called with the lock held.
+    private func scheduleExpiry(_ s: inout State) {
+        guard let deadline = s.line.nextDeadline() else { return }
+        if let armed = s.timerDeadline, armed <= deadline { return }
+        s.timer?.cancel()
+        let delay = ContinuousClock.now.duration(to: deadline)
+        let (seconds, attoseconds) = delay.components
+        s.timerDeadline = deadline
+        s.timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
+            in: .nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000) + 1)
+        ) { [self] in
+            expire()
         }
+    }
+
+    /// Refuses the waiters whose wait has ended, and arms the timer for the next one.
+    private func expire() {
+        let due = state.withLock { s in
+            s.timer = nil
+            s.timerDeadline = nil
+            let due = s.line.expire(now: .now)
+            scheduleExpiry(&s)
+            return due
+        }
+        for waiter in due { waiter.resume(returning: false) }
     }
 }

@@ -9,18 +9,20 @@ extension HTTPField.Name {
 
 /// Replaces the request's peer address by the client its forwarding headers name, when the connection comes from a
 /// trusted proxy (`http.trusted_proxies`); from anyone else those headers change nothing. Runs before every route, so
-/// the failed-credential budgets count the client, not the proxy.
+/// the failed-credential budgets count the client, not the proxy, and binds `ClientAddress.current` for the
+/// dispatcher's per-client waiting lines.
 struct ClientAddressMiddleware<Context: PeerAddressContext>: RouterMiddleware {
     let proxies: TrustedProxies
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard proxies.trusts(context.peerAddress) else { return try await next(request, context) }
         var context = context
-        context.peerAddress = proxies.clientAddress(
-            peer: context.peerAddress,
-            forwardedFor: request.headers[values: .xForwardedFor],
-            forwarded: request.headers[values: .forwarded]
-        )
-        return try await next(request, context)
+        if proxies.trusts(context.peerAddress) {
+            context.peerAddress = proxies.clientAddress(
+                peer: context.peerAddress,
+                forwardedFor: request.headers[values: .xForwardedFor],
+                forwarded: request.headers[values: .forwarded]
+            )
+        }
+        return try await ClientAddress.$current.withValue(context.peerAddress) { try await next(request, context) }
     }
 }

@@ -75,15 +75,6 @@ struct HomeAssistantCloudRoute: Sendable {
         }
     }
 
-    /// The refusal of `n` when its app's provider is at its in-flight bound now (`Dispatcher.refusalAtBound`), decided
-    /// without waiting for anything; nil when `send` must decide.
-    func refusalAtBound(_ n: HANotification) -> HomeAssistantOutcome? {
-        guard let provider = routes.provider(for: n.registrationInfo.appID), provider != AppRoutes.localOnly,
-            let failure = dispatcher.refusalAtBound(provider: provider)
-        else { return nil }
-        return .failed(failure, rateLimits: nil)
-    }
-
     /// 201 for a notification delivered or queued locally: the event as `sentPayload`, the untouched cloud quota.
     func accepted(_ n: HANotification, messageID: String) async -> HomeAssistantOutcome {
         guard let limits = await rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID) else { return .storageUnavailable }

@@ -26,15 +26,6 @@ final class HomeAssistantService: Sendable {
         return outcome
     }
 
-    /// The outcome of `n` when it is known without waiting for storage or a provider, else nil (then `send` decides,
-    /// as it would have anyway): its device has no websocket channel that might take it and its app's provider is at
-    /// its in-flight bound, so `send` would refuse it too. A caller on an event loop answers such a request there,
-    /// without starting a task: past capacity most requests are refused, and a refusal must cost next to nothing.
-    func outcomeWithoutWaiting(_ n: HANotification) -> HomeAssistantOutcome? {
-        if let localPush, localPush.mightDeliver(n) { return nil }
-        return cloud.refusalAtBound(n)
-    }
-
     /// Read-only quota for `checkRateLimits`; nil when the quota database cannot be read.
     func rateLimits(pushToken: String) async -> RateLimits? {
         await cloud.rateLimits(pushToken: pushToken, appID: nil)

@@ -90,10 +90,6 @@ final class LocalPushHub: Sendable {
 
     // MARK: Delivery from Home Assistant
 
-    /// Whether a channel might take `n`: one on this instance, or, when channels span instances, possibly another's
-    /// (that takes a storage lookup to know). Decided without waiting.
-    func mightDeliver(_ n: HANotification) -> Bool { routing != nil || subscription(for: n) != nil }
-
     /// Delivers over a live channel if the notification has one. Returns the local message id, or nil (no channel,
     /// or the channel's pending limit is reached): then the caller takes the cloud route.
     func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {

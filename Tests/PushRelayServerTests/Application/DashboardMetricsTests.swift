@@ -165,6 +165,7 @@ import Testing
                 c.quota.dailyLimit = 2
                 c.delivery.maxAttempts = 1
                 c.delivery.maxInFlight = 1
+                c.delivery.maxWaitMs = 200
                 c.delivery.breakerMinRequests = 2
                 c.metricsEnabled = true
                 c.adminToken = Self.admin
@@ -198,7 +199,7 @@ import Testing
             let open = try await s.android(TestServer.haBody(token: "dash:flaky-open", appID: "io.flaky"))
             #expect(open["errorCode"] == "ProviderCircuitOpen", "\(open.rawBody)")
 
-            // A provider at its in-flight bound of 1: the second dispatch is shed.
+            // A provider at its in-flight bound of 1: the second dispatch waits 200 ms for the place, then is shed.
             async let held = s.android(TestServer.haBody(token: "dash:slow-1", appID: "io.slow"))
             try await eventually("the slow call starts") { slow.callCount >= 1 }
             let shed = try await s.android(TestServer.haBody(token: "dash:slow-2", appID: "io.slow"))

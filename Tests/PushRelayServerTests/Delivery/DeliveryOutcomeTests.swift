@@ -138,6 +138,7 @@ import Testing
             configure: { c in
                 c.apps = [.init(match: "io.slow", provider: "slow"), .init(match: "*", provider: "fast")]
                 c.delivery.maxInFlight = 2
+                c.delivery.maxWaitMs = 300
                 c.metricsEnabled = true
             }
         ) { (s: TestServer) async throws in
@@ -146,11 +147,14 @@ import Testing
             async let b = s.android(TestServer.haBody(token: "s:2", appID: "io.slow"))
             try await eventually("both slow calls start") { slow.callCount >= 2 }
             #expect(slow.callCount == 2)
-            // A third request to the slow provider is refused at once instead of queueing behind them.
+            // A third request to the slow provider waits for a place, and is refused when its wait is over.
+            let waited = ContinuousClock.now
             let busy = try await s.android(TestServer.haBody(token: "s:3", appID: "io.slow"))
             expectJSONError(busy, status: 503, errorType: "ProviderUnavailable")
             #expect(busy["errorCode"] == "ProviderBusy")
             #expect(busy.headers["retry-after"] == "1")
+            #expect(ContinuousClock.now - waited >= .milliseconds(300), "refused only once its wait was over")
+            #expect(busy["message"]?.stringValue?.contains("300 ms") == true, "\(busy.rawBody)")
             #expect(busy.rateLimits == nil, "a refusal at the in-flight bound counts nothing and reads nothing")
             #expect(slow.callCount == 2, "the refused request never reached the provider")
             let shedUsage = try await s.post("/api/checkRateLimits", ["push_token": "s:3"])

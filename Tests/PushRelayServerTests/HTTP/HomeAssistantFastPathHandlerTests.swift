@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer
@@ -114,7 +115,7 @@ import Testing
     }
 
     @Test func anAnswerDecidedWithoutWaitingIsWrittenWithinTheReadAndTheConnectionGoesOn() async throws {
-        // A body starting with "now" is answered on the loop (as a refusal at the in-flight bound is); others by a task.
+        // A body starting with "now" is answered on the loop (as bad input is); others by a task.
         let endpoint = HomeAssistantFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
             let text = String(buffer: body)
             let answer: HomeAssistantFastPath.Endpoint.Answer = (.serviceUnavailable, [.retryAfter: "1"], Array(#"{"message":"\#(text)"}"#.utf8))
@@ -153,5 +154,70 @@ import Testing
             #expect(String(buffer: body).contains(text))
         }
         #expect(channel.isActive)
+    }
+
+    /// Counts the reads the handler passes on (it sits before it, at the pipeline's head).
+    final class ReadCounter: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = Any
+        private let count = Locked(0)
+        var reads: Int { count.withLock { $0 } }
+        func read(context: ChannelHandlerContext) {
+            count.withLock { $0 += 1 }
+            context.read()
+        }
+    }
+
+    @Test func aRequestWaitingAtTheInFlightBoundHoldsItsConnectionsReadsUntilItIsAnswered() async throws {
+        // One place; the request holding it waits until the test lets it go.
+        let gate = ProviderGate(limit: 1, maxWait: .seconds(30))
+        let letGo = AsyncStream.makeStream(of: Void.self)
+        let firstHolds = Locked(false)
+        let endpoint = HomeAssistantFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
+            let text = String(buffer: body)
+            return .later {
+                guard await gate.acquire(client: text) else { return (.serviceUnavailable, [:], Array(#"{"message":"refused"}"#.utf8)) }
+                defer { gate.release() }
+                if text == "first" {
+                    firstHolds.withLock { $0 = true }
+                    for await _ in letGo.stream { break }
+                }
+                return (.created, [:], Array(#"{"messageId":"\#(text)"}"#.utf8))
+            }
+        }
+        let first = try await Self.channel(endpoint)
+        let second = try await Self.channel(endpoint)
+        let reads = ReadCounter()
+        try await second.pipeline.addHandler(reads, position: .first)
+        for (channel, text) in [(first, "first"), (second, "second")] {
+            try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
+            try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: text)))
+            try await channel.writeInbound(HTTPRequestPart.end(nil))
+            if text == "first" {
+                try await eventually("the first request holds the place") { firstHolds.withLock { $0 } }
+            }
+        }
+        try await eventually("the second request waits for the place") { gate.waiting == 1 }
+        // While it waits, its client sends another request on the same connection: it is held, and so is the read NIO
+        // asks for next, so nothing more is read from that connection until the waiting request is answered.
+        let health = HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/health"))
+        try await second.writeInbound(health)
+        try await second.writeInbound(HTTPRequestPart.end(nil))
+        try await second.testingEventLoop.executeInContext { second.pipeline.read() }
+        #expect(reads.reads == 0, "no read while the request waits")
+        #expect(try await second.readInbound(as: HTTPRequestPart.self) == nil, "the next request is held")
+        #expect(try await second.readOutbound(as: HTTPResponsePart.self) == nil, "not answered yet")
+        // The place is freed: the waiting request is served, then the held request goes on and reading resumes.
+        letGo.continuation.yield()
+        let answer = try await Self.responses(second, count: 3)
+        guard case .head(let head) = answer[0], case .body(let body) = answer[1] else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(head.status == .created)
+        #expect(String(buffer: body).contains("second"))
+        try await eventually("the held request is passed on") { try await second.readInbound(as: HTTPRequestPart.self) == health }
+        try await eventually("the held read is passed on") { reads.reads == 1 }
+        _ = try await Self.responses(first, count: 3)
+        #expect(gate.waiting == 0)
     }
 }

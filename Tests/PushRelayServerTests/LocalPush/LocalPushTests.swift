@@ -114,13 +114,16 @@ import Testing
     @Test func aConnectedDeviceIsServedWhileItsCloudProviderIsAtItsInFlightBound() async throws {
         let gate = ScriptedProvider.Gate()
         let cloud = ScriptedProvider(name: "cloud", [.hold(gate)])
-        try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(10_000) { $0.delivery.maxInFlight = 1 }) {
+        try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(10_000) {
+            $0.delivery.maxInFlight = 1
+            $0.delivery.maxWaitMs = 200
+        }) {
             (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             // Another device's notification takes the cloud provider's only place and holds it.
             async let held = s.android(Self.body("held", token: "other-device:token", webhookID: "hook-2"))
             try await eventually("the cloud delivery starts") { cloud.callCount == 1 }
-            // A device without a channel is refused at once; the connected one still gets its notification.
+            // A device without a channel waits for the place and is refused; the connected one gets its notification.
             let refused = try await s.android(Self.body("refused", token: "third-device:token", webhookID: "hook-3"))
             expectJSONError(refused, status: 503, errorType: "ProviderUnavailable")
             #expect(refused["errorCode"] == "ProviderBusy")

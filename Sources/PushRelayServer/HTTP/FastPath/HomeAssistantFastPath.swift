@@ -30,8 +30,7 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         /// The answer to a notify POST: status, extra headers and the JSON body.
         typealias Answer = (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8])
 
-        /// How one complete request is answered: at once, on the event loop (bad input, or a refusal that waits for
-        /// nothing), or by a task.
+        /// How one complete request is answered: at once, on the event loop (bad input), or by a task.
         enum Handling: Sendable {
             case now(Answer)
             case later(@Sendable () async -> Answer)
@@ -41,13 +40,22 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         let metrics: PushRelayMetrics?
         let serverName: String?
         let dates = HTTPDateCache()
+        /// Reverse proxies whose forwarding headers name the client (`http.trusted_proxies`), for `ClientAddress`.
+        let trustedProxies: TrustedProxies
         /// Decides how one complete request's body is answered. Runs on the event loop, so it must not block.
         let handle: @Sendable (ByteBuffer, HAPlatform) -> Handling
 
-        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, handle: @escaping @Sendable (ByteBuffer, HAPlatform) -> Handling) {
+        init(
+            maxBodyBytes: Int,
+            metrics: PushRelayMetrics?,
+            serverName: String?,
+            trustedProxies: TrustedProxies = TrustedProxies(),
+            handle: @escaping @Sendable (ByteBuffer, HAPlatform) -> Handling
+        ) {
             self.maxBodyBytes = maxBodyBytes
             self.metrics = metrics
             self.serverName = serverName
+            self.trustedProxies = trustedProxies
             self.handle = handle
         }
 
@@ -60,19 +68,20 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         }
 
         /// Home Assistant's notify endpoints: `HomeAssistantRequest` reads the body, `HomeAssistantService` decides,
-        /// `HomeAssistantAnswer` renders the outcome, as on the router. Bad input and a refusal the service decides
-        /// without waiting (`outcomeWithoutWaiting`: past capacity, most requests) are answered on the event loop.
-        static func homeAssistant(service: HomeAssistantService, maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?) -> Endpoint {
-            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, platform -> Handling in
+        /// `HomeAssistantAnswer` renders the outcome, as on the router. Bad input is answered on the event loop.
+        static func homeAssistant(
+            service: HomeAssistantService,
+            maxBodyBytes: Int,
+            metrics: PushRelayMetrics?,
+            serverName: String?,
+            trustedProxies: TrustedProxies
+        ) -> Endpoint {
+            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName, trustedProxies: trustedProxies) { body, platform -> Handling in
                 let n: HANotification
                 do throws(APIError) {
                     n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
                 } catch {
                     return .now((error.status, error.headers, JSONWriter.bytes(error.body)))
-                }
-                if let outcome = service.outcomeWithoutWaiting(n) {
-                    let answer = HomeAssistantAnswer(outcome, token: n.pushToken)
-                    return .now((answer.status, answer.headers, answer.body))
                 }
                 return .later {
                     let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
@@ -93,6 +102,8 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
 
     private let endpoint: Endpoint
     private var machine: StateMachine
+    /// The connection's peer address, read once.
+    private var peer: String?
 
     init(endpoint: Endpoint) {
         self.endpoint = endpoint
@@ -141,14 +152,27 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         }
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        let client = clientAddress(head, context: context)
         // Started on the loop, with NIO as the concurrency executor: the task runs here, and the store resumes it here.
         Task {
-            let answer = await RequestID.$current.withValue(id) { await run() }
+            let answer = await RequestID.$current.withValue(id) { await ClientAddress.$current.withValue(client) { await run() } }
             let finish: @Sendable () -> Void = {
                 bound.value.handler.write(head, path: path, requestID: id, answer: answer, started: started, context: bound.value.context)
             }
             if loop.inEventLoop { finish() } else { loop.execute(finish) }
         }
+    }
+
+    /// The request's client: the peer, or the client a trusted proxy's forwarding headers name.
+    private func clientAddress(_ head: HTTPRequest, context: ChannelHandlerContext) -> String {
+        let peer = self.peer ?? context.channel.remoteAddress?.ipAddress ?? "unknown"
+        self.peer = peer
+        guard endpoint.trustedProxies.trusts(peer) else { return peer }
+        return endpoint.trustedProxies.clientAddress(
+            peer: peer,
+            forwardedFor: head.headerFields[values: .xForwardedFor],
+            forwarded: head.headerFields[values: .forwarded]
+        )
     }
 
     private func write(
