@@ -6,7 +6,11 @@
 -- load generator spends about as little CPU per request as it does on GET /health: on a 2-core machine its CPU is
 -- the server's CPU. Each token has a webhook id of its own, as each device has in Home Assistant: PushRelay binds the
 -- pair once (the websocket channel's credential check) and then only compares it.
+-- BENCH_FORWARDED_FOR: an X-Forwarded-For value for every request, as a proxy would add it; with a %d in it and
+-- BENCH_CLIENTS=N, the requests name N clients in turn (%d from 1 to N).
 local tokens = tonumber(os.getenv("BENCH_TOKENS") or "20000")
+local forwarded = os.getenv("BENCH_FORWARDED_FOR")
+local clients = tonumber(os.getenv("BENCH_CLIENTS") or "1")
 local ios = os.getenv("BENCH_PLATFORM") == "ios"
 local pool_size = 4096
 -- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
@@ -38,7 +42,9 @@ function init(args)
       '{"message":"Door opened %d","title":"Front door","push_token":"%s",' ..
       '"registration_info":{"app_id":"%s","app_version":"2026.11","os_version":"15","webhook_id":"hook-%d-%d"},"data":%s}',
       i, token, app, thread_id, n, data)
-    pool[i] = wrk.format("POST", path, {["Content-Type"] = "application/json"}, body)
+    local headers = {["Content-Type"] = "application/json"}
+    if forwarded then headers["X-Forwarded-For"] = string.format(forwarded, i % clients + 1) end
+    pool[i] = wrk.format("POST", path, headers, body)
   end
 end
 

@@ -5,6 +5,9 @@
 #   - closed loop: every connection sends again the moment it is answered (as much as the server can be offered);
 #   - paced: each connection pauses between requests so that together they offer BENCH_OVERLOAD_FACTOR (default 4)
 #     times the sustainable rate, an open load like Home Assistant's.
+#   - one greedy client among 50: one client address (X-Forwarded-For through a trusted proxy on loopback) in a closed
+#     loop on the same number of connections, beside 50 polite clients on 50 connections, each sending one
+#     notification every 100 ms (500 a second together).
 # For each it prints the goodput (201s a second) and its ratio to the sustainable rate, the answer-time percentiles
 # of all answers (wrk, 10 s client timeout: Home Assistant's), refusals (non-2xx), client timeouts, the dispatches
 # shed at the in-flight bound, the server's log lines and its peak memory.
@@ -26,6 +29,7 @@ ulimit -n 65536 2>/dev/null || true
 bench_fakes
 env PUSHRELAY_HTTP_PORT=$PORT PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/bench.sqlite" PUSHRELAY_LOG_LEVEL=warning \
   PUSHRELAY_QUOTA_DAILY_LIMIT=1000000 PUSHRELAY_METRICS_ENABLED=true PUSHRELAY_HTTP_MAX_CONNECTIONS_PER_ADDRESS=0 \
+  PUSHRELAY_HTTP_TRUSTED_PROXIES=127.0.0.1 \
   ${BENCH_MAX_IN_FLIGHT:+PUSHRELAY_DELIVERY_MAX_IN_FLIGHT=$BENCH_MAX_IN_FLIGHT} \
   ${BENCH_MAX_WAIT_MS:+PUSHRELAY_DELIVERY_MAX_WAIT_MS=$BENCH_MAX_WAIT_MS} \
   "$BIN" serve --config "$WORK/fakes/pushrelay.yaml" 2>"$WORK/server.log" &
@@ -68,8 +72,25 @@ closed=$(overload "closed loop" 0)
 pause=$(awk -v c="$OVER" -v r="$steady" -v f="$FACTOR" 'BEGIN { printf "%d", c * 1000 / (r * f) }')
 paced=$(overload "paced at ${FACTOR}x" "$pause")
 
+echo "== one greedy client ($OVER connections, closed loop) among 50 polite ones (50 connections, 100 ms pauses)" >&2
+BENCH_FORWARDED_FOR=203.0.113.66 wrk -t1 -c"$OVER" -d"$OVER_DURATION" --timeout 10s -s Benchmarks/ha.lua "$URL" > "$WORK/greedy.txt" &
+GREEDY=$!
+BENCH_FORWARDED_FOR='198.51.100.%d' BENCH_CLIENTS=50 BENCH_DELAY_MS=100 \
+  wrk -t1 -c50 -d"$OVER_DURATION" --timeout 10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/polite.txt"
+wait "$GREEDY"
+cat "$WORK/greedy.txt" "$WORK/polite.txt" >&2
+polite_requests=$(awk '/requests in/ {print $1}' "$WORK/polite.txt")
+polite_refused=$(awk '/Non-2xx/ {print $NF}' "$WORK/polite.txt" | grep . || echo 0)
+greedy_requests=$(awk '/requests in/ {print $1}' "$WORK/greedy.txt")
+greedy_refused=$(awk '/Non-2xx/ {print $NF}' "$WORK/greedy.txt" | grep . || echo 0)
+fair=$(printf '  %-28s polite: %s notifications, p50 %s, p99 %s, max %s, refused %s; greedy: goodput %s/s, refused %s; peak memory %s' \
+  "one greedy among 50:" "$polite_requests" "$(awk '$1 == "50%" {print $2}' "$WORK/polite.txt")" \
+  "$(awk '$1 == "99%" {print $2}' "$WORK/polite.txt")" "$(awk '/^    Latency/ {print $4}' "$WORK/polite.txt")" "$polite_refused" \
+  "$(awk -v a="$((greedy_requests - greedy_refused))" -v s="$seconds" 'BEGIN { printf "%.0f", a / s }')" "$greedy_refused" "$(peak_rss)")
+
 echo
 echo "PushRelay overload benchmark (Home Assistant Android -> fake FCM over TLS + HTTP/2, $(nproc) cores shared with wrk and the fake)"
 echo "  sustainable (64 connections): $steady notifications/s, p99 $(awk '$1 == "99%" {print $2}' "$WORK/steady.txt"), refused $steady_non2xx"
 echo "$closed"
 echo "$paced"
+echo "$fair"
