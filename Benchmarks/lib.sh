@@ -23,11 +23,12 @@ bench_cleanup() {
 }
 
 # bench_fakes: starts `pushrelay-dev fake-providers` (FCM with OAuth over TLS + HTTP/2, APNs over TLS + HTTP/2) as $FAKES;
-# PushRelay's config for them is $WORK/fakes/pushrelay.yaml.
+# PushRelay's config for them is $WORK/fakes/pushrelay.yaml, with the iOS companion app routed to the fake APNs (the
+# iOS runs send hex APNs tokens) and every other app to the fake FCM.
 bench_fakes() {
   # BENCH_FCM_HTTP1=1: the fake FCM speaks only HTTP/1.1, so PushRelay reaches it over HTTP/1.1 (AsyncHTTPClient).
   # BENCH_WEBPUSH_SUBSCRIPTIONS=N: also a fake WebPush service with N subscriptions and a `webpush` provider for it.
-  "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 ${BENCH_FCM_HTTP1:+--fcm-http1-only} \
+  "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 --ios-via-apns ${BENCH_FCM_HTTP1:+--fcm-http1-only} \
     ${BENCH_WEBPUSH_SUBSCRIPTIONS:+--webpush-subscriptions "$BENCH_WEBPUSH_SUBSCRIPTIONS"} > "$WORK/fakes.log" 2>&1 &
   FAKES=$!
   for _ in $(seq 1 100); do [ -f "$WORK/fakes/pushrelay.yaml" ] && break; sleep 0.1; done

@@ -1,11 +1,11 @@
 # Shared set-up for the PostgreSQL benchmarks (sourced after Benchmarks/lib.sh, not run): PostgreSQL's binaries in
-# PGBIN (Debian's postgresql-15, installed if missing), a work directory in WORK removed at exit together with the
+# PGBIN (the distribution's postgresql, installed if missing; any version), a work directory in WORK removed at exit together with the
 # processes listed in PIDS and the PostgreSQL started by start_postgres.
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 if [ -z "$PGBIN" ]; then
-  echo "installing postgresql-15 (Debian package)…" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >&2
-  PGBIN=/usr/lib/postgresql/15/bin
+  echo "installing postgresql (Debian package)…" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 fi
 
 WORK=$(mktemp -d)

@@ -222,13 +222,16 @@ public final class PostgresStorageEngine: StorageEngine {
         return health
     }
 
+    /// The names `statistics()` exports (the dashboard's PostgreSQL row queries them).
+    public static let statisticNames = ["pushrelay_postgres_queries", "pushrelay_postgres_errors"]
+
     public func statistics() -> [(name: String, help: String, value: Double)] {
         [
             (
-                "pushrelay_postgres_queries", "PostgreSQL requests (statements or transactions) completed since start.",
+                Self.statisticNames[0], "PostgreSQL requests (statements or transactions) completed since start.",
                 Double(queries.load(ordering: .relaxed))
             ),
-            ("pushrelay_postgres_errors", "PostgreSQL requests that failed since start.", Double(errors.load(ordering: .relaxed))),
+            (Self.statisticNames[1], "PostgreSQL requests that failed since start.", Double(errors.load(ordering: .relaxed))),
         ]
     }
 

@@ -5,7 +5,7 @@ import PushRelayStore
 import PushRelayTestHarness
 import Testing
 
-/// Backup and restore of a PostgreSQL database as `docs/scaling.md` writes them out: `pg_dump --format=custom` while
+/// Backup and restore of a PostgreSQL database as `docs/operations.md` writes them out: `pg_dump --format=custom` while
 /// PushRelay runs, `pg_restore --no-owner` into a new, empty database, and PushRelay on the restored copy goes on
 /// counting where the original stood.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
