@@ -23,6 +23,13 @@ enum PostgresMigrator {
         }
     }
 
+    /// The newest schema version applied, if it is newer than any of `migrations` (nil: a schema this build knows).
+    static func unknownVersion(_ connection: PostgresConnection, migrations: [Migration], logger: Logger) async throws -> Int? {
+        let known = migrations.map(\.version).max() ?? 0
+        guard let newest = try await appliedVersions(connection, logger: logger).max(), newest > known else { return nil }
+        return newest
+    }
+
     /// Throws `StoreError.schemaTooNew` if the database has a migration this build does not know.
     static func checkVersion(_ connection: PostgresConnection, migrations: [Migration], logger: Logger) async throws {
         let applied = try await appliedVersions(connection, logger: logger)

@@ -25,6 +25,10 @@ public struct PostgresStorageConfiguration: Sendable, Equatable, CustomStringCon
     public var connectionWait: Duration
     /// How long opening waits for the first connection.
     public var connectTimeout: Duration
+    /// How often a running instance checks that the schema is still one it knows: once another instance has migrated
+    /// it to a newer version, this one refuses every request (503) and says why, instead of serving on a schema it
+    /// does not know.
+    public var schemaCheckInterval: Duration = .seconds(30)
 
     public init(
         host: String,

@@ -22,6 +22,11 @@ public final class PostgresStorageEngine: StorageEngine {
     /// `host:port/database`, for messages.
     let target: String
     private let runTask: Task<Void, Never>
+    /// Checks every `schemaCheckInterval` that the schema is still one this build knows.
+    private let schemaWatch = Locked<Task<Void, Never>?>(nil)
+    /// Set once another instance has migrated the schema past this build: every request is refused with it.
+    private let retired = Locked<PostgresStoreError?>(nil)
+    private let isRetired = Atomic<Bool>(false)
     private let faults = PostgresFaultTracker()
     let inFlight = InFlightWrites()
     private let queries = Atomic<Int>(0)
@@ -63,7 +68,39 @@ public final class PostgresStorageEngine: StorageEngine {
             throw PostgresErrorMapping.map(error, target: target)
         }
         try? await connection.close()
-        return try PostgresStorageEngine(configuration: configuration, target: target, logger: logger)
+        let engine = try PostgresStorageEngine(configuration: configuration, target: target, logger: logger)
+        engine.watchSchema()
+        return engine
+    }
+
+    /// Starts the periodic schema check (see `PostgresStorageConfiguration.schemaCheckInterval`).
+    private func watchSchema() {
+        let interval = configuration.schemaCheckInterval
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled, let self, await self.checkSchema() else { return }
+            }
+        }
+        schemaWatch.withLock { $0 = task }
+    }
+
+    /// Whether the schema is still one this build knows (true also when it cannot be read now: a fault of its own).
+    /// When it is not, the engine refuses every later request and logs why, once.
+    @discardableResult
+    func checkSchema() async -> Bool {
+        let logger = self.logger
+        let migrations = Self.migrations
+        let unknown = try? await perform(write: false) { connection in
+            try await PostgresMigrator.unknownVersion(connection, migrations: migrations, logger: logger)
+        }
+        guard let found = unknown ?? nil else { return true }
+        let error = PostgresStoreError.schemaTooNew(found: found, known: migrations.map(\.version).max() ?? 0)
+        retired.withLock { $0 = error }
+        isRetired.store(true, ordering: .relaxed)
+        faults.failed(error)
+        logger.critical("this instance stops serving", metadata: ["error": .string(error.description)])
+        return false
     }
 
     private init(configuration: PostgresStorageConfiguration, target: String, logger: Logger) throws {
@@ -88,6 +125,7 @@ public final class PostgresStorageEngine: StorageEngine {
 
     deinit {
         runTask.cancel()
+        schemaWatch.withLock { $0?.cancel() }
     }
 
     /// Set on every connection, so that nothing waits on PostgreSQL for ever: a lock wait ends after 5 s, and a
@@ -119,6 +157,7 @@ public final class PostgresStorageEngine: StorageEngine {
     /// writes fail).
     func perform<T: Sendable>(write: Bool, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
+        if isRetired.load(ordering: .relaxed), let retired = retired.withLock({ $0 }) { throw retired }
         let client = self.client
         let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
         do {
@@ -127,7 +166,10 @@ public final class PostgresStorageEngine: StorageEngine {
                 group.addTask {
                     try await client.withConnection { connection in
                         leased.value.store(true, ordering: .relaxed)
-                        return .value(try await body(connection))
+                        // Once it has a connection, the body runs to its end even if this request is cancelled
+                        // meanwhile (the wait for a connection ran out as it came): a cancelled body could leave a
+                        // transaction open on a connection that goes back to the pool.
+                        return .value(try await Task { try await body(connection) }.value)
                     }
                 }
                 group.addTask {
@@ -189,6 +231,7 @@ public final class PostgresStorageEngine: StorageEngine {
     public func flushAndClose() async throws {
         await inFlight.wait()
         guard !closed.exchange(true, ordering: .relaxed) else { return }
+        schemaWatch.withLock { $0?.cancel() }
         runTask.cancel()
         // The pool closes its connections; one stuck on a dead peer must not hold the shutdown for ever.
         let runTask = self.runTask
