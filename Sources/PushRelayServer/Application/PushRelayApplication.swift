@@ -186,36 +186,10 @@ public enum PushRelayApplication {
         do {
             for (name, p) in config.providers.sorted(by: { $0.key < $1.key }) where instances[name] == nil {
                 do {
-                    switch p.type {
-                    case "sandbox":
-                        providers[name] = SandboxProvider(name: name)
-                    case "fcm":
-                        providers[name] = try FCMProvider(
-                            name: name,
-                            options: p.options,
-                            baseDirectory: config.baseDirectory,
-                            clock: clock,
-                            logger: logger
-                        )
-                    case "apns":
-                        providers[name] = try APNsProvider(
-                            name: name,
-                            options: p.options,
-                            baseDirectory: config.baseDirectory,
-                            clock: clock,
-                            logger: logger
-                        )
-                    case "webpush":
-                        providers[name] = try WebPushProvider(
-                            name: name,
-                            options: p.options,
-                            baseDirectory: config.baseDirectory,
-                            clock: clock,
-                            logger: logger
-                        )
-                    default:
+                    guard let kind = ProviderType(rawValue: p.type) else {
                         throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
                     }
+                    providers[name] = try kind.make(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
                 } catch let error as ProviderConfigError {
                     throw ConfigError(key: error.key.isEmpty ? "providers.\(name)" : "providers.\(name).\(error.key)", problem: error.problem)
                 }

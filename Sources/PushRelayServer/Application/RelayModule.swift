@@ -23,18 +23,22 @@ struct RelayModule {
     /// environment and a second instance serves the other, unless an explicit `endpoint` (a test, a proxy) serves both.
     static func providers(config: PushRelayConfig, registry: ProviderRegistry, clock: any WallClock, logger: Logger) -> Providers {
         var out = Providers(fcm: config.relay.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 })
-        guard let name = config.relay.apnsProvider, let provider = registry.providers[name] else { return out }
-        guard let apns = provider as? APNsProvider, apns.configuration.endpoint == apns.configuration.environment.endpoint else {
+        guard let name = config.relay.apnsProvider, registry.providers[name] != nil else { return out }
+        // The second instance is built from the first one's config (checked at load, so it parses again).
+        guard let options = config.providers[name], options.type == ProviderType.apns.rawValue,
+            let configuration = try? APNsProvider.Configuration(options: options.options, baseDirectory: config.baseDirectory),
+            configuration.endpoint == configuration.environment.endpoint
+        else {
             out.apnsProduction = name
             out.apnsDevelopment = name
             return out
         }
-        var other = apns.configuration
-        other.environment = apns.configuration.environment == .production ? .sandbox : .production
+        var other = configuration
+        other.environment = configuration.environment == .production ? .sandbox : .production
         other.endpoint = other.environment.endpoint
         let second = APNsProvider(name: "\(name)-\(other.environment.rawValue)", configuration: other, clock: clock, logger: logger)
         out.owned[second.name] = second
-        if apns.configuration.environment == .production {
+        if configuration.environment == .production {
             out.apnsProduction = name
             out.apnsDevelopment = second.name
         } else {

@@ -13,8 +13,11 @@ struct CallRoutes {
             "/api/v1/devices/:id",
             [
                 .delete: { request, context in
-                    let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
-                    try await service.delete(deviceID: try deviceID(context), apiKeyID: key)
+                    let key = try await answer { () throws(CallError) in
+                        try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+                    }
+                    let id = try deviceID(context)
+                    try await answer { () throws(CallError) in try await service.delete(deviceID: id, apiKeyID: key) }
                     return JSONResponse.make(status: .ok, body: ["deleted": true])
                 }
             ]
@@ -23,9 +26,11 @@ struct CallRoutes {
             "/api/v1/devices/:id/rotate-key",
             [
                 .post: { request, context in
-                    let key = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+                    let key = try await answer { () throws(CallError) in
+                        try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+                    }
                     let id = try deviceID(context)
-                    let newKey = try await service.rotateKey(deviceID: id, apiKeyID: key)
+                    let newKey = try await answer { () throws(CallError) in try await service.rotateKey(deviceID: id, apiKeyID: key) }
                     return JSONResponse.make(status: .ok, body: keyBody(id, newKey))
                 }
             ]
@@ -43,7 +48,9 @@ struct CallRoutes {
     }
 
     private func registerDevice(_ request: Request, _ context: PushRelayRequestContext) async throws -> Response {
-        let apiKey = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+        let apiKey = try await answer { () throws(CallError) in
+            try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+        }
         var request = request
         let body = try await request.jsonBody(limit: maxBodyBytes)
         let f = try Fields(body)
@@ -59,20 +66,27 @@ struct CallRoutes {
                 throw APIError(.badRequest, "MalformedToken", "'voip_token' must be the hex PushKit token. " + problem)
             }
         }
-        let registered = try await service.register(
-            apiKeyID: apiKey,
-            platform: platform,
-            appID: try f.string("app_id"),
-            pushToken: pushToken,
-            voipToken: voipToken,
-            label: try f.optionalString("label"),
-            webhookID: try f.optionalString("webhook_id")
-        )
+        let appID = try f.string("app_id")
+        let label = try f.optionalString("label")
+        let webhookID = try f.optionalString("webhook_id")
+        let registered = try await answer { () throws(CallError) in
+            try await service.register(
+                apiKeyID: apiKey,
+                platform: platform,
+                appID: appID,
+                pushToken: pushToken,
+                voipToken: voipToken,
+                label: label,
+                webhookID: webhookID
+            )
+        }
         return JSONResponse.make(status: .created, body: keyBody(registered.deviceID, registered.key))
     }
 
     private func call(_ request: Request, _ context: PushRelayRequestContext) async throws -> Response {
-        let apiKey = try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+        let apiKey = try await answer { () throws(CallError) in
+            try await service.authenticate(request.headers[.authorization], peer: context.peerAddress)
+        }
         var request = request
         let f = try Fields(try await request.jsonBody(limit: maxBodyBytes))
         let withVideo: Bool
@@ -90,7 +104,7 @@ struct CallRoutes {
             withVideo: withVideo,
             invite: try f.string("invite")
         )
-        let sent = try await service.call(c, apiKeyID: apiKey)
+        let sent = try await answer { () throws(CallError) in try await service.call(c, apiKeyID: apiKey) }
         return JSONResponse.make(
             status: .created,
             body: ["notification_uuid": .string(sent.notificationUUID), "delivered_via": .string(sent.deliveredVia)]
@@ -117,6 +131,63 @@ private struct Fields {
         case nil, .null?: return nil
         case .string(let s)?: return s
         default: throw APIError.badRequest("Field '\(key)' must be a string.")
+        }
+    }
+}
+
+extension CallRoutes {
+    /// Runs a service call; its `CallError` becomes the JSON error the caller is answered.
+    private func answer<T>(_ body: () async throws(CallError) -> T) async throws(APIError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.apiError(error)
+        }
+    }
+
+    /// The HTTP answer to a refused call-service request.
+    static func apiError(_ error: CallError) -> APIError {
+        switch error {
+        case .tooManyFailedAttempts:
+            return .tooManyFailedAttempts
+        case .unauthorized:
+            return APIError(
+                .unauthorized,
+                "Unauthorized",
+                "Send a valid API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
+                headers: [.wwwAuthenticate: "Bearer"]
+            )
+        case .storageUnavailable:
+            return .storageUnavailable
+        case .unknownDevice(let id):
+            return APIError(.notFound, "UnknownDevice", "No device '\(id)' is registered with this API key.")
+        case .deadToken(let reason):
+            return APIError(
+                .gone,
+                "InvalidToken",
+                "The device's push token is no longer valid (\(reason)); register the device again.",
+                fields: ["errorCode": .string(reason)]
+            )
+        case .notConfigured(.ios):
+            return .configuration("VoIP pushes to iOS are not configured on this server (voip.apns_provider).")
+        case .notConfigured(.android):
+            return .configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).")
+        case .noVoIPToken:
+            return APIError(
+                .unprocessableContent,
+                "NoVoIPToken",
+                "This iOS device was registered without a voip_token; register it again with its PushKit token."
+            )
+        case .inviteTooLarge(let size, let provider, let limit):
+            return APIError(
+                .contentTooLarge,
+                "PayloadTooLarge",
+                "The invite, sealed for the device, becomes a \(size)-byte \(provider) payload; \(provider) accepts at most \(limit) bytes. Send a shorter invite."
+            )
+        case .internalError(let message):
+            return APIError(.internalServerError, "InternalError", message)
+        case .failed(let failure):
+            return WebPushRelayRoutes.error(failure)
         }
     }
 }

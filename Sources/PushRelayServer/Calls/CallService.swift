@@ -3,7 +3,31 @@ import Logging
 import PushRelayCore
 import PushRelayStore
 
-/// Devices and call-invite pushes (`/api/v1/*`), after the SignalWire push format.
+/// Why a call-service request was refused. `CallRoutes` turns it into the HTTP answer.
+enum CallError: Error, Sendable, Equatable {
+    /// The address has failed too many credential checks; it is blocked for a while.
+    case tooManyFailedAttempts
+    /// No API key, or not one this server issued.
+    case unauthorized
+    case storageUnavailable
+    /// No such device under this API key.
+    case unknownDevice(String)
+    /// The device's push token was reported dead; it must register again.
+    case deadToken(reason: String)
+    /// Calls to this platform have no provider on this server (`voip.apns_provider` / `voip.fcm_provider`).
+    case notConfigured(HAPlatform)
+    /// An iOS device registered without its PushKit token.
+    case noVoIPToken
+    /// The sealed invite would be larger than the provider takes.
+    case inviteTooLarge(size: Int, provider: String, limit: Int)
+    /// Sealing or building the push failed (a bug, not the caller's doing).
+    case internalError(String)
+    /// The provider refused or failed.
+    case failed(DeliveryFailure)
+}
+
+/// Devices and call-invite pushes (`/api/v1/*`), after the SignalWire push format. Throws `CallError`; only
+/// `CallRoutes` knows HTTP.
 final class CallService: Sendable {
     let store: any CallDeviceStorage
     let apiKeys: any APIKeyStorage
@@ -43,20 +67,12 @@ final class CallService: Sendable {
         self.logger = logger
     }
 
-    /// The API key id for an `Authorization: Bearer` header, or 401 (429 while the address is blocked). A key is
-    /// looked up by its SHA-256 only, so the lookup's timing says nothing about the key.
-    func authenticate(_ authorization: String?, peer: String) async throws(APIError) -> Int64 {
+    /// The API key id for an `Authorization: Bearer` header (`unauthorized`; `tooManyFailedAttempts` while the
+    /// address is blocked). A key is looked up by its SHA-256 only, so the lookup's timing says nothing about the key.
+    func authenticate(_ authorization: String?, peer: String) async throws(CallError) -> Int64 {
         let now = clock.now()
-        guard !limiter.isBlocked(peer, now: now) else {
-            throw APIError.tooManyFailedAttempts
-        }
-        let unauthorized = APIError(
-            .unauthorized,
-            "Unauthorized",
-            "Send a valid API key as 'Authorization: Bearer <key>' (create one with `pushrelay api-key create`).",
-            headers: [.wwwAuthenticate: "Bearer"]
-        )
-        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw unauthorized }
+        guard !limiter.isBlocked(peer, now: now) else { throw .tooManyFailedAttempts }
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw .unauthorized }
         let key = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         let id: Int64?
         do {
@@ -66,7 +82,7 @@ final class CallService: Sendable {
         }
         guard let id else {
             limiter.recordFailure(peer, now: now)
-            throw unauthorized
+            throw .unauthorized
         }
         return id
     }
@@ -84,7 +100,7 @@ final class CallService: Sendable {
         voipToken: String?,
         label: String?,
         webhookID: String?
-    ) async throws(APIError) -> Registered {
+    ) async throws(CallError) -> Registered {
         let device = CallDevice(
             id: RandomID.uuid(),
             apiKeyID: apiKeyID,
@@ -104,17 +120,17 @@ final class CallService: Sendable {
         return Registered(deviceID: device.id, key: device.encryptionKey)
     }
 
-    func delete(deviceID: String, apiKeyID: Int64) async throws(APIError) {
+    func delete(deviceID: String, apiKeyID: Int64) async throws(CallError) {
         let deleted: Bool
         do {
             deleted = try await store.deleteDevice(id: deviceID, apiKeyID: apiKeyID)
         } catch {
             throw storageFailure(error)
         }
-        guard deleted else { throw Self.unknownDevice(deviceID) }
+        guard deleted else { throw .unknownDevice(deviceID) }
     }
 
-    func rotateKey(deviceID: String, apiKeyID: Int64) async throws(APIError) -> [UInt8] {
+    func rotateKey(deviceID: String, apiKeyID: Int64) async throws(CallError) -> [UInt8] {
         let key = CallInviteSealer.newKey()
         let rotated: Bool
         do {
@@ -122,7 +138,7 @@ final class CallService: Sendable {
         } catch {
             throw storageFailure(error)
         }
-        guard rotated else { throw Self.unknownDevice(deviceID) }
+        guard rotated else { throw .unknownDevice(deviceID) }
         return key
     }
 
@@ -140,27 +156,20 @@ final class CallService: Sendable {
         var deliveredVia: String
     }
 
-    func call(_ c: CallRequest, apiKeyID: Int64) async throws(APIError) -> CallSent {
+    func call(_ c: CallRequest, apiKeyID: Int64) async throws(CallError) -> CallSent {
         let found: CallDevice?
         do {
             found = try await store.device(id: c.deviceID, apiKeyID: apiKeyID)
         } catch {
             throw storageFailure(error)
         }
-        guard let device = found else { throw Self.unknownDevice(c.deviceID) }
-        if let reason = device.deadReason {
-            throw APIError(
-                .gone,
-                "InvalidToken",
-                "The device's push token is no longer valid (\(reason)); register the device again.",
-                fields: ["errorCode": .string(reason)]
-            )
-        }
+        guard let device = found else { throw .unknownDevice(c.deviceID) }
+        if let reason = device.deadReason { throw .deadToken(reason: reason) }
         let sealed: CallInviteSealer.Sealed
         do {
             sealed = try CallInviteSealer.seal(Array(c.invite.utf8), key: device.encryptionKey)
         } catch {
-            throw APIError(.internalServerError, "InternalError", "Could not encrypt the invite for this device.")
+            throw .internalError("Could not encrypt the invite for this device.")
         }
         let invite = CallInvite(
             notificationUUID: RandomID.uuid(),
@@ -179,40 +188,23 @@ final class CallService: Sendable {
         let notification: TranslatedNotification
         let token: String
         let via: String
-        do {
-            switch device.platform {
-            case .ios:
-                guard let r = apns else { throw APIError.configuration("VoIP pushes to iOS are not configured on this server (voip.apns_provider).") }
-                guard let voip = device.voipToken else {
-                    throw APIError(
-                        .unprocessableContent,
-                        "NoVoIPToken",
-                        "This iOS device was registered without a voip_token; register it again with its PushKit token."
-                    )
-                }
-                provider = r
-                token = voip
-                via = "apns"
-                notification = try CallInvitePush.apns(invite)
-            case .android:
-                guard let r = fcm else {
-                    throw APIError.configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).")
-                }
-                provider = r
-                token = device.pushToken
-                via = "fcm"
-                notification = try CallInvitePush.fcm(invite, token: device.pushToken)
-            }
-        } catch let e as APIError {
-            throw e
-        } catch let e as RelayPayloadError {
-            throw APIError(
-                .contentTooLarge,
-                "PayloadTooLarge",
-                "The invite, sealed for the device, becomes a \(e.size)-byte \(e.provider) payload; \(e.provider) accepts at most \(e.limit) bytes. Send a shorter invite."
-            )
+        switch device.platform {
+        case .ios:
+            guard let r = apns else { throw .notConfigured(.ios) }
+            guard let voip = device.voipToken else { throw .noVoIPToken }
+            provider = r
+            token = voip
+            via = "apns"
+        case .android:
+            guard let r = fcm else { throw .notConfigured(.android) }
+            provider = r
+            token = device.pushToken
+            via = "fcm"
+        }
+        do throws(RelayPayloadError) {
+            notification = device.platform == .ios ? try CallInvitePush.apns(invite) : try CallInvitePush.fcm(invite, token: device.pushToken)
         } catch {
-            throw APIError(.internalServerError, "InternalError", "Could not build the call push.")
+            throw .inviteTooLarge(size: error.size, provider: error.provider, limit: error.limit)
         }
         // The device's own dead flag is checked above; calls are not counted against a daily quota.
         let delivery = Delivery(platform: device.platform, pushToken: token, appID: device.appID, notification: notification, kind: .callInvite)
@@ -231,18 +223,12 @@ final class CallService: Sendable {
                     logger.error("could not mark the device dead", metadata: ["device": .string(device.id), "error": .string("\(error)")])
                 }
             }
-            throw WebPushRelayService.error(failure)
+            throw .failed(failure)
         case .dead(let dead, _):
-            throw APIError(
-                .gone,
-                "InvalidToken",
-                "The device's push token is no longer valid (\(dead.reason)); register the device again.",
-                fields: ["errorCode": .string(dead.reason)]
-            )
-        case .refused(let r):
-            throw APIError(.tooManyRequests, "RateLimited", "This device has reached its \(r.maximum) pushes for today.")
-        case .storageUnavailable:
-            throw APIError.storageUnavailable
+            throw .deadToken(reason: dead.reason)
+        case .refused, .storageUnavailable:
+            // Calls are dispatched uncounted: no quota refuses them. The storage could still fail.
+            throw .storageUnavailable
         }
     }
 
@@ -263,12 +249,8 @@ final class CallService: Sendable {
         return false
     }
 
-    static func unknownDevice(_ id: String) -> APIError {
-        APIError(.notFound, "UnknownDevice", "No device '\(id)' is registered with this API key.")
-    }
-
-    private func storageFailure(_ error: any Error) -> APIError {
-        logger.error("VoIP storage failed", metadata: ["error": .string("\(error)")])
+    private func storageFailure(_ error: any Error) -> CallError {
+        logger.error("call storage failed", metadata: ["error": .string("\(error)")])
         return .storageUnavailable
     }
 }

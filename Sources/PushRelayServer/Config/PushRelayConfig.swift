@@ -349,33 +349,15 @@ extension PushRelayConfig {
                 let key = "providers.\(name)"
                 guard case .object(var options)? = p[name] else { throw ConfigError(key: key, problem: "must be a mapping with at least a 'type'") }
                 guard case .string(let type)? = options.removeValue(forKey: "type") else {
-                    throw ConfigError(key: "\(key).type", problem: "is required: one of sandbox, fcm, apns, webpush")
+                    throw ConfigError(key: "\(key).type", problem: "is required: one of \(ProviderType.names)")
                 }
-                switch type {
-                case "sandbox":
-                    if let extra = options.keys.sorted().first {
-                        throw ConfigError(key: "\(key).\(extra)", problem: "unknown key for a sandbox provider")
-                    }
-                case "fcm":
-                    do {
-                        _ = try FCMProvider.Configuration(options: options, baseDirectory: baseDirectory)
-                    } catch {
-                        throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
-                    }
-                case "apns":
-                    do {
-                        _ = try APNsProvider.Configuration(options: options, baseDirectory: baseDirectory)
-                    } catch {
-                        throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
-                    }
-                case "webpush":
-                    do {
-                        _ = try WebPushProvider.Configuration(options: options, baseDirectory: baseDirectory)
-                    } catch {
-                        throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
-                    }
-                default:
-                    throw ConfigError(key: "\(key).type", problem: "unknown provider type '\(type)': use sandbox, fcm, apns or webpush")
+                guard let kind = ProviderType(rawValue: type) else {
+                    throw ConfigError(key: "\(key).type", problem: "unknown provider type '\(type)': use \(ProviderType.names)")
+                }
+                do {
+                    try kind.check(options: options, baseDirectory: baseDirectory)
+                } catch {
+                    throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
                 }
                 providers[name] = ProviderConfig(name: name, type: type, options: options)
             }

@@ -54,12 +54,13 @@ final class MatrixGateway: Sendable {
         case transient(DeliveryFailure)
     }
 
-    /// The answer to the homeserver.
-    public struct Reply: Sendable, Equatable {
-        public var status: Int
-        public var rejected: [String]
-        /// For a 502: why.
-        public var error: String?
+    /// What the homeserver is told (`MatrixRoutes` writes it as HTTP).
+    public enum Reply: Sendable, Equatable {
+        /// Taken: these pushkeys are dead and the pusher should be removed; every other device was sent, skipped
+        /// (already sent) or queued for a retry.
+        case accepted(rejected: [String])
+        /// Nothing could be sent or queued: the homeserver should send the whole notification again later. Why.
+        case retryLater(String)
     }
 
     /// The `dead_tokens` key of a device (also its quota key).
@@ -118,7 +119,7 @@ final class MatrixGateway: Sendable {
         }
         if !transient.isEmpty && transient.count == n.devices.count {
             let reasons = Set(transient.map { $0.1.message }).sorted().joined(separator: "; ")
-            return Reply(status: 502, rejected: [], error: "Every device failed transiently; retry later. (\(reasons))")
+            return .retryLater("Every device failed transiently; retry later. (\(reasons))")
         }
         if !transient.isEmpty {
             let retryAfter = transient.compactMap { f -> Int? in
@@ -138,14 +139,10 @@ final class MatrixGateway: Sendable {
                 )
             } catch {
                 logger.error("could not queue devices for retry; answering 502 so the homeserver retries", metadata: ["error": .string("\(error)")])
-                return Reply(
-                    status: 502,
-                    rejected: rejected,
-                    error: "Some devices failed transiently and could not be queued for a retry; retry later."
-                )
+                return .retryLater("Some devices failed transiently and could not be queued for a retry; retry later.")
             }
         }
-        return Reply(status: 200, rejected: rejected, error: nil)
+        return .accepted(rejected: rejected)
     }
 
     /// Routes, translates and hands one device to the dispatcher (under the app's daily limit, if it has one). Used

@@ -54,10 +54,11 @@ struct MatrixRoutes<Context: RequestContext> {
         } catch {
             throw Self.error(.badRequest, error.code.rawValue, error.message)
         }
-        let reply = await gateway.notify(notification)
-        if reply.status == 502 {
-            throw Self.error(.badGateway, "M_UNKNOWN", reply.error ?? "Delivery failed upstream; retry later.")
+        switch await gateway.notify(notification) {
+        case .accepted(let rejected):
+            return JSONResponse.make(status: .ok, body: ["rejected": .array(rejected.map(JSONValue.string))])
+        case .retryLater(let why):
+            throw Self.error(.badGateway, "M_UNKNOWN", why)
         }
-        return JSONResponse.make(status: .ok, body: ["rejected": .array(reply.rejected.map(JSONValue.string))])
     }
 }

@@ -16,7 +16,14 @@ struct WebPushRelayRoutes {
     }
 
     private func relay(_ request: Request, context: PushRelayRequestContext) async throws -> Response {
-        try service.admit(peer: context.peerAddress)
+        guard service.admits(peer: context.peerAddress) else {
+            throw APIError(
+                .tooManyRequests,
+                "RateLimited",
+                "This address sent more than \(service.senderLimit ?? 0) relay requests in the last minute (relay.max_requests_per_minute_per_address); retry later.",
+                headers: [.retryAfter: "60"]
+            )
+        }
         let target: RelayTarget
         switch RelayTarget.parse(path: request.uri.path) {
         case .success(let t): target = t
@@ -41,13 +48,47 @@ struct WebPushRelayRoutes {
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw APIError(.contentTooLarge, "PayloadTooLarge", "The WebPush body is larger than the relay accepts (\(limit) bytes, relay.max_body_bytes).")
         }
-        let accepted = try await service.relay(target, headers: headers, body: Array(buffer.readableBytesView))
-        var fields: HTTPFields = [.location: "/relay-to/messages/\(accepted.messageID)"]
-        fields[HTTPField.Name("TTL")!] = String(accepted.ttl)
+        let (messageID, ttl) = try Self.accepted(await service.relay(target, headers: headers, body: Array(buffer.readableBytesView)))
+        var fields: HTTPFields = [.location: "/relay-to/messages/\(messageID)"]
+        fields[HTTPField.Name("TTL")!] = String(ttl)
         return JSONResponse.make(
             status: .created,
-            body: ["messageId": .string(accepted.messageID), "ttl": .int(Int64(accepted.ttl))],
+            body: ["messageId": .string(messageID), "ttl": .int(Int64(ttl))],
             headers: fields
         )
+    }
+
+    /// The accepted message's id and TTL, or the error the sender is answered.
+    static func accepted(_ outcome: WebPushRelayOutcome) throws(APIError) -> (messageID: String, ttl: Int) {
+        switch outcome {
+        case .accepted(let messageID, let ttl):
+            return (messageID, ttl)
+        case .emptyBody:
+            throw .badRequest("The WebPush body is empty; send the encrypted message as the request body.")
+        case .notConfigured(.apns):
+            throw APIError(.notFound, "NotConfigured", "Relaying to APNs is not configured on this server (relay.apns_provider).")
+        case .notConfigured(.fcm):
+            throw APIError(.notFound, "NotConfigured", "Relaying to FCM is not configured on this server (relay.fcm_provider).")
+        case .payloadTooLarge(let message):
+            throw APIError(.contentTooLarge, "PayloadTooLarge", message)
+        case .tokenLimitReached(let maximum):
+            throw APIError(
+                .tooManyRequests,
+                "RateLimited",
+                "This device token has reached its \(maximum) relayed messages for today (relay.daily_limit_per_token); they resume after midnight UTC.",
+                headers: [.retryAfter: "3600"]
+            )
+        case .deadToken(let provider, let reason):
+            throw APIError(.gone, "InvalidToken", "The device token is no longer valid (\(provider) reported \(reason)); drop this subscription.")
+        case .storageUnavailable:
+            throw .storageUnavailable
+        case .failed(let failure):
+            throw error(failure)
+        }
+    }
+
+    /// What the WebPush sender (or a call's caller) is told when the provider refused.
+    static func error(_ failure: DeliveryFailure) -> APIError {
+        .delivery(failure) { message in "The device token is no longer valid (\(message)); drop this subscription." }
     }
 }

@@ -1,21 +1,30 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
-import NIOCore
-import NIOHTTP1
 import PushRelayCore
 import PushRelayProviders
 import PushRelayStore
 
+/// What relaying one WebPush message came to. `WebPushRelayRoutes` turns it into the HTTP answer.
+enum WebPushRelayOutcome: Sendable, Equatable {
+    /// Delivered: the message id (for `Location`) and the TTL kept.
+    case accepted(messageID: String, ttl: Int)
+    case emptyBody
+    /// This server has no provider for the destination (`relay.apns_provider` / `relay.fcm_provider`).
+    case notConfigured(RelayTarget.Destination)
+    /// The relayed payload would be larger than the provider takes.
+    case payloadTooLarge(String)
+    /// The token has had its `relay.daily_limit_per_token` messages today.
+    case tokenLimitReached(maximum: Int)
+    /// The provider reported the token dead earlier; nothing was sent.
+    case deadToken(provider: String, reason: String)
+    case storageUnavailable
+    case failed(DeliveryFailure)
+}
+
 /// Relays one WebPush message to APNs or FCM: parse, build the toot-relay payload, check limits, deliver through the
 /// dispatcher (quota, in-flight bound, deadline, retries, delivery log), and say unsubscribe when the token is dead.
+/// Returns domain outcomes; only `WebPushRelayRoutes` knows HTTP.
 final class WebPushRelayService: Sendable {
-    /// What a successful relay answers: the message id (for `Location`) and the TTL kept.
-    struct Accepted: Sendable {
-        var messageID: String
-        var ttl: Int
-    }
-
     let settings: WebPushRelaySettings
     /// Provider instances (dispatcher names) per destination; nil when not configured.
     let apnsProduction: String?
@@ -48,29 +57,24 @@ final class WebPushRelayService: Sendable {
     /// The app id relayed tokens are counted under in the quota ledger.
     static let ledgerAppID = "webpush-relay"
 
-    /// Checked before the body is read: the per-sender limit.
-    func admit(peer: String) throws(APIError) {
-        if let limiter, !limiter.allow(peer, now: clock.now()) {
-            throw APIError(
-                .tooManyRequests,
-                "RateLimited",
-                "This address sent more than \(limiter.limit) relay requests in the last minute (relay.max_requests_per_minute_per_address); retry later.",
-                headers: [.retryAfter: "60"]
-            )
-        }
+    /// The per-sender limit a minute (`relay.max_requests_per_minute_per_address`), if there is one.
+    var senderLimit: Int? { limiter?.limit }
+
+    /// Checked before the body is read: whether `peer` is within the per-sender limit (counting this request).
+    func admits(peer: String) -> Bool {
+        guard let limiter else { return true }
+        return limiter.allow(peer, now: clock.now())
     }
 
-    func relay(_ target: RelayTarget, headers: WebPushHeaders, body: [UInt8]) async throws(APIError) -> Accepted {
-        guard !body.isEmpty else { throw APIError.badRequest("The WebPush body is empty; send the encrypted message as the request body.") }
+    func relay(_ target: RelayTarget, headers: WebPushHeaders, body: [UInt8]) async -> WebPushRelayOutcome {
+        guard !body.isEmpty else { return .emptyBody }
         let provider: String
         let notification: TranslatedNotification
         let platform: HAPlatform
-        do {
+        do throws(RelayPayloadError) {
             switch target.destination {
             case .apns(let production):
-                guard let p = production ? apnsProduction : apnsDevelopment else {
-                    throw APIError(.notFound, "NotConfigured", "Relaying to APNs is not configured on this server (relay.apns_provider).")
-                }
+                guard let p = production ? apnsProduction : apnsDevelopment else { return .notConfigured(target.destination) }
                 provider = p
                 platform = .ios
                 notification = try RelayPayload.apns(
@@ -81,9 +85,7 @@ final class WebPushRelayService: Sendable {
                     now: clock.now()
                 )
             case .fcm:
-                guard let p = fcm else {
-                    throw APIError(.notFound, "NotConfigured", "Relaying to FCM is not configured on this server (relay.fcm_provider).")
-                }
+                guard let p = fcm else { return .notConfigured(target.destination) }
                 provider = p
                 platform = .android
                 notification = try RelayPayload.fcm(
@@ -94,12 +96,8 @@ final class WebPushRelayService: Sendable {
                     alertText: settings.alertText
                 )
             }
-        } catch let e as RelayPayloadError {
-            throw APIError(.contentTooLarge, "PayloadTooLarge", e.description)
-        } catch let e as APIError {
-            throw e
         } catch {
-            throw APIError(.internalServerError, "InternalError", "Could not build the relayed payload.")
+            return .payloadTooLarge(error.description)
         }
 
         let delivery = Delivery(platform: platform, pushToken: target.token, appID: Self.ledgerAppID, notification: notification, kind: .webPushRelay)
@@ -110,25 +108,16 @@ final class WebPushRelayService: Sendable {
         switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: quota)) {
         case .delivered(let receipt, _):
             let id = receipt.messageID.split(separator: "/").last.map(String.init) ?? receipt.messageID
-            return Accepted(messageID: id, ttl: headers.acceptedTTL)
+            return .accepted(messageID: id, ttl: headers.acceptedTTL)
         case .refused(let r):
-            throw APIError(
-                .tooManyRequests,
-                "RateLimited",
-                "This device token has reached its \(r.maximum) relayed messages for today (relay.daily_limit_per_token); they resume after midnight UTC.",
-                headers: [.retryAfter: "3600"]
-            )
+            return .tokenLimitReached(maximum: r.maximum)
         case .dead(let dead, _):
-            throw APIError(
-                .gone,
-                "InvalidToken",
-                "The device token is no longer valid (\(dead.provider) reported \(dead.reason)); drop this subscription."
-            )
+            return .deadToken(provider: dead.provider, reason: dead.reason)
         case .storageUnavailable:
-            throw APIError.storageUnavailable
+            return .storageUnavailable
         case .failed(let failure, _):
             if case .invalidToken = failure, let url = headers.unsubscribeURL { unsubscribe(url) }
-            throw Self.error(failure)
+            return .failed(failure)
         }
     }
 
@@ -148,24 +137,20 @@ final class WebPushRelayService: Sendable {
             }
             var request = HTTPClientRequest(url: url)
             request.method = .DELETE
+            // A client of its own, shut down after this one request (a dead token with an Unsubscribe-URL is rare). It
+            // follows no redirect: an answer must not send the DELETE on to an address that was not checked.
+            let client = HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
+            )
             do {
-                let response = try await Self.unsubscribeClient.execute(request, timeout: .seconds(10))
+                let response = try await client.execute(request, timeout: .seconds(10))
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 logger.info("sent Unsubscribe-URL DELETE", metadata: ["status": .stringConvertible(response.status.code)])
             } catch {
                 logger.notice("Unsubscribe-URL DELETE failed", metadata: ["error": .string("\(error)")])
             }
+            try? await client.shutdown()
         }
-    }
-
-    /// Follows no redirect: an answer must not send the DELETE on to an address that was not checked.
-    private static let unsubscribeClient = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
-    )
-
-    /// What the WebPush sender (or a call's caller) is told when the provider refused.
-    static func error(_ failure: DeliveryFailure) -> APIError {
-        .delivery(failure) { message in "The device token is no longer valid (\(message)); drop this subscription." }
     }
 }

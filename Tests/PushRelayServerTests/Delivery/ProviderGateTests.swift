@@ -34,13 +34,14 @@ import Testing
     }
 
     @Test func oneClientSendingFlatOutDoesNotStarveTheOthers() async throws {
-        // One place, 25 ms a delivery: about 40 notifications a second. The greedy client keeps 100 waiting, so a
-        // newcomer queued behind all of them would wait about 2.5 s, past the 1.5 s a notification may wait; taking
-        // turns, it waits behind one of the greedy client's notifications at most.
-        let provider = ScriptedProvider(name: "steady", [.delay(milliseconds: 25, then: nil)])
+        // One place, 50 ms a delivery: about 20 notifications a second. The greedy client keeps 150 waiting, so a
+        // newcomer queued behind all of them would wait about 7.5 s, past the 4 s a notification may wait; taking
+        // turns, it waits behind one of the greedy client's notifications at most (about 0.3 s with the five polite
+        // clients, a margin of more than ten times for a machine busy with other work).
+        let provider = ScriptedProvider(name: "steady", [.delay(milliseconds: 50, then: nil)])
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
-            configuration: .init(connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 200))
+            configuration: .init(connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 250))
         )
         do {
             try await Self.flood(through: client, provider: provider)
@@ -57,7 +58,7 @@ import Testing
             configure: { c in
                 c.apps = [.init(match: "*", provider: "steady")]
                 c.delivery.maxInFlight = 1
-                c.delivery.maxWaitMs = 1500
+                c.delivery.maxWaitMs = 4000
                 c.quota.dailyLimit = 1_000_000
                 c.http.maxConnectionsPerAddress = 0
                 // The clients come through a proxy on loopback that names them in X-Forwarded-For.
@@ -77,7 +78,7 @@ import Testing
             let politeDone = Locked(false)
             let greedy = Locked<[Int: Int]>([:])
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for loop in 0..<100 {
+                for loop in 0..<150 {
                     group.addTask {
                         var n = 0
                         while !politeDone.withLock({ $0 }) {
