@@ -26,12 +26,12 @@ public struct FairWaitingLine<Waiter> {
     /// The live waiters by id. The queues below keep ids only and skip those no longer here (removed lazily).
     private var waiters: [UInt64: Entry] = [:]
     /// Each client's waiting ids, first come first.
-    private var lines: [String: Queue<UInt64>] = [:]
+    private var lines: [String: FIFOQueue<UInt64>] = [:]
     /// The clients with a line, in turn order; `next` is the one served next.
     private var turn: [String] = []
     private var next = 0
     /// Every waiting id in arrival (and so deadline) order.
-    private var arrivals = Queue<UInt64>()
+    private var arrivals = FIFOQueue<UInt64>()
 
     public init(limit: Int, maxWait: Duration) {
         self.limit = max(1, limit)
@@ -48,7 +48,7 @@ public struct FairWaitingLine<Waiter> {
         }
         waiters[id] = Entry(client: client, deadline: now + maxWait, waiter: waiter)
         if lines[client] == nil {
-            lines[client] = Queue()
+            lines[client] = FIFOQueue()
             turn.append(client)
         }
         lines[client]!.append(id)
@@ -93,11 +93,11 @@ public struct FairWaitingLine<Waiter> {
         var due: [Waiter] = []
         while let id = arrivals.first {
             guard let entry = waiters[id] else {
-                arrivals.removeFirst()
+                arrivals.popFirst()
                 continue
             }
             guard entry.deadline <= now else { break }
-            arrivals.removeFirst()
+            arrivals.popFirst()
             waiters[id] = nil
             due.append(entry.waiter)
         }
@@ -109,7 +109,7 @@ public struct FairWaitingLine<Waiter> {
     public mutating func nextDeadline() -> ContinuousClock.Instant? {
         while let id = arrivals.first {
             if let entry = waiters[id] { return entry.deadline }
-            arrivals.removeFirst()
+            arrivals.popFirst()
         }
         return nil
     }
@@ -117,7 +117,7 @@ public struct FairWaitingLine<Waiter> {
     /// The first id in `client`'s line that still waits, taken out of the line.
     private mutating func popLive(_ client: String) -> UInt64? {
         while let id = lines[client]?.first {
-            lines[client]!.removeFirst()
+            lines[client]!.popFirst()
             if waiters[id] != nil { return id }
         }
         return nil
@@ -134,29 +134,6 @@ public struct FairWaitingLine<Waiter> {
         lines = [:]
         turn = []
         next = 0
-        arrivals = Queue()
-    }
-}
-
-/// A first-in first-out queue on an array: removing from the front moves an index, and the array is compacted once
-/// most of it is behind that index.
-struct Queue<Element> {
-    private var items: [Element] = []
-    private var head = 0
-
-    var isEmpty: Bool { head == items.count }
-    var first: Element? { isEmpty ? nil : items[head] }
-
-    mutating func append(_ element: Element) { items.append(element) }
-
-    mutating func removeFirst() {
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64 && head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
-        }
+        arrivals = FIFOQueue()
     }
 }

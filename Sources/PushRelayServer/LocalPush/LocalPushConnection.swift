@@ -50,10 +50,9 @@ final class LocalPushConnection: Sendable {
     }
 
     private struct State {
-        /// Frames queued and not yet taken by the writer: `queue[head...]`.
-        var queue: [Frame] = []
-        var head = 0
-        var queued: Int { queue.count - head }
+        /// Frames queued and not yet taken by the writer.
+        var queue = FIFOQueue<Frame>()
+        var queued: Int { queue.count }
 
         /// A writer task is running (it alone writes to the socket).
         var writing = false
@@ -77,20 +76,7 @@ final class LocalPushConnection: Sendable {
             return roomWaiters
         }
 
-        mutating func take() -> Frame? {
-            guard head < queue.count else { return nil }
-            let frame = queue[head]
-            head += 1
-            if head == queue.count {
-                queue.removeAll(keepingCapacity: false)
-                head = 0
-            } else if head >= 64 && head * 2 >= queue.count {
-                // A writer that never catches up: drop the written prefix now and then, not on every frame.
-                queue.removeFirst(head)
-                head = 0
-            }
-            return frame
-        }
+        mutating func take() -> Frame? { queue.popFirst() }
 
         /// Makes the caller the one to start the writer, unless one is running already.
         mutating func claimWriter() -> Bool {

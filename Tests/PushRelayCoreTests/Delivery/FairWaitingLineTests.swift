@@ -102,7 +102,7 @@ import Testing
     @Test func manyClientsAndWaitersKeepTheBooksStraight() {
         // Random arrivals, releases, removals and expiries: every waiter leaves exactly once, and the places held
         // never exceed the limit.
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         let l = line(limit: 3, maxWait: .seconds(2))
         var left: Set<String> = []
         var queued: Set<String> = []
@@ -124,18 +124,5 @@ import Testing
         for w in l.expire(now: now + .seconds(10)) { #expect(left.insert(w).inserted) }
         #expect(left == queued, "every queued waiter left once, and nobody else")
         #expect(l.waiting == 0)
-    }
-}
-
-/// A small deterministic generator, so a failing sequence can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayCore
 import PushRelayFuzzing
 import PushRelayTestHarness
 import Testing

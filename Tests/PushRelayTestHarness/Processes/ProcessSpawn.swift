@@ -33,6 +33,7 @@ public enum ProcessSpawn {
         posix_spawn_file_actions_adddup2(&actions, input.read, 0)
         posix_spawn_file_actions_adddup2(&actions, output.write, 1)
         posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+        closeInherited(&actions)
         let pid: pid_t
         do {
             pid = try spawn(arguments, environment: environment, actions: &actions)
@@ -78,6 +79,7 @@ public enum ProcessSpawn {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        closeInherited(&actions)
         return try spawn(arguments, environment: environment, actions: &actions)
     }
 
@@ -94,6 +96,20 @@ public enum ProcessSpawn {
         for (k, v) in extra { env[k] = v }
         return env
     }
+
+    /// The child keeps only stdin, stdout and stderr. Without this it would inherit every descriptor the test process
+    /// has open without close-on-exec at that moment, sockets included: a long-lived child (the throwaway PostgreSQL
+    /// server) would then hold a copy of a server's accepted socket, and the server's close would never reach its
+    /// peer (a test waiting for the close waited for ever).
+    private static func closeInherited(_ actions: inout posix_spawn_file_actions_t) {
+        _ = addCloseFrom?(&actions, 3)
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not export.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     private static func spawn(_ arguments: [String], environment: [String: String]?, actions: inout posix_spawn_file_actions_t) throws -> pid_t {
         guard let program = arguments.first else { throw SpawnFailed(description: "no program to run") }
