@@ -31,7 +31,7 @@ info:
     `TooManyFailedAttempts` and `Retry-After` until the minute passes.
 
     Optional parts: `/metrics` needs `metrics.enabled`; the relay destinations need `relay.apns_provider` /
-    `relay.fcm_provider` (404 `NotConfigured` otherwise); calls need `voip.apns_provider` / `voip.fcm_provider` (500
+    `relay.fcm_provider` (404 `NotConfigured` otherwise); calls need `calls.apns_provider` / `calls.fcm_provider` (500
     `ConfigurationError` otherwise); `/admin/v1/dead-tokens` and `/admin/v1/matrix/queue` exist whenever the admin API does.
 servers:
 - url: http://127.0.0.1:8080
@@ -2650,7 +2650,7 @@ paths:
         '431':
           $ref: '#/components/responses/HeadersTooLarge'
         '500':
-          description: '`ConfigurationError` (calls to this platform are not configured: `voip.apns_provider`, `voip.fcm_provider`;
+          description: '`ConfigurationError` (calls to this platform are not configured: `calls.apns_provider`, `calls.fcm_provider`;
             or the provider refused PushRelay''s credentials) or `InternalError`.'
           headers:
             X-Request-Id:

@@ -20,6 +20,9 @@ public enum PushRelayApplication {
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
+        for deprecation in config.deprecations {
+            logger.warning("deprecated config key", metadata: ["key": .string(deprecation.key), "use": .string(deprecation.replacement)])
+        }
         if config.usingDefaultRoutes || config.providers.values.allSatisfy({ $0.type == "sandbox" }) {
             logger.warning(
                 "every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real."

@@ -72,12 +72,12 @@ struct RelayModule {
         calls = CallService(
             store: devices,
             apiKeys: apiKeys,
-            apns: config.voip.apnsProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
-            fcm: config.voip.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            apns: config.calls.apnsProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            fcm: config.calls.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
             dispatcher: dispatcher,
             hub: localPush,
             limiter: limiter,
-            channelConfirmTimeoutMs: config.voip.channelConfirmTimeoutMs,
+            channelConfirmTimeoutMs: config.calls.channelConfirmTimeoutMs,
             clock: clock,
             logger: logger
         )

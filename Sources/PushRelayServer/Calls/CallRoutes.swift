@@ -169,9 +169,9 @@ extension CallRoutes {
                 fields: ["errorCode": .string(reason)]
             )
         case .notConfigured(.ios):
-            return .configuration("VoIP pushes to iOS are not configured on this server (voip.apns_provider).")
+            return .configuration("Call pushes to iOS are not configured on this server (calls.apns_provider).")
         case .notConfigured(.android):
-            return .configuration("Call pushes to Android are not configured on this server (voip.fcm_provider).")
+            return .configuration("Call pushes to Android are not configured on this server (calls.fcm_provider).")
         case .noVoIPToken:
             return APIError(
                 .unprocessableContent,

@@ -14,7 +14,7 @@ enum CallError: Error, Sendable, Equatable {
     case unknownDevice(String)
     /// The device's push token was reported dead; it must register again.
     case deadToken(reason: String)
-    /// Calls to this platform have no provider on this server (`voip.apns_provider` / `voip.fcm_provider`).
+    /// Calls to this platform have no provider on this server (`calls.apns_provider` / `calls.fcm_provider`).
     case notConfigured(HAPlatform)
     /// An iOS device registered without its PushKit token.
     case noVoIPToken
@@ -234,7 +234,7 @@ final class CallService: Sendable {
 
     /// As SignalWire does: no push while the device has a live websocket channel. The invite goes over a channel
     /// that confirms (`support_confirm`) as an event with `type: "call_invite"` and a `hass_confirm_id`; without a
-    /// confirm in `voip.channel_confirm_timeout_ms` the push is sent after all.
+    /// confirm in `calls.channel_confirm_timeout_ms` the push is sent after all.
     private func ringOverChannel(_ invite: CallInvite, device: CallDevice) async -> Bool {
         guard let hub, let sub = hub.subscription(pushToken: device.pushToken, webhookID: device.webhookID), sub.supportConfirm else { return false }
         // A channel opened with a channel token serves a webhook id, not a token: ring there only when Home Assistant

@@ -116,7 +116,9 @@ public struct PushRelayConfig: Sendable {
     public var delivery = Delivery()
     public var channel = LocalPushSettings()
     public var relay = WebPushRelaySettings()
-    public var voip = VoIPSettings()
+    public var calls = CallSettings()
+    /// Keys read under an older name (logged at start).
+    public var deprecations: [Deprecation] = []
     public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
     public var matrix = Matrix()
@@ -163,7 +165,7 @@ extension PushRelayConfig {
     static let knownKeys: [String: Set<String>] = [
         "": [
             "http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "security", "metrics", "log", "ios", "matrix", "relay",
-            "voip",
+            "calls", "voip",
         ],
         "channel": channelKeys,
         "delivery": [
@@ -179,7 +181,8 @@ extension PushRelayConfig {
         "log": ["level", "format"],
         "ios": ["companion_app_ids"],
         "relay": relayKeys,
-        "voip": voipKeys,
+        "calls": callKeys,
+        "voip": callKeys,
     ]
 
     static let overridableKeys = [
@@ -398,7 +401,7 @@ extension PushRelayConfig {
         }
         usingDefaultRoutes = !hasProviders && !hasApps
         try parseMatrix(tree)
-        try readRelayAndVoIP(r)
+        try readRelayAndCalls(r)
     }
 }
 
@@ -415,6 +418,9 @@ struct ConfigTreeReader {
         if case .null = node { return nil }
         return node
     }
+
+    /// Whether the tree sets `key` (to anything but null).
+    func has(_ key: String) -> Bool { value(key) != nil }
 
     func checkUnknownKeys(_ known: [String: Set<String>]) throws {
         for key in tree.keys.sorted() where !(known[""]!.contains(key)) {

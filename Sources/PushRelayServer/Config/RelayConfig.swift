@@ -23,31 +23,15 @@ public struct WebPushRelaySettings: Sendable {
     public init() {}
 }
 
-/// `voip.*`: call-invite pushes (`/api/v1/devices`, `/api/v1/calls`).
-public struct VoIPSettings: Sendable {
-    /// Provider instance (type apns) for iOS devices; PushKit pushes go to `<topic>.voip`.
-    public var apnsProvider: String?
-    /// Provider instance (type fcm) for Android devices.
-    public var fcmProvider: String?
-    /// How long a call invite sent over the device's websocket channel waits for its confirm before the push goes out.
-    public var channelConfirmTimeoutMs = 3000
-
-    public init() {}
-}
-
 extension PushRelayConfig {
     static let relayKeys: Set<String> = [
         "apns_provider", "fcm_provider", "alert_text", "unsubscribe_allowed_hosts", "daily_limit_per_token",
         "max_requests_per_minute_per_address", "max_body_bytes", "unsubscribe_allowed_private_networks",
     ]
-    static let voipKeys: Set<String> = ["apns_provider", "fcm_provider", "channel_confirm_timeout_ms"]
-
-    /// Reads `relay.*` and `voip.*`; the providers they name must exist with the right type.
-    mutating func readRelayAndVoIP(_ r: ConfigTreeReader) throws {
+    /// Reads `relay.*` and `calls.*` (or its older name `voip.*`); the providers they name must exist with the right type.
+    mutating func readRelayAndCalls(_ r: ConfigTreeReader) throws {
         relay.apnsProvider = try providerName(r, "relay.apns_provider", type: "apns")
         relay.fcmProvider = try providerName(r, "relay.fcm_provider", type: "fcm")
-        voip.apnsProvider = try providerName(r, "voip.apns_provider", type: "apns")
-        voip.fcmProvider = try providerName(r, "voip.fcm_provider", type: "fcm")
         if let v = try r.string("relay.alert_text") {
             guard !v.isEmpty, v.utf8.count <= 256 else { throw ConfigError(key: "relay.alert_text", problem: "must be 1 to 256 bytes of text") }
             relay.alertText = v
@@ -77,7 +61,7 @@ extension PushRelayConfig {
         if let v = try r.int("relay.daily_limit_per_token", range: 0...10_000_000) { relay.dailyLimitPerToken = v }
         if let v = try r.int("relay.max_requests_per_minute_per_address", range: 0...10_000_000) { relay.maxRequestsPerMinutePerAddress = v }
         if let v = try r.int("relay.max_body_bytes", range: 4096...65_536) { relay.maxBodyBytes = v }
-        if let v = try r.int("voip.channel_confirm_timeout_ms", range: 100...60_000) { voip.channelConfirmTimeoutMs = v }
+        try readCalls(r)
     }
 
     /// `apps[k].encrypt_payloads`.
@@ -89,7 +73,7 @@ extension PushRelayConfig {
         }
     }
 
-    private func providerName(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
+    func providerName(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
         guard let name = try r.string(key), !name.isEmpty else { return nil }
         guard let p = providers[name] else {
             throw ConfigError(

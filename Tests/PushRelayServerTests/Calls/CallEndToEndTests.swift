@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func aLiveChannelGetsTheInviteInsteadOfAPush() async throws {
-        try await withRelayFakes(configure: { $0.voip.channelConfirmTimeoutMs = 2000 }) { s, env in
+        try await withRelayFakes(configure: { $0.calls.channelConfirmTimeoutMs = 2000 }) { s, env in
             let key = try await Self.apiKey(s)
             let token = "call-channel-token:" + String(repeating: "y", count: 40)
             let device = try await Self.register(s, key: key, platform: "android", pushToken: token)

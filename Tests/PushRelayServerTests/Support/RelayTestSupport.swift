@@ -26,8 +26,8 @@ func withRelayFakes(
                 c.apps = [.init(match: "*", provider: "fcm")]
                 c.relay.apnsProvider = "apns"
                 c.relay.fcmProvider = "fcm"
-                c.voip.apnsProvider = "apns"
-                c.voip.fcmProvider = "fcm"
+                c.calls.apnsProvider = "apns"
+                c.calls.fcmProvider = "fcm"
                 c.delivery.retryBaseMs = 5
                 configure(&c)
             }
