@@ -62,13 +62,13 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
     public func device(id: String, apiKeyID: Int64) async throws -> CallDevice? {
         try await engine.rows(
             """
-            SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
+            SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, webhook_id
             FROM voip_devices WHERE id = \(id) AND api_key_id = \(apiKeyID)
             """,
             write: false
         ).first.map { row in
-            let (id, keyID, platform, app, token, voip, label, key, dead, webhook) = try row.decode(
-                (String, Int64, String, String, String, String?, String?, String, String?, String?).self
+            let (id, keyID, platform, app, token, voip, label, key, webhook) = try row.decode(
+                (String, Int64, String, String, String, String?, String?, String, String?).self
             )
             return CallDevice(
                 id: id,
@@ -79,8 +79,7 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
                 voipToken: voip,
                 label: label,
                 webhookID: webhook,
-                encryptionKey: Data(base64Encoded: key).map(Array.init) ?? [],
-                deadReason: dead
+                encryptionKey: Data(base64Encoded: key).map(Array.init) ?? []
             )
         }
     }
@@ -106,10 +105,5 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
             "SELECT encryption_key FROM voip_devices WHERE push_token = \(token) AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1",
             write: false
         ).first.flatMap { Data(base64Encoded: try $0.decode(String.self)) }.map(Array.init)
-    }
-
-    public func markDead(id: String, reason: String, now: Date) async throws {
-        let stamp = ISO8601UTC.string(now)
-        try await engine.rows("UPDATE voip_devices SET dead_at = \(stamp), dead_reason = \(reason) WHERE id = \(id)", write: true)
     }
 }

@@ -49,11 +49,6 @@ public final class PostgresMatrixStore: MatrixStorage {
         return (seen, dead)
     }
 
-    public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
-        let mark = DeadMark(provider: provider, reason: reason, message: message, until: until)
-        try await engine.rows(PostgresRows.insertDead(token: key, mark: mark, now: now), write: true)
-    }
-
     public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
         guard !pushkeys.isEmpty else { return }
         let engine = self.engine

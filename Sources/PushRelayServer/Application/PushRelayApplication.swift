@@ -107,7 +107,6 @@ public enum PushRelayApplication {
             settings: config.matrix,
             dispatcher: dispatcher,
             store: storage.matrix,
-            deadTokenTTLms: config.delivery.deadTokenTTLms,
             clock: clock,
             logger: logger
         )

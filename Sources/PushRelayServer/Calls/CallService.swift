@@ -164,7 +164,6 @@ final class CallService: Sendable {
             throw storageFailure(error)
         }
         guard let device = found else { throw .unknownDevice(c.deviceID) }
-        if let reason = device.deadReason { throw .deadToken(reason: reason) }
         let sealed: CallInviteSealer.Sealed
         do {
             sealed = try CallInviteSealer.seal(Array(c.invite.utf8), key: device.encryptionKey)
@@ -206,9 +205,10 @@ final class CallService: Sendable {
         } catch {
             throw .inviteTooLarge(size: error.size, provider: error.provider, limit: error.limit)
         }
-        // The device's own dead flag is checked above; calls are not counted against a daily quota.
+        // Calls are not counted against a daily quota. A token a provider reported dead (to a call or to any other
+        // notification) is answered dead without a send: the pipeline's dead-token memory is the one owner of that.
         let delivery = Delivery(platform: device.platform, pushToken: token, appID: device.appID, notification: notification, kind: .callInvite)
-        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: false))) {
+        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: true))) {
         case .delivered:
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: via)
         case .failed(let failure, _):
@@ -216,13 +216,7 @@ final class CallService: Sendable {
                 "call push failed",
                 metadata: ["device": .string(device.id), "token": .string(TokenDisplay.short(token)), "reason": .string(failure.message)]
             )
-            if case .invalidToken(let reason, _) = failure {
-                do {
-                    try await store.markDead(id: device.id, reason: reason, now: clock.now())
-                } catch {
-                    logger.error("could not mark the device dead", metadata: ["device": .string(device.id), "error": .string("\(error)")])
-                }
-            }
+            // An invalid token is now remembered as dead by the pipeline: the next call answers 410 without a send.
             throw .failed(failure)
         case .dead(let dead, _):
             throw .deadToken(reason: dead.reason)

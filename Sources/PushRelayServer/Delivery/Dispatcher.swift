@@ -62,6 +62,19 @@ final class Dispatcher: Sendable {
         )
     }
 
+    /// Remembers `account` as dead for `delivery.dead_token_ttl`, as a provider's invalid-token answer does, for a
+    /// rejection decided without a send (a Matrix pushkey a background retry found unusable), unless it is remembered
+    /// already (the provider's own reason is kept). The pipeline's dead-token memory is the one every entry point reads.
+    func rememberDead(_ account: String, provider: String, reason: String, message: String) async throws {
+        let now = clock.now()
+        guard try await deliveries.deadToken(account, now: now) == nil else { return }
+        try await deliveries.markDead(
+            account,
+            DeadMark(provider: provider, reason: reason, message: message, until: now.addingTimeInterval(deadTokenTTL)),
+            now: now
+        )
+    }
+
     func dispatch(_ d: Dispatch) async -> DispatchOutcome {
         guard let runner = runners[d.provider] else {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)

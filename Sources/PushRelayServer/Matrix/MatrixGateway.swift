@@ -19,14 +19,11 @@ final class MatrixGateway: Sendable {
     let store: any MatrixStorage
     let clock: any WallClock
     let logger: Logger
-    /// How long a pushkey found dead during a retry is remembered (`delivery.dead_token_ttl`).
-    let deadTokenTTLms: Int64
 
     init(
         settings: PushRelayConfig.Matrix,
         dispatcher: Dispatcher,
         store: any MatrixStorage,
-        deadTokenTTLms: Int64,
         clock: any WallClock,
         logger: Logger
     ) {
@@ -38,7 +35,6 @@ final class MatrixGateway: Sendable {
         var logger = logger
         logger[metadataKey: "gateway"] = "matrix"
         self.logger = logger
-        self.deadTokenTTLms = deadTokenTTLms
     }
 
     /// What happened to one device.

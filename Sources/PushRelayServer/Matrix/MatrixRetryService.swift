@@ -85,14 +85,11 @@ struct MatrixRetryService: Service {
                 try await gateway.store.remove(id: item.id)
             case .rejected(let reason, let provider):
                 // The homeserver cannot be told now; the next notify for this pushkey answers it in `rejected`.
-                let now = gateway.clock.now()
-                try await gateway.store.markRejected(
+                try await gateway.dispatcher.rememberDead(
                     MatrixGateway.deviceKey(device),
                     provider: provider ?? "matrix",
                     reason: reason,
-                    message: "found dead by a background retry",
-                    until: now.addingTimeInterval(Double(gateway.deadTokenTTLms) / 1000),
-                    now: now
+                    message: "found dead by a background retry"
                 )
                 try await gateway.store.remove(id: item.id)
                 logger.notice("retry found the pushkey dead; it will be rejected on its next notification", metadata: ["token": .string(short)])

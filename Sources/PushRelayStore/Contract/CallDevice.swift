@@ -13,8 +13,6 @@ public struct CallDevice: Sendable, Equatable {
     public var webhookID: String?
     /// The 32-byte AES-256-GCM key, shared with the app at registration.
     public var encryptionKey: [UInt8]
-    /// Set when a provider reported the token invalid.
-    public var deadReason: String?
 
     public init(
         id: String,
@@ -25,8 +23,7 @@ public struct CallDevice: Sendable, Equatable {
         voipToken: String?,
         label: String?,
         webhookID: String? = nil,
-        encryptionKey: [UInt8],
-        deadReason: String? = nil
+        encryptionKey: [UInt8]
     ) {
         self.id = id
         self.apiKeyID = apiKeyID
@@ -37,6 +34,5 @@ public struct CallDevice: Sendable, Equatable {
         self.label = label
         self.webhookID = webhookID
         self.encryptionKey = encryptionKey
-        self.deadReason = deadReason
     }
 }

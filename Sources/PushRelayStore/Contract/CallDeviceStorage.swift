@@ -9,6 +9,4 @@ public protocol CallDeviceStorage: Sendable {
     func rotateKey(id: String, apiKeyID: Int64, key: [UInt8], now: Date) async throws -> Bool
     /// The encryption key of the device registered with this push token (`encrypt_payloads`).
     func encryptionKey(forPushToken token: String) async throws -> [UInt8]?
-    /// Marks a device's push token dead (a provider refused it).
-    func markDead(id: String, reason: String, now: Date) async throws
 }

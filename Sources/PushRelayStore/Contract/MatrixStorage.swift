@@ -2,7 +2,8 @@ import Foundation
 
 /// The Matrix gateway's state: the (event id, pushkey) de-duplication window and the durable retry queue.
 public protocol MatrixStorage: Sendable {
-    /// In one read: which of `pushkeys` got `eventID` since `since`, and which of `deadKeys` are remembered as dead.
+    /// In one read: which of `pushkeys` got `eventID` since `since`, and which of `deadKeys` are remembered as dead (in
+    /// the delivery pipeline's dead-token memory, which `DeliveryLog.markDead` and the dispatcher write).
     func lookup(
         eventID: String?,
         pushkeys: [String],
@@ -11,8 +12,6 @@ public protocol MatrixStorage: Sendable {
         now: Date
     ) async throws
         -> (seen: Set<String>, dead: Set<String>)
-    /// Remembers a device found dead (its key is answered in `rejected` until `until`).
-    func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws
     /// Remembers that `eventID` went to `pushkeys`, without waiting for it to be durable.
     func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void)
     /// Queues device deliveries for a retry at `nextAttemptAt`. Returns once durable.

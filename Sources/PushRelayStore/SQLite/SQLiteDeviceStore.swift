@@ -83,7 +83,7 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, dead_reason, webhook_id
+                    SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, webhook_id
                     FROM voip_devices WHERE id = ? AND api_key_id = ?
                     """,
                 arguments: [id, apiKeyID]
@@ -96,9 +96,8 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
                     pushToken: row[4],
                     voipToken: row[5],
                     label: row[6],
-                    webhookID: row[9],
-                    encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? [],
-                    deadReason: row[8]
+                    webhookID: row[8],
+                    encryptionKey: Data(base64Encoded: row[7] as String).map(Array.init) ?? []
                 )
             }
         }
@@ -135,13 +134,6 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
                     """,
                 arguments: [token]
             ).flatMap { Data(base64Encoded: $0) }.map(Array.init)
-        }
-    }
-
-    /// Remembers that a provider reported the device's token invalid; calls to it answer 410 until it registers again.
-    public func markDead(id: String, reason: String, now: Date = Date()) async throws {
-        try await database.batcher.write { db in
-            try db.execute(sql: "UPDATE voip_devices SET dead_at = ?, dead_reason = ? WHERE id = ?", arguments: [ISO8601UTC.string(now), reason, id])
         }
     }
 }

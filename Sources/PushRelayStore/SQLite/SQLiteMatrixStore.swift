@@ -44,13 +44,6 @@ public final class SQLiteMatrixStore: MatrixStorage {
         }
     }
 
-    /// Remembers a device a background retry found dead, so the next notify for it answers it in `rejected`.
-    public func markRejected(_ key: String, provider: String, reason: String, message: String, until: Date, now: Date) async throws {
-        let cache = database.usageCache
-        let mark = DeadMark(provider: provider, reason: reason, message: message, until: until)
-        try await database.batcher.write { db in try SQLiteRows.insertDead(db, cache, token: key, mark: mark, now: now) }
-    }
-
     /// Remembers that `eventID` went to `pushkeys` (committed with the next batch, without waiting).
     public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
         guard !pushkeys.isEmpty else { return }

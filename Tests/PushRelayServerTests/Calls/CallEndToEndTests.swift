@@ -225,9 +225,11 @@ import Testing
             expectJSONError(tooLarge, status: 413)
             #expect(tooLarge["message"]?.stringValue?.contains("invite") == true && tooLarge["message"]?.stringValue?.contains("WebPush") == false)
 
-            // Invalid token: 410, the device is marked dead and the provider is not asked again.
+            // Invalid token: 410, the token is remembered dead by the delivery pipeline (the one dead-token memory every
+            // entry point reads) and the provider is not asked again.
             env.fcm.script("fcm:x", [.unregistered])
             expectJSONError(try await s.bearerPost("/api/v1/calls", call, key: key), status: 410, errorType: "InvalidToken")
+            #expect(try await SQLiteDeliveryLog(database: s.database).deadToken("fcm:x", now: s.clock.now())?.reason == "UNREGISTERED")
             let sent = env.fcm.records.count
             expectJSONError(try await s.bearerPost("/api/v1/calls", call, key: key), status: 410)
             #expect(env.fcm.records.count == sent)

@@ -30,8 +30,6 @@ import Testing
         #expect(try await storage.devices.encryptionKey(forPushToken: "push-1") == Array(repeating: 7, count: 32))
         #expect(try await storage.devices.rotateKey(id: "dev-1", apiKeyID: id, key: Array(repeating: 9, count: 32), now: now))
         #expect(try await storage.devices.encryptionKey(forPushToken: "push-1") == Array(repeating: 9, count: 32))
-        try await storage.devices.markDead(id: "dev-1", reason: "UNREGISTERED", now: now)
-        #expect(try await storage.devices.device(id: "dev-1", apiKeyID: id)?.deadReason == "UNREGISTERED")
         #expect(try await storage.apiKeys.revokeAPIKey(id: id, now: now))
         #expect(try await storage.apiKeys.apiKeyID(forKey: key) == nil)
         #expect(try await storage.apiKeys.listAPIKeys().count == 2)

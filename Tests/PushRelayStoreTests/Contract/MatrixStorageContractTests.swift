@@ -11,12 +11,10 @@ import Testing
         let (storage, close) = try await engine.open()
         let store = storage.matrix
         store.markSent(eventID: "$e1", pushkeys: ["k1", "k2"], at: now) { Issue.record("markSent failed: \($0)") }
-        try await store.markRejected(
+        // Dead keys are written by the delivery pipeline's one dead-token memory; the gateway's lookup reads them.
+        try await storage.deliveries.markDead(
             "matrix:app:k3",
-            provider: "fcm",
-            reason: "UNREGISTERED",
-            message: "gone",
-            until: now.addingTimeInterval(60),
+            DeadMark(provider: "fcm", reason: "UNREGISTERED", message: "gone", until: now.addingTimeInterval(60)),
             now: now
         )
         let found = try await store.lookup(
