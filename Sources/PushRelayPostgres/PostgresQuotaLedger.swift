@@ -83,7 +83,7 @@ public final class PostgresQuotaLedger: QuotaLedger {
     }
 
     public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {
-        let failedCounted = reservation != nil && record.outcome != "delivered"
+        let failedCounted = reservation != nil && record.outcome != .delivered
         let logger = engine.logger
         let log = PostgresRows.insertLog(record, day: reservation?.day ?? UTCDay(record.at))
         let dead = markDead.map { PostgresRows.insertDead(token: record.pushToken, mark: $0, now: record.at) }

@@ -12,7 +12,7 @@ enum PostgresRows {
         let counted = r.counted ? 1 : 0
         return """
             INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
-            VALUES (\(at), \(dayKey), \(r.pushToken), \(r.appID), \(r.platform), \(r.provider), \(r.kind), \(counted), \(r.outcome),
+            VALUES (\(at), \(dayKey), \(r.pushToken), \(r.appID), \(r.platform), \(r.provider), \(r.kind.rawValue), \(counted), \(r.outcome.rawValue),
                 \(r.messageID), \(r.errorMessage), \(r.payload))
             """
     }
@@ -43,9 +43,9 @@ enum PostgresRows {
             binds.append(r.appID)
             binds.append(r.platform)
             binds.append(r.provider)
-            binds.append(r.kind)
+            binds.append(r.kind.rawValue)
             binds.append(r.counted ? 1 : 0)
-            binds.append(r.outcome)
+            binds.append(r.outcome.rawValue)
             binds.append(r.messageID)
             binds.append(r.errorMessage)
             binds.append(r.payload)

@@ -118,7 +118,7 @@ final class Dispatcher: Sendable {
 
         let started = ContinuousClock.now
         let outcome = await runner.run(d.delivery, deadline: deadline)
-        metrics?.recordDelivery(provider: d.provider, outcome: outcome.outcomeName, duration: .now - started)
+        metrics?.recordDelivery(provider: d.provider, outcome: DeliveryOutcomeClass(outcome).rawValue, duration: .now - started)
         let receipt = try? outcome.get()
         let record = DeliveryRecord(
             at: clock.now(),
@@ -126,9 +126,9 @@ final class Dispatcher: Sendable {
             appID: d.delivery.appID,
             platform: d.logPlatform,
             provider: d.provider,
-            kind: d.delivery.kind.rawValue,
+            kind: d.delivery.kind,
             counted: reservation != nil,
-            outcome: outcome.outcomeName,
+            outcome: DeliveryOutcomeClass(outcome),
             messageID: receipt?.messageID,
             errorMessage: outcome.failureMessage,
             payload: receipt?.logged.map(JSONWriter.string)
@@ -163,7 +163,7 @@ final class Dispatcher: Sendable {
                 "delivery failed",
                 metadata: [
                     "token": .string(TokenDisplay.short(d.account)), "provider": .string(d.provider), "kind": .string(d.delivery.kind.rawValue),
-                    "outcome": .string(outcome.outcomeName), "reason": .string(failure.message),
+                    "outcome": .string(DeliveryOutcomeClass(outcome).rawValue), "reason": .string(failure.message),
                 ]
             )
             return .failed(failure, rateLimits: limits)
@@ -172,19 +172,6 @@ final class Dispatcher: Sendable {
 }
 
 extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
-    /// The delivery log's `outcome` (and the metrics label): `delivered` or the failure class.
-    var outcomeName: String {
-        switch self {
-        case .success: return "delivered"
-        case .failure(.invalidToken): return "invalid_token"
-        case .failure(.payloadTooLarge): return "payload_too_large"
-        case .failure(.invalidPayload): return "invalid_payload"
-        case .failure(.invalidTarget): return "invalid_target"
-        case .failure(.transient): return "transient"
-        case .failure(.configuration): return "configuration"
-        }
-    }
-
     var failureMessage: String? {
         if case .failure(let f) = self { return f.message }
         return nil

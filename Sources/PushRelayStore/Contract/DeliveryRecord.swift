@@ -8,10 +8,9 @@ public struct DeliveryRecord: Sendable {
     public var appID: String?
     public var platform: String?
     public var provider: String
-    public var kind: String
+    public var kind: DeliveryKind
     public var counted: Bool
-    /// `delivered` or the failure class.
-    public var outcome: String
+    public var outcome: DeliveryOutcomeClass
     public var messageID: String?
     public var errorMessage: String?
     /// The upstream payload, kept for sandbox deliveries.
@@ -23,9 +22,9 @@ public struct DeliveryRecord: Sendable {
         appID: String?,
         platform: String?,
         provider: String,
-        kind: String,
+        kind: DeliveryKind,
         counted: Bool,
-        outcome: String,
+        outcome: DeliveryOutcomeClass,
         messageID: String? = nil,
         errorMessage: String? = nil,
         payload: String? = nil

@@ -68,7 +68,7 @@ public final class SQLiteQuotaLedger: QuotaLedger {
     }
 
     public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {
-        let failedCounted = reservation != nil && record.outcome != "delivered"
+        let failedCounted = reservation != nil && record.outcome != .delivered
         let cache = database.usageCache
         return try await database.batcher.write { db in
             try SQLiteRows.insertLog(db, record, day: reservation?.day ?? UTCDay(record.at))

@@ -68,9 +68,9 @@ import Testing
                 appID: "io.plain",
                 platform: "android",
                 provider: "fcm",
-                kind: "notification",
+                kind: .notification,
                 counted: true,
-                outcome: i == 0 ? "delivered" : "transient",
+                outcome: i == 0 ? .delivered : .transient,
                 messageID: i == 0 ? "projects/x/messages/1" : nil,
                 errorMessage: i == 0 ? nil : "503 from upstream"
             )

@@ -54,9 +54,9 @@ import Testing
                 appID: nil,
                 platform: nil,
                 provider: "p",
-                kind: "rate_limit_notice",
+                kind: .rateLimitNotice,
                 counted: false,
-                outcome: "delivered",
+                outcome: .delivered,
                 payload: "{\"a\":1}"
             )
         )

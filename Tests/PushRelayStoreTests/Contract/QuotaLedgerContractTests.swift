@@ -51,9 +51,9 @@ import Testing
             appID: "a",
             platform: "android",
             provider: "p",
-            kind: "notification",
+            kind: .notification,
             counted: true,
-            outcome: "transient",
+            outcome: .transient,
             errorMessage: "upstream down"
         )
         #expect(try await storage.quota.complete(r, record: record) == UsageCounters(attempts: 1, successful: 0, errors: 1))
@@ -75,9 +75,9 @@ import Testing
             appID: nil,
             platform: "android",
             provider: "fcm",
-            kind: "notification",
+            kind: .notification,
             counted: true,
-            outcome: "invalid_token"
+            outcome: .invalidToken
         )
         _ = try await storage.quota.complete(r, record: record, markDead: mark)
         let dead = try await storage.quota.reserveUnlessDead(
@@ -140,9 +140,9 @@ import Testing
                         appID: i % 2 == 0 ? "io.app" : nil,
                         platform: i % 2 == 0 ? "android" : nil,
                         provider: "fcm",
-                        kind: "notification",
+                        kind: .notification,
                         counted: i % 5 != 0,
-                        outcome: "delivered",
+                        outcome: .delivered,
                         messageID: "m-\(i)",
                         payload: i == 7 ? "{\"it's\":\"é\\n\"}" : nil
                     )

@@ -88,9 +88,9 @@ import Testing
             appID: "a",
             platform: "android",
             provider: "p",
-            kind: "notification",
+            kind: .notification,
             counted: true,
-            outcome: "transient",
+            outcome: .transient,
             errorMessage: "upstream down"
         )
         let after = try await store.quota.complete(r, record: record)
@@ -130,9 +130,9 @@ import Testing
                     appID: v,
                     platform: nil,
                     provider: "p",
-                    kind: "notification",
+                    kind: .notification,
                     counted: false,
-                    outcome: "delivered",
+                    outcome: .delivered,
                     messageID: v,
                     errorMessage: nil,
                     payload: v
@@ -162,9 +162,9 @@ import Testing
                     appID: nil,
                     platform: nil,
                     provider: "p",
-                    kind: "notification",
+                    kind: .notification,
                     counted: false,
-                    outcome: "delivered"
+                    outcome: .delivered
                 )
             )
         }
@@ -249,9 +249,9 @@ import Testing
                         appID: nil,
                         platform: nil,
                         provider: "p",
-                        kind: "notification",
+                        kind: .notification,
                         counted: false,
-                        outcome: "delivered"
+                        outcome: .delivered
                     )
                 )
             }
@@ -265,9 +265,9 @@ import Testing
                 appID: nil,
                 platform: nil,
                 provider: "p",
-                kind: "notification",
+                kind: .notification,
                 counted: false,
-                outcome: "delivered"
+                outcome: .delivered
             )
         )
         #expect(try await store.admin.prune(today: today, retentionDays: 30) == 9 * 3 + 1)
