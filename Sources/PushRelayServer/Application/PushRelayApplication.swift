@@ -32,7 +32,7 @@ public enum PushRelayApplication {
         let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine, gauges: hubHolder) : nil
 
         // One pipeline: every entry point hands its deliveries to this dispatcher.
-        let relayProviders = RelayModule.providers(config: config, registry: registry, clock: clock, logger: logger)
+        let relayProviders = WebPushRelayProviders.make(config: config, registry: registry, clock: clock, logger: logger)
         let dispatcher = Dispatcher(
             providers: registry.providers.merging(relayProviders.owned) { a, _ in a },
             quota: storage.quota,
@@ -89,19 +89,29 @@ public enum PushRelayApplication {
         HealthRoutes<PushRelayRequestContext>(engine: storage.engine).register(routes)
         try OpenAPIRoutes<PushRelayRequestContext>().register(routes)
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
-        let relay = RelayModule(
-            config: config,
-            providers: relayProviders,
-            registry: registry,
+        let relay = WebPushRelayService(
+            settings: config.relay,
+            apnsProduction: relayProviders.apnsProduction,
+            apnsDevelopment: relayProviders.apnsDevelopment,
+            fcm: relayProviders.fcm,
             dispatcher: dispatcher,
-            devices: storage.devices,
-            apiKeys: storage.apiKeys,
-            localPush: hub,
-            limiter: limiter,
             clock: clock,
             logger: logger
         )
-        relay.register(routes, maxBodyBytes: config.http.maxBodyBytes)
+        WebPushRelayRoutes(service: relay).register(routes)
+        let calls = CallService(
+            store: storage.devices,
+            apiKeys: storage.apiKeys,
+            apns: config.calls.apnsProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            fcm: config.calls.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            dispatcher: dispatcher,
+            hub: hub,
+            limiter: limiter,
+            channelConfirmTimeoutMs: config.calls.channelConfirmTimeoutMs,
+            clock: clock,
+            logger: logger
+        )
+        CallRoutes(service: calls, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         channelEndpoint.register(routes)
         let matrix = MatrixGateway(
             settings: config.matrix,

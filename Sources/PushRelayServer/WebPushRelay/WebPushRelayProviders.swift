@@ -1,0 +1,42 @@
+import Logging
+import PushRelayCore
+import PushRelayProviders
+
+/// The provider instances the WebPush relay sends through, by APNs environment and for FCM: the request path chooses the
+/// APNs host, so the configured APNs instance serves its own environment and a second instance, made here, the other.
+struct WebPushRelayProviders {
+    var apnsProduction: String?
+    var apnsDevelopment: String?
+    var fcm: String?
+    /// Instances created here (not in the registry): handed to the dispatcher, shut down after the server stopped.
+    var owned: [String: any PushProvider] = [:]
+
+    /// The relay's providers from `relay.apns_provider` and `relay.fcm_provider`: the configured APNs instance keeps its
+    /// own environment and a second one serves the other, unless an explicit `endpoint` (a test, a proxy) serves both.
+    static func make(config: PushRelayConfig, registry: ProviderRegistry, clock: any WallClock, logger: Logger) -> WebPushRelayProviders {
+        var out = WebPushRelayProviders(fcm: config.relay.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 })
+        guard let name = config.relay.apnsProvider, registry.providers[name] != nil else { return out }
+        // The second instance is built from the first one's config (checked at load, so it parses again).
+        guard let options = config.providers[name], options.type == ProviderType.apns.rawValue,
+            let configuration = try? APNsProvider.Configuration(options: options.options, baseDirectory: config.baseDirectory),
+            configuration.endpoint == configuration.environment.endpoint
+        else {
+            out.apnsProduction = name
+            out.apnsDevelopment = name
+            return out
+        }
+        var other = configuration
+        other.environment = configuration.environment == .production ? .sandbox : .production
+        other.endpoint = other.environment.endpoint
+        let second = APNsProvider(name: "\(name)-\(other.environment.rawValue)", configuration: other, clock: clock, logger: logger)
+        out.owned[second.name] = second
+        if configuration.environment == .production {
+            out.apnsProduction = name
+            out.apnsDevelopment = second.name
+        } else {
+            out.apnsProduction = second.name
+            out.apnsDevelopment = name
+        }
+        return out
+    }
+}
