@@ -22,10 +22,11 @@ enum PostgresRows {
     static func valuesPlaceholders(rows: Int, types: [String], after: Int = 0) -> String {
         var n = after
         return (0..<rows).map { _ in
-            "(" + types.map { type in
-                n += 1
-                return type.isEmpty ? "$\(n)" : "$\(n)::\(type)"
-            }.joined(separator: ", ") + ")"
+            "("
+                + types.map { type in
+                    n += 1
+                    return type.isEmpty ? "$\(n)" : "$\(n)::\(type)"
+                }.joined(separator: ", ") + ")"
         }.joined(separator: ", ")
     }
 

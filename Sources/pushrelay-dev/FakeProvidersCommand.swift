@@ -34,10 +34,20 @@ struct FakeProviders: AsyncParsableCommand {
     func run() async throws {
         let dir = URL(fileURLWithPath: out).standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let env = try await FakeProviderEnvironment.start(directory: dir, bundleID: bundleId, apnsPort: apnsPort, fcmPort: fcmPort, fcmOffersHTTP2: !fcmHttp1Only)
+        let env = try await FakeProviderEnvironment.start(
+            directory: dir,
+            bundleID: bundleId,
+            apnsPort: apnsPort,
+            fcmPort: fcmPort,
+            fcmOffersHTTP2: !fcmHttp1Only
+        )
         let configFile = dir + "/pushrelay.yaml"
         let webPush = webpushSubscriptions > 0 ? try await Self.startWebPush(env: env, directory: dir, subscriptions: webpushSubscriptions) : nil
-        try DevConfig.yaml(env: env, directory: dir, iosViaAPNs: iosViaApns, webPush: webPush?.yaml).write(toFile: configFile, atomically: true, encoding: .utf8)
+        try DevConfig.yaml(env: env, directory: dir, iosViaAPNs: iosViaApns, webPush: webPush?.yaml).write(
+            toFile: configFile,
+            atomically: true,
+            encoding: .utf8
+        )
         print(
             """
             fake APNs: \(env.apns.endpoint)  (topic \(env.bundleID), key id \(env.apnsKey.keyID), team \(env.apnsKey.teamID))

@@ -15,7 +15,13 @@ public struct CircuitBreakerState: Sendable {
         public var coolDown: TimeInterval
         public var probeTimeout: TimeInterval
 
-        public init(failureRatio: Double = 0.5, minimumRequests: Int = 20, window: TimeInterval = 30, coolDown: TimeInterval = 30, probeTimeout: TimeInterval = 15) {
+        public init(
+            failureRatio: Double = 0.5,
+            minimumRequests: Int = 20,
+            window: TimeInterval = 30,
+            coolDown: TimeInterval = 30,
+            probeTimeout: TimeInterval = 15
+        ) {
             self.failureRatio = failureRatio
             self.minimumRequests = minimumRequests
             self.window = window
@@ -69,7 +75,11 @@ public struct CircuitBreakerState: Sendable {
             return .allow
         case .open(let until):
             guard now >= until else {
-                return .refuse(retryAfter: max(1, Int((until.timeIntervalSince(now)).rounded(.up))), failures: openedWith.failures, requests: openedWith.requests)
+                return .refuse(
+                    retryAfter: max(1, Int((until.timeIntervalSince(now)).rounded(.up))),
+                    failures: openedWith.failures,
+                    requests: openedWith.requests
+                )
             }
             phase = .halfOpen(probeSince: now)
             return .probe

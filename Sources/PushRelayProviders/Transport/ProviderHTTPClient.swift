@@ -93,11 +93,19 @@ final class ProviderHTTPClient: Sendable {
         if case UpstreamHTTP2Connection.ConnectError.timedOut = error { timedOut = true }
         if case ChannelError.connectTimeout = error { timedOut = true }
         if timedOut {
-            return .transient(reason: "Timeout", message: "\(providerName): no answer from \(origin.description) in time (connect)", retryAfterSeconds: nil)
+            return .transient(
+                reason: "Timeout",
+                message: "\(providerName): no answer from \(origin.description) in time (connect)",
+                retryAfterSeconds: nil
+            )
         }
         switch error {
         case is CancellationError:
-            return .transient(reason: "Cancelled", message: "\(providerName): the request to \(origin.description) was cancelled", retryAfterSeconds: nil)
+            return .transient(
+                reason: "Cancelled",
+                message: "\(providerName): the request to \(origin.description) was cancelled",
+                retryAfterSeconds: nil
+            )
         default:
             return .transient(
                 reason: "ConnectionError",
@@ -119,7 +127,11 @@ final class ProviderHTTPClient: Sendable {
                 retryAfterSeconds: nil
             )
         case .reset(let code):
-            return .transient(reason: "ConnectionError", message: "\(providerName): \(target) reset the request (HTTP/2 error \(code))", retryAfterSeconds: nil)
+            return .transient(
+                reason: "ConnectionError",
+                message: "\(providerName): \(target) reset the request (HTTP/2 error \(code))",
+                retryAfterSeconds: nil
+            )
         case .connectionClosed, nil:
             return .transient(
                 reason: "ConnectionError",

@@ -76,7 +76,13 @@ struct UpstreamRequest: Sendable {
         guard let origin = UpstreamOrigin(url: url) else { return nil }
         let afterScheme = url.drop { $0 != ":" }.dropFirst(3)
         let path = afterScheme.drop { $0 != "/" && $0 != "?" }
-        self.init(method: method, origin: origin, path: path.isEmpty ? "/" : (path.hasPrefix("?") ? "/" + path : String(path)), headers: headers, body: body)
+        self.init(
+            method: method,
+            origin: origin,
+            path: path.isEmpty ? "/" : (path.hasPrefix("?") ? "/" + path : String(path)),
+            headers: headers,
+            body: body
+        )
     }
 
     init(method: String = "POST", origin: UpstreamOrigin, path: String, headers: [(name: String, value: String)], body: ByteBuffer) {

@@ -107,7 +107,10 @@ public final class WebPushProvider: PushProvider {
         headers.append((name: "content-type", value: "application/octet-stream"))
         headers.append((name: "authorization", value: signer.authorization(jwt: jwt(audience: audience))))
         guard let request = UpstreamRequest(url: message.endpoint, headers: headers, body: ByteBuffer(bytes: body)) else {
-            throw .invalidTarget(reason: DeliveryFailure.endpointNotAllowed, message: "The subscription's endpoint is not an http(s) URL; nothing was sent.")
+            throw .invalidTarget(
+                reason: DeliveryFailure.endpointNotAllowed,
+                message: "The subscription's endpoint is not an http(s) URL; nothing was sent."
+            )
         }
         let response = try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
 

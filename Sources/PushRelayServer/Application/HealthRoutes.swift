@@ -20,7 +20,9 @@ struct HealthRoutes<Context: RequestContext> {
             [
                 .get: { _, _ in
                     let health = engine.health
-                    var body: [String: JSONValue] = ["status": "ok", "version": .string(PushRelayVersion.string), "commit": .string(BuildInfo.commit)]
+                    var body: [String: JSONValue] = [
+                        "status": "ok", "version": .string(PushRelayVersion.string), "commit": .string(BuildInfo.commit),
+                    ]
                     if !health.isOK {
                         body["status"] = "degraded"
                         body["storage"] = Self.describe(health)

@@ -169,7 +169,8 @@ extension PushRelayConfig {
         ],
         "channel": channelKeys,
         "delivery": [
-            "deadline_ms", "dead_token_ttl", "max_in_flight", "max_wait_ms", "retry_base_ms", "max_attempts", "breaker_failure_ratio", "breaker_min_requests",
+            "deadline_ms", "dead_token_ttl", "max_in_flight", "max_wait_ms", "retry_base_ms", "max_attempts", "breaker_failure_ratio",
+            "breaker_min_requests",
             "breaker_window", "breaker_cool_down",
         ],
         "http": ["host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address", "trusted_proxies"],
@@ -187,9 +188,11 @@ extension PushRelayConfig {
 
     static let overridableKeys = [
         "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.max_connections_per_address",
-        "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size", "storage.postgres.tls",
+        "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size",
+        "storage.postgres.tls",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
-        "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.max_wait_ms", "delivery.retry_base_ms", "delivery.max_attempts",
+        "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.max_wait_ms", "delivery.retry_base_ms",
+        "delivery.max_attempts",
         "delivery.breaker_failure_ratio", "delivery.breaker_min_requests", "delivery.breaker_window", "delivery.breaker_cool_down",
         "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_pending",
         "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",

@@ -139,7 +139,9 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let e = APIError.storageUnavailable
             return JSONResponse.make(status: e.status, body: e.body, headers: e.headers)
         } catch {
-            context.logger.error("unhandled error on \(request.method) \(LogRedaction.path(request.uri.path)): \(String(reflecting: type(of: error)))")
+            context.logger.error(
+                "unhandled error on \(request.method) \(LogRedaction.path(request.uri.path)): \(String(reflecting: type(of: error)))"
+            )
             let e = APIError(
                 .internalServerError,
                 "InternalError",

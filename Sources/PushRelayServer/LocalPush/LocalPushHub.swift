@@ -533,7 +533,12 @@ extension LocalPushHub {
     func claimPresence(_ sub: LocalPushSubscription) async {
         guard let routing else { return }
         do {
-            try await routing.claimPresence(webhookID: sub.webhookID, pushToken: sub.pushToken, supportConfirm: sub.supportConfirm, fallback: sub.fallback)
+            try await routing.claimPresence(
+                webhookID: sub.webhookID,
+                pushToken: sub.pushToken,
+                supportConfirm: sub.supportConfirm,
+                fallback: sub.fallback
+            )
         } catch {
             logger.warning("could not record a channel's presence", metadata: ["error": .string("\(error)")])
         }
@@ -563,7 +568,7 @@ extension LocalPushHub {
             if !orphans.isEmpty { logger.info("settling \(orphans.count) channel messages of instances that stopped") }
             for m in orphans { await release(m) }
             try await routing.forgetDeadInstances(staleAfter: Self.instanceStaleAfter)
-        } catch where error.isShutdownNoise {
+        } catch  where error.isShutdownNoise {
         } catch {
             logger.warning("could not settle the channel messages of stopped instances", metadata: ["error": .string("\(error)")])
         }
@@ -579,7 +584,7 @@ extension LocalPushHub {
                 while !Task.isCancelled {
                     do {
                         try await routing.heartbeat()
-                    } catch where error.isShutdownNoise {
+                    } catch  where error.isShutdownNoise {
                         return
                     } catch {
                         self.logger.warning("instance heartbeat failed", metadata: ["error": .string("\(error)")])

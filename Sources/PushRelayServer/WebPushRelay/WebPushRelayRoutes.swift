@@ -46,7 +46,11 @@ struct WebPushRelayRoutes {
         do {
             buffer = try await request.collectBody(upTo: limit)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            throw APIError(.contentTooLarge, "PayloadTooLarge", "The WebPush body is larger than the relay accepts (\(limit) bytes, relay.max_body_bytes).")
+            throw APIError(
+                .contentTooLarge,
+                "PayloadTooLarge",
+                "The WebPush body is larger than the relay accepts (\(limit) bytes, relay.max_body_bytes)."
+            )
         }
         let (messageID, ttl) = try Self.accepted(await service.relay(target, headers: headers, body: Array(buffer.readableBytesView)))
         var fields: HTTPFields = [.location: "/relay-to/messages/\(messageID)"]

@@ -45,7 +45,10 @@ public struct DeliverySummary: Sendable, Equatable {
                 break
             }
             guard row.day == dayString else { continue }
-            summary.counts[Bucket(hour: hour(of: row.at), provider: row.provider, kind: row.kind, counted: row.counted, outcome: row.outcome), default: 0] += 1
+            summary.counts[
+                Bucket(hour: hour(of: row.at), provider: row.provider, kind: row.kind, counted: row.counted, outcome: row.outcome),
+                default: 0
+            ] += 1
         }
         summary.complete = reachedEarlierDay || rows.count < scanLimit
         return summary

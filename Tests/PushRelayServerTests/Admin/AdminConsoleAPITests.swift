@@ -55,7 +55,11 @@ import Testing
             #expect(hours.count == 24)
             #expect(hours[9] == ["hour": 9, "accepted": 5, "failed": 0])
             #expect(hours[12] == ["hour": 12, "accepted": 1, "failed": 2])
-            #expect(hours.enumerated().allSatisfy { [9, 12].contains($0.offset) || $0.element == ["hour": .int(Int64($0.offset)), "accepted": 0, "failed": 0] })
+            #expect(
+                hours.enumerated().allSatisfy {
+                    [9, 12].contains($0.offset) || $0.element == ["hour": .int(Int64($0.offset)), "accepted": 0, "failed": 0]
+                }
+            )
 
             // Every delivery-log row of today, the rate-limit notice included (one, to the busy token).
             let deliveries = try #require(r["deliveries"]?.arrayValue)
@@ -134,7 +138,10 @@ import Testing
             let now = s.clock.now()
             try await s.storage.matrix.enqueue(
                 [
-                    (appID: "im.vector.app", pushkey: "matrix-pushkey-abcdefghijklmnop", eventID: "$ev1", notification: "{}", lastError: "UNAVAILABLE"),
+                    (
+                        appID: "im.vector.app", pushkey: "matrix-pushkey-abcdefghijklmnop", eventID: "$ev1", notification: "{}",
+                        lastError: "UNAVAILABLE"
+                    ),
                     (appID: "im.vector.app", pushkey: "matrix-pushkey-qrstuvwxyz012345", eventID: nil, notification: "{}", lastError: "timeout"),
                 ],
                 attempts: 1,

@@ -39,7 +39,9 @@ import Testing
     static var canRun: Bool {
         if let missing = missing {
             if !underCI {
-                print("ConsoleBrowserTests skipped: \(missing) is missing (scripts/install-deps --test installs chromium, chromium-driver and selenium)")
+                print(
+                    "ConsoleBrowserTests skipped: \(missing) is missing (scripts/install-deps --test installs chromium, chromium-driver and selenium)"
+                )
                 return false
             }
         }

@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import PushRelayCore
-import PushRelayTestSupport
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -114,7 +114,8 @@ import Glibc
                 dir,
                 "--config-file", dir + "/schemathesis.toml", "--no-color",
                 "run", Self.spec, "--url", "http://127.0.0.1:\(server.port)",
-                "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+                "--checks",
+                "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
                 "--max-examples", examples, "--seed", "20261125", "--request-timeout", "15",
             ],
             environment: ProcessSpawn.environment(["HOME": dir])
@@ -124,6 +125,8 @@ import Glibc
         #expect(run.status == 0, "schemathesis found answers the document does not describe:\n\(summary)\n\(run.stderr.suffix(2000))")
         #expect(run.stdout.contains("passed"), "\(summary)")
         #expect(stopped == 0, "the server survived the run and stopped cleanly: \(server.log.suffix(2000))")
-        print("APIContractTests: \(summary.split(separator: "\n").filter { $0.contains("passed") || $0.contains("failed") }.joined(separator: " | "))")
+        print(
+            "APIContractTests: \(summary.split(separator: "\n").filter { $0.contains("passed") || $0.contains("failed") }.joined(separator: " | "))"
+        )
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 import GRDB
 import NIOCore
 import PushRelayCore
+import PushRelayTestHarness
 import PushRelayTestSupport
 import Synchronization
-import PushRelayTestHarness
 import Testing
 
 #if canImport(Glibc)
@@ -51,31 +51,31 @@ import Glibc
 
     static func config(dir: String, env: FakeProviderEnvironment, storage: String) -> String {
         """
-            http:
-              port: 0
-            \(storage)
-            quota:
-              daily_limit: \(limit)
-            delivery:
-              max_attempts: 1
-            providers:
-              fcm:
-                type: fcm
-            \(env.fcmYAML)
-            apps:
-              - match: "io.local.*"
-                provider: none
-              - match: "*"
-                provider: fcm
-            matrix:
-              apps:
-                im.example.android:
-                  provider: fcm
-              retry:
-                base_delay: 2s
-                poll_interval: 100ms
+        http:
+          port: 0
+        \(storage)
+        quota:
+          daily_limit: \(limit)
+        delivery:
+          max_attempts: 1
+        providers:
+          fcm:
+            type: fcm
+        \(env.fcmYAML)
+        apps:
+          - match: "io.local.*"
+            provider: none
+          - match: "*"
+            provider: fcm
+        matrix:
+          apps:
+            im.example.android:
+              provider: fcm
+          retry:
+            base_delay: 2s
+            poll_interval: 100ms
 
-            """
+        """
     }
 
     /// The load's HTTP client: a refused connection (the server was just killed) fails at once instead of being
@@ -174,7 +174,9 @@ import Glibc
 
         let outcomes = ledger.all
         let count = { (o: Outcome) in outcomes.values.filter { $0 == o }.count }
-        print("crash test: \(outcomes.count) requests, \(count(.accepted)) answered 201, \(count(.limited)) 429, \(count(.unknown)) cut off by \(kills) kills")
+        print(
+            "crash test: \(outcomes.count) requests, \(count(.accepted)) answered 201, \(count(.limited)) 429, \(count(.unknown)) cut off by \(kills) kills"
+        )
         #expect(outcomes.values.contains(.accepted))
         #expect(outcomes.values.contains(.unknown), "the kills cut requests off")
         #expect(!outcomes.values.contains { if case .refused(let s) = $0 { return s != 503 } else { return false } }, "\(outcomes.values)")
@@ -205,7 +207,10 @@ import Glibc
             let limits = try await Self.post(port: server.port, "/api/checkRateLimits", ["push_token": .string(token)])
             let successful = try #require(limits.json["rateLimits"]?["successful"]?.doubleValue.map { Int($0) })
             reported[token] = successful
-            #expect(answered <= successful && successful <= answered + cutOff, "\(token): \(answered) answered, \(cutOff) cut off, \(successful) counted")
+            #expect(
+                answered <= successful && successful <= answered + cutOff,
+                "\(token): \(answered) answered, \(cutOff) cut off, \(successful) counted"
+            )
             #expect(successful <= Self.limit, "\(token) went past its limit")
             #expect(answered <= Self.limit)
         }

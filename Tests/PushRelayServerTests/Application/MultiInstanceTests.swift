@@ -4,8 +4,8 @@ import NIOCore
 import PushRelayCore
 import PushRelayPostgres
 import PushRelayStore
-import PushRelayTestSupport
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -76,8 +76,10 @@ import Glibc
 
     /// Cloud deliveries of a token: the sandbox's delivery-log rows.
     static func cloudDeliveries(_ pg: PostgresTestDatabase, token: String) async throws -> Int {
-        Int(try await pg.psql("SELECT count(*) FROM delivery_log WHERE push_token = '\(token)' AND outcome = 'delivered'")
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        Int(
+            try await pg.psql("SELECT count(*) FROM delivery_log WHERE push_token = '\(token)' AND outcome = 'delivered'")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        ) ?? -1
     }
 
     @Test func twoInstancesShareAnExactQuota() async throws {
@@ -86,7 +88,9 @@ import Glibc
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for i in 0..<256 {
                     let port = i % 2 == 0 ? a.port : b.port
-                    group.addTask { try await CrashSafetyTests.post(port: port, "/api/sendPush/android/v1", Self.body(token: token, webhookID: "hook-q")).status }
+                    group.addTask {
+                        try await CrashSafetyTests.post(port: port, "/api/sendPush/android/v1", Self.body(token: token, webhookID: "hook-q")).status
+                    }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
@@ -96,7 +100,10 @@ import Glibc
                 let limits = try await CrashSafetyTests.post(port: port, "/api/checkRateLimits", ["push_token": .string(token)])
                 #expect(limits.json["rateLimits"]?["successful"] == 50 && limits.json["rateLimits"]?["attempts"] == 256, "\(limits.json)")
             }
-            #expect(try await pg.psql("SELECT successful FROM daily_usage WHERE push_token = '\(token)'").trimmingCharacters(in: .whitespacesAndNewlines) == "50")
+            #expect(
+                try await pg.psql("SELECT successful FROM daily_usage WHERE push_token = '\(token)'").trimmingCharacters(in: .whitespacesAndNewlines)
+                    == "50"
+            )
         }
     }
 
@@ -212,7 +219,10 @@ import Glibc
                     "counts": ["unread": 1],
                     // One device delivered at once (a notify where every device failed is refused for the homeserver
                     // to retry), one queued for the retry.
-                    "devices": [["app_id": "im.example.android", "pushkey": "matrix-delivered-now"], ["app_id": "im.example.android", "pushkey": .string(key)]],
+                    "devices": [
+                        ["app_id": "im.example.android", "pushkey": "matrix-delivered-now"],
+                        ["app_id": "im.example.android", "pushkey": .string(key)],
+                    ],
                 ]
             ]
         )

@@ -12,7 +12,10 @@ import Testing
 
     @Test func theEmbeddedDocumentIsTheFile() throws {
         let text = try String(contentsOf: Self.file, encoding: .utf8)
-        #expect(OpenAPIDocument.yaml + "\n" == text || OpenAPIDocument.yaml == text, "docs/openapi.yaml differs from OpenAPIDocument.swift: run scripts/embed-openapi.sh")
+        #expect(
+            OpenAPIDocument.yaml + "\n" == text || OpenAPIDocument.yaml == text,
+            "docs/openapi.yaml differs from OpenAPIDocument.swift: run scripts/embed-openapi.sh"
+        )
     }
 
     @Test func bothFormsAreServedAndAgree() async throws {

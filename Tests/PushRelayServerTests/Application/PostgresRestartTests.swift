@@ -65,7 +65,9 @@ import Glibc
                             let token = "restart:\(client)-\(n % 5)"
                             let body: JSONValue = [
                                 "message": .string("m\(n)"), "push_token": .string(token),
-                                "registration_info": ["app_id": "io.homeassistant.companion.android", "webhook_id": .string("hook-\(client)-\(n % 5)")],
+                                "registration_info": [
+                                    "app_id": "io.homeassistant.companion.android", "webhook_id": .string("hook-\(client)-\(n % 5)"),
+                                ],
                             ]
                             if let r = try? await CrashSafetyTests.post(port: port, "/api/sendPush/android/v1", body) {
                                 outcomes.record(token, r.status)
@@ -87,10 +89,14 @@ import Glibc
         #expect(health.status == 503, "checkRateLimits cannot read the quota: \(health.json)")
         try await onThread { try postgres.resume() }
         try await eventually("PushRelay serves again without a restart", seconds: 30) {
-            (try? await CrashSafetyTests.post(port: port, "/api/sendPush/android/v1", [
-                "message": "probe", "push_token": "restart:probe",
-                "registration_info": ["app_id": "io.homeassistant.companion.android", "webhook_id": "hook-probe"],
-            ]))?.status == 201
+            (try? await CrashSafetyTests.post(
+                port: port,
+                "/api/sendPush/android/v1",
+                [
+                    "message": "probe", "push_token": "restart:probe",
+                    "registration_info": ["app_id": "io.homeassistant.companion.android", "webhook_id": "hook-probe"],
+                ]
+            ))?.status == 201
         }
         let acceptedBeforeRecovery = outcomes.accepted
         try await eventually("the load is answered 201 again after the outage") { outcomes.accepted >= acceptedBeforeRecovery + 20 }
@@ -106,7 +112,8 @@ import Glibc
         // Counted once: at least what was answered 201, at most that plus the 503s (a reservation committed just
         // before the connection went may have had its answer fail).
         var stored: [String: Int] = [:]
-        for line in try await database.psql("SELECT push_token, successful FROM daily_usage WHERE push_token LIKE 'restart:%'").split(separator: "\n") {
+        for line in try await database.psql("SELECT push_token, successful FROM daily_usage WHERE push_token LIKE 'restart:%'").split(separator: "\n")
+        {
             let f = line.split(separator: "|")
             if f.count == 2 { stored[String(f[0])] = Int(f[1]) }
         }

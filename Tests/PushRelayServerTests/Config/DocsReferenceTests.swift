@@ -12,7 +12,8 @@ import Testing
         let root = RepositoryRoot.url
         let docs = root.appendingPathComponent("docs")
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: docs.path)) ?? []).filter { $0.hasSuffix(".md") }.sorted()
-        let files: [(String, URL)] = [("README.md", root.appendingPathComponent("README.md"))]
+        let files: [(String, URL)] =
+            [("README.md", root.appendingPathComponent("README.md"))]
             + names.map { ("docs/\($0)", docs.appendingPathComponent($0)) }
         return files.compactMap { name, url in (try? String(contentsOf: url, encoding: .utf8)).map { (name, $0) } }
     }()
@@ -72,7 +73,10 @@ import Testing
         for (name, text) in Self.documents {
             // Paths from the repository's root, not parts of URLs or of relative links (../deploy/…).
             let paths = Set(
-                Self.matches(#"(?<![\w/.:-])((?:docs|scripts|Benchmarks|deploy|config|migrations|Fuzz|Tests|Sources)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])"#, in: text)
+                Self.matches(
+                    #"(?<![\w/.:-])((?:docs|scripts|Benchmarks|deploy|config|migrations|Fuzz|Tests|Sources)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])"#,
+                    in: text
+                )
             )
             let missing = paths.filter { !FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path) }.sorted()
             #expect(missing.isEmpty, "\(name) names paths that do not exist: \(missing)")

@@ -25,7 +25,12 @@ import Testing
     static let cases: [Case] = [
         Case(name: "30 s of latency", script: [.delayed(milliseconds: 30_000, .success)], status: 503, sends: 1...1),
         Case(name: "connection reset without an answer", script: Array(repeating: .dropConnection, count: 5), status: 503, sends: 1...attempts),
-        Case(name: "503 without Retry-After", script: Array(repeating: .unavailable(retryAfter: nil), count: 5), status: 503, sends: attempts...attempts),
+        Case(
+            name: "503 without Retry-After",
+            script: Array(repeating: .unavailable(retryAfter: nil), count: 5),
+            status: 503,
+            sends: attempts...attempts
+        ),
         Case(
             name: "503 with Retry-After: 1",
             script: Array(repeating: .unavailable(retryAfter: 1), count: 5),
@@ -34,9 +39,19 @@ import Testing
             atLeast: .seconds(1)
         ),
         Case(name: "503 with Retry-After past the deadline", script: [.unavailable(retryAfter: 30)], status: 503, sends: 1...1),
-        Case(name: "429 quota exceeded", script: Array(repeating: .quotaExceeded(retryAfter: nil), count: 5), status: 503, sends: attempts...attempts),
+        Case(
+            name: "429 quota exceeded",
+            script: Array(repeating: .quotaExceeded(retryAfter: nil), count: 5),
+            status: 503,
+            sends: attempts...attempts
+        ),
         Case(name: "500 internal error", script: Array(repeating: .internalError, count: 5), status: 503, sends: attempts...attempts),
-        Case(name: "500 with a body that is not JSON", script: Array(repeating: .malformedBody(status: 500), count: 5), status: 503, sends: attempts...attempts),
+        Case(
+            name: "500 with a body that is not JSON",
+            script: Array(repeating: .malformedBody(status: 500), count: 5),
+            status: 503,
+            sends: attempts...attempts
+        ),
         Case(name: "200 with a body that is not JSON", script: [.malformedBody(status: 200)], status: 201, sends: 1...1),
         Case(name: "one 503, then accepted", script: [.unavailable(retryAfter: nil), .success], status: 201, sends: 2...2),
     ]

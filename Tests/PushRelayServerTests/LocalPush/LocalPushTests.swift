@@ -114,10 +114,13 @@ import Testing
     @Test func aConnectedDeviceIsServedWhileItsCloudProviderIsAtItsInFlightBound() async throws {
         let gate = ScriptedProvider.Gate()
         let cloud = ScriptedProvider(name: "cloud", [.hold(gate)])
-        try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(10_000) {
-            $0.delivery.maxInFlight = 1
-            $0.delivery.maxWaitMs = 200
-        }) {
+        try await TestServer.with(
+            providers: ["cloud": cloud],
+            configure: Self.cloud(10_000) {
+                $0.delivery.maxInFlight = 1
+                $0.delivery.maxWaitMs = 200
+            }
+        ) {
             (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             // Another device's notification takes the cloud provider's only place and holds it.

@@ -3,8 +3,8 @@ import GRDB
 import Logging
 import PushRelayCore
 import PushRelayStore
-import Synchronization
 import PushRelayTestHarness
+import Synchronization
 import Testing
 
 @testable import PushRelayServer

@@ -9,7 +9,9 @@ import Testing
     /// Collects the lines a handler writes.
     final class Lines: Sendable {
         let all = Locked<[String]>([])
-        var output: JSONLogHandler.Output { JSONLogHandler.Output { bytes in self.all.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) } } }
+        var output: JSONLogHandler.Output {
+            JSONLogHandler.Output { bytes in self.all.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) } }
+        }
         func objects() throws -> [[String: JSONValue]] {
             try all.withLock { $0 }.map { line in
                 #expect(line.hasSuffix("\n") && line.dropLast().contains("\n") == false, "one line: \(line)")

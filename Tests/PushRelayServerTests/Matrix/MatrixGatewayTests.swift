@@ -3,9 +3,9 @@ import Foundation
 import PushRelayCore
 import PushRelayServer
 import PushRelayStore
+import PushRelayTestHarness
 import PushRelayTestSupport
 import PushRelayWebPush
-import PushRelayTestHarness
 import Testing
 
 /// The fakes a Matrix test talks to: FCM and APNs (`FakeProviderEnvironment`) and a WebPush service, sharing a CA.

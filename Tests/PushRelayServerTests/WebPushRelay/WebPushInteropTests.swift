@@ -2,8 +2,8 @@ import Foundation
 import PushRelayCore
 import PushRelayServer
 import PushRelayStore
-import PushRelayTestSupport
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 /// Independent implementations (Python `pywebpush`, `http_ece`, `cryptography`, `zlib`, and a Python extended-Z85

@@ -173,14 +173,24 @@ import Testing
         let day = self.day
         let policy = QuotaPolicy(dailyLimit: 10)
         try await storage.admin.setLimit(pushToken: "t-3", limit: 2)
-        try await storage.deliveries.markDead("t-dead", DeadMark(provider: "fcm", reason: "UNREGISTERED", message: nil, until: day.start.addingTimeInterval(3600)), now: day.start)
+        try await storage.deliveries.markDead(
+            "t-dead",
+            DeadMark(provider: "fcm", reason: "UNREGISTERED", message: nil, until: day.start.addingTimeInterval(3600)),
+            now: day.start
+        )
         let tokens = (0..<20).map { "t-\($0)" } + ["t-dead"]
         let results = try await withThrowingTaskGroup(of: (String, ReserveResult).self) { group in
             for round in 0..<15 {
                 for token in tokens {
                     group.addTask {
                         let result = try await storage.quota.reserveUnlessDead(
-                            pushToken: token, appID: round == 0 ? "io.app" : nil, webhookID: nil, day: day, policy: policy, now: day.start, checkDead: true
+                            pushToken: token,
+                            appID: round == 0 ? "io.app" : nil,
+                            webhookID: nil,
+                            day: day,
+                            policy: policy,
+                            now: day.start,
+                            checkDead: true
                         )
                         return (token, result)
                     }

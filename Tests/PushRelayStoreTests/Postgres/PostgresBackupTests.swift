@@ -35,7 +35,9 @@ struct PostgresBackupTests {
 
         let restored = try await PostgresTestDatabase.create(on: server)
         let loaded = try await ProcessSpawn.run(
-            [server.bin.appendingPathComponent("pg_restore").path, "--no-owner", "--exit-on-error", "--dbname=\(restored.name)"] + connection + [dump],
+            [server.bin.appendingPathComponent("pg_restore").path, "--no-owner", "--exit-on-error", "--dbname=\(restored.name)"] + connection + [
+                dump
+            ],
             environment: environment
         )
         #expect(loaded.status == 0, "\(loaded.stderr)")

@@ -1,10 +1,11 @@
 import Foundation
 import Logging
 import PushRelayCore
-@testable import PushRelayPostgres
 import PushRelayStore
 import PushRelayTestHarness
 import Testing
+
+@testable import PushRelayPostgres
 
 /// What PostgreSQL must do beyond the contract suite: several instances (separate pools) on one database agree, work
 /// queues are claimed once, and failures to open are one clear line.

@@ -16,13 +16,23 @@ import Testing
 
         func run(_ batch: [Int]) async {
             batches.withLock { $0.append(batch) }
-            guard first.withLock({ f in defer { f = false }; return f }) else { return }
+            guard
+                first.withLock({ f in
+                    defer { f = false }
+                    return f
+                })
+            else { return }
             await withCheckedContinuation { c in held.withLock { $0 = c } }
         }
 
         var isHolding: Bool { held.withLock { $0 != nil } }
 
-        func open() { held.withLock { $0?.resume(); $0 = nil } }
+        func open() {
+            held.withLock {
+                $0?.resume()
+                $0 = nil
+            }
+        }
     }
 
     /// Waits until `condition` holds (the batcher's tasks run on their own), for at most 5 s.
@@ -39,10 +49,16 @@ import Testing
         }
         let answers = Locked<[Int: Int]>([:])
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { let a = try await batcher.submit(0); answers.withLock { $0[0] = a } }
+            group.addTask {
+                let a = try await batcher.submit(0)
+                answers.withLock { $0[0] = a }
+            }
             try await eventually { gate.isHolding }
             for i in 1...5 {
-                group.addTask { let a = try await batcher.submit(i); answers.withLock { $0[i] = a } }
+                group.addTask {
+                    let a = try await batcher.submit(i)
+                    answers.withLock { $0[i] = a }
+                }
             }
             try await eventually { batcher.waiting == 5 }
             #expect(gate.batches.withLock { $0 } == [[0]], "nothing else is sent while the only batch allowed runs")

@@ -77,7 +77,10 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler {
             guard case .byteBuffer(let bytes) = data.data else { return }
             let (action, windowUpdate) = machine.receivedData(streamID: frame.streamID, bytes: bytes, endStream: data.endStream)
             if windowUpdate > 0 {
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: windowUpdate))), promise: nil)
+                context.write(
+                    wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: windowUpdate))),
+                    promise: nil
+                )
                 scheduleFlush(context: context)
             }
             perform(action, context: context)

@@ -76,7 +76,9 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
             serverName: String?,
             trustedProxies: TrustedProxies
         ) -> Endpoint {
-            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName, trustedProxies: trustedProxies) { body, platform -> Handling in
+            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName, trustedProxies: trustedProxies) {
+                body,
+                platform -> Handling in
                 let n: HANotification
                 do throws(APIError) {
                     n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
@@ -130,7 +132,14 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         case .rejectTooLarge(let head, let path):
             let error = APIError.bodyTooLarge(limit: endpoint.maxBodyBytes)
             let id = RequestID.accept(head.headerFields[.requestID])
-            write(head, path: path, requestID: id, answer: (error.status, error.headers, JSONWriter.bytes(error.body)), started: .now, context: context)
+            write(
+                head,
+                path: path,
+                requestID: id,
+                answer: (error.status, error.headers, JSONWriter.bytes(error.body)),
+                started: .now,
+                context: context
+            )
             return false
         case .protocolError:
             context.fireErrorCaught(HTTPChannelStateError.unexpectedPart)

@@ -52,7 +52,9 @@ import Testing
             try channel.writeInbound(
                 HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: HPACKHeaders([(":status", String(status))]), endStream: false)))
             )
-            try channel.writeInbound(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true))))
+            try channel.writeInbound(
+                HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer(string: body)), endStream: true)))
+            )
         }
     }
 
@@ -188,9 +190,11 @@ import Testing
         #expect(try Self.result(a)?.get().body.count == 40 * 1024)
         h.loop.run()
         let frames = try h.outbound()
-        #expect(frames.contains { frame in
-            if case .windowUpdate(let n) = frame.payload, frame.streamID == .rootStream { return n == 40 * 1024 }
-            return false
-        })
+        #expect(
+            frames.contains { frame in
+                if case .windowUpdate(let n) = frame.payload, frame.streamID == .rootStream { return n == 40 * 1024 }
+                return false
+            }
+        )
     }
 }

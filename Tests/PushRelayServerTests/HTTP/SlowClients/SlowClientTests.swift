@@ -54,7 +54,9 @@ import Glibc
     @Test func aSlowlorisIsAnswered408AndCutOff() async throws {
         try await TestServer.with(configure: Self.configure) { (s: TestServer) async throws in
             // Headers one byte every 100 ms, never finished within the 1.5 s request timeout.
-            let head = "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-padding: " + String(repeating: "a", count: 200)
+            let head =
+                "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-padding: "
+                + String(repeating: "a", count: 200)
             let exchange = await Self.trickle(port: s.port, head, interval: 0.1)
             #expect(exchange.closed, "\(exchange)")
             #expect(exchange.ended < 10, "cut off at the request timeout, not when the client gave up (it would take 20 s)")
@@ -69,7 +71,8 @@ import Glibc
     @Test func aBodyTrickledByteByByteIsCutOffAndCountsNothing() async throws {
         try await TestServer.with(configure: Self.configure) { (s: TestServer) async throws in
             let body = JSONWriter.string(TestServer.haBody(token: "slow:trickle"))
-            let head = "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
+            let head =
+                "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
             // The head goes at once, then the body a byte every 100 ms: it would take several seconds.
             let exchange = await Self.trickle(port: s.port, burst: head, body, interval: 0.1)
             #expect(exchange.closed)
