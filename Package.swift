@@ -60,7 +60,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedPlugin"]
         ),
         // The storage contract on PostgreSQL (postgres-nio's PostgresClient): several instances share one database.
         .target(
@@ -75,7 +76,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedPlugin"]
         ),
         // Provider clients behind the PushProvider seam (sandbox, FCM, APNs).
         .target(
@@ -118,6 +120,8 @@ let package = Package(
         ),
         // Stamps PushRelayServer with the git commit it is built from (`BuildInfo.commit`).
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
+        // Generates the Swift files that carry the migrations, the API contract and the console in the binary.
+        .plugin(name: "EmbedPlugin", capability: .buildTool()),
         // HTTP server, config, services.
         .target(
             name: "PushRelayServer",
@@ -140,7 +144,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings,
-            plugins: ["BuildInfoPlugin"]
+            plugins: ["BuildInfoPlugin", "EmbedPlugin"]
         ),
         // The parsers that read strangers' bytes, as fuzz targets (`scripts/fuzz`, `FuzzCorpusTests`).
         .target(

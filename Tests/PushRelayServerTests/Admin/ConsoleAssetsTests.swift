@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `ConsoleAssets.swift` is generated from console/ by scripts/embed-console.sh: the two must not drift apart.
+/// `ConsoleAssets` is generated from console/ at build time (EmbedPlugin, scripts/embed-console.sh): the same files.
 @Suite struct ConsoleAssetsTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -12,11 +12,11 @@ import Testing
         let dir = Self.repository.appendingPathComponent("console")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
             .filter { $0.hasSuffix(".html") || $0.hasSuffix(".css") || $0.hasSuffix(".js") }.sorted()
-        #expect(ConsoleAssets.files.map(\.name).sorted() == names, "run scripts/embed-console.sh")
+        #expect(ConsoleAssets.files.map(\.name).sorted() == names, "the build embeds console/ (EmbedPlugin)")
         for name in names {
             let text = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
             let embedded = ConsoleAssets.files.first { $0.name == name }?.text
-            #expect(embedded == text, "console/\(name) differs from ConsoleAssets.swift: run scripts/embed-console.sh")
+            #expect(embedded == text, "console/\(name) differs from ConsoleAssets (EmbedPlugin)")
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `GET /openapi.yaml` and `/openapi.json` serve `docs/openapi.yaml`, embedded by scripts/embed-openapi.sh; the
+/// `GET /openapi.yaml` and `/openapi.json` serve `docs/openapi.yaml`, embedded at build time (EmbedPlugin); the
 /// embedded copy must not drift from the file, and the document must list every path the server routes.
 @Suite struct OpenAPIRoutesTests {
     static let file = RepositoryRoot.url.appendingPathComponent("docs/openapi.yaml")
@@ -14,7 +14,7 @@ import Testing
         let text = try String(contentsOf: Self.file, encoding: .utf8)
         #expect(
             OpenAPIDocument.yaml + "\n" == text || OpenAPIDocument.yaml == text,
-            "docs/openapi.yaml differs from OpenAPIDocument.swift: run scripts/embed-openapi.sh"
+            "docs/openapi.yaml differs from OpenAPIDocument (EmbedPlugin)"
         )
     }
 

@@ -37,13 +37,13 @@ import Testing
         let dir = RepositoryRoot.url.appendingPathComponent("migrations/postgres")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".sql") }.sorted()
         let embedded = PostgresStorageEngine.migrations.sorted { $0.version < $1.version }
-        #expect(files.count == embedded.count, "run scripts/embed-migrations.sh")
+        #expect(files.count == embedded.count, "the build embeds migrations/postgres/ (EmbedPlugin)")
         for (file, m) in zip(files, embedded) {
             let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
             #expect(file == m.name + ".sql")
             #expect(
                 text.trimmingCharacters(in: .whitespacesAndNewlines) == m.sql.trimmingCharacters(in: .whitespacesAndNewlines),
-                "migrations/postgres/\(file) differs from the embedded copy: run scripts/embed-migrations.sh"
+                "migrations/postgres/\(file) differs from the embedded copy (EmbedPlugin)"
             )
         }
     }

@@ -13,13 +13,13 @@ import Testing
     @Test func migrationFilesAreTheEmbeddedSchema() throws {
         let dir = RepositoryRoot.url.appendingPathComponent("migrations")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".sql") }.sorted()
-        #expect(files.count == PushRelayDatabase.migrations.count, "run scripts/embed-migrations.sh")
+        #expect(files.count == PushRelayDatabase.migrations.count, "the build embeds migrations/ (EmbedPlugin)")
         for (file, m) in zip(files, PushRelayDatabase.migrations.sorted { $0.version < $1.version }) {
             let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
             #expect(file == m.name + ".sql")
             #expect(
                 text.trimmingCharacters(in: .whitespacesAndNewlines) == m.sql.trimmingCharacters(in: .whitespacesAndNewlines),
-                "migrations/\(file) differs from the embedded copy: run scripts/embed-migrations.sh"
+                "migrations/\(file) differs from the embedded copy (EmbedPlugin)"
             )
         }
     }
