@@ -24,9 +24,8 @@ public final class PostgresStorageEngine: StorageEngine {
     private let runTask: Task<Void, Never>
     /// Checks every `schemaCheckInterval` that the schema is still one this build knows.
     private let schemaWatch = Locked<Task<Void, Never>?>(nil)
-    /// Set once another instance has migrated the schema past this build: every request is refused with it.
-    private let retired = Locked<PostgresStoreError?>(nil)
-    private let isRetired = Atomic<Bool>(false)
+    /// The newer schema version another instance migrated to (0: none found): once set, every request is refused.
+    private let newerSchema = Atomic<Int>(0)
     private let faults = PostgresFaultTracker()
     let inFlight = InFlightWrites()
     private let queries = Atomic<Int>(0)
@@ -73,6 +72,10 @@ public final class PostgresStorageEngine: StorageEngine {
         return engine
     }
 
+    private static func schemaTooNew(_ found: Int) -> PostgresStoreError {
+        .schemaTooNew(found: found, known: migrations.map(\.version).max() ?? 0)
+    }
+
     /// Starts the periodic schema check (see `PostgresStorageConfiguration.schemaCheckInterval`).
     private func watchSchema() {
         let interval = configuration.schemaCheckInterval
@@ -95,9 +98,8 @@ public final class PostgresStorageEngine: StorageEngine {
             try await PostgresMigrator.unknownVersion(connection, migrations: migrations, logger: logger)
         }
         guard let found = unknown ?? nil else { return true }
-        let error = PostgresStoreError.schemaTooNew(found: found, known: migrations.map(\.version).max() ?? 0)
-        retired.withLock { $0 = error }
-        isRetired.store(true, ordering: .relaxed)
+        newerSchema.store(found, ordering: .relaxed)
+        let error = Self.schemaTooNew(found)
         faults.failed(error)
         logger.critical("this instance stops serving", metadata: ["error": .string(error.description)])
         return false
@@ -157,7 +159,8 @@ public final class PostgresStorageEngine: StorageEngine {
     /// writes fail).
     func perform<T: Sendable>(write: Bool, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
-        if isRetired.load(ordering: .relaxed), let retired = retired.withLock({ $0 }) { throw retired }
+        let newer = newerSchema.load(ordering: .relaxed)
+        if newer != 0 { throw Self.schemaTooNew(newer) }
         let client = self.client
         let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
         do {

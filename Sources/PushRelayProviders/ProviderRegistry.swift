@@ -10,6 +10,11 @@ public struct ProviderRegistry: Sendable {
         self.routes = routes
     }
 
+    /// `name`, if it names a running provider instance (nil for nil or a name the registry does not hold).
+    public func running(_ name: String?) -> String? {
+        name.flatMap { providers[$0] == nil ? nil : $0 }
+    }
+
     /// The provider for an app id, or nil when no route matches (or the route names a missing provider).
     public func provider(for appID: String?) -> (any PushProvider)? {
         routes.provider(for: appID).flatMap { providers[$0] }

@@ -102,8 +102,8 @@ public enum PushRelayApplication {
         let calls = CallService(
             store: storage.devices,
             apiKeys: storage.apiKeys,
-            apns: config.calls.apnsProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
-            fcm: config.calls.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 },
+            apns: registry.running(config.calls.apnsProvider),
+            fcm: registry.running(config.calls.fcmProvider),
             dispatcher: dispatcher,
             hub: hub,
             limiter: limiter,
@@ -203,7 +203,7 @@ public enum PushRelayApplication {
                     }
                     providers[name] = try kind.make(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
                 } catch let error as ProviderConfigError {
-                    throw ConfigError(key: error.key.isEmpty ? "providers.\(name)" : "providers.\(name).\(error.key)", problem: error.problem)
+                    throw ConfigError(provider: name, error)
                 }
             }
         } catch {

@@ -28,7 +28,7 @@ extension PushRelayConfig {
 }
 
 /// A config key read under an older name: the server logs it at start, so the file can be updated.
-public struct Deprecation: Sendable, Equatable, CustomStringConvertible {
+public struct Deprecation: Sendable, Equatable {
     public var key: String
     public var replacement: String
 
@@ -36,6 +36,4 @@ public struct Deprecation: Sendable, Equatable, CustomStringConvertible {
         self.key = key
         self.replacement = replacement
     }
-
-    public var description: String { "config key '\(key)' is deprecated: use '\(replacement)' (the value was read)" }
 }

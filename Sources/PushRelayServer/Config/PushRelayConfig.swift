@@ -159,6 +159,13 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable {
     public var description: String { key.isEmpty ? "invalid configuration: \(problem)" : "invalid configuration: \(key): \(problem)" }
 }
 
+extension ConfigError {
+    /// A provider's option error under `providers.<name>` (the option's own key appended when it names one).
+    init(provider name: String, _ error: ProviderConfigError) {
+        self.init(key: error.key.isEmpty ? "providers.\(name)" : "providers.\(name).\(error.key)", problem: error.problem)
+    }
+}
+
 extension PushRelayConfig {
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     /// `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
@@ -363,7 +370,7 @@ extension PushRelayConfig {
                 do {
                     try kind.check(options: options, baseDirectory: baseDirectory)
                 } catch {
-                    throw ConfigError(key: error.key.isEmpty ? key : "\(key).\(error.key)", problem: error.problem)
+                    throw ConfigError(provider: name, error)
                 }
                 providers[name] = ProviderConfig(name: name, type: type, options: options)
             }

@@ -91,10 +91,7 @@ struct DeliveryRunner: Sendable {
                 // The deadline is an event-loop timer (cheap to set and to cancel, and most are cancelled); when it
                 // fires, the timeout is offered from a task, so a send already queued for the same threads answers
                 // first.
-                let (seconds, attoseconds) = remaining.components
-                let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
-                    in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-                ) {
+                let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(remaining)) {
                     Task { if first.offer(timeout) { send.cancel() } }
                 }
                 first.onSettled { timer.cancel() }

@@ -177,11 +177,3 @@ extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
         return nil
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
-    }
-}

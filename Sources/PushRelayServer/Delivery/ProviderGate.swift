@@ -29,11 +29,13 @@ final class ProviderGate: Sendable {
     /// line when nil). True: the caller holds a place and must `release` it. False: refused (the wait ended, or the
     /// task was cancelled).
     func acquire(client: String? = ClientAddress.current) async -> Bool {
-        if state.withLock({ $0.line.tryAcquire() }) { return true }
-        let id = state.withLock { s in
+        // nil: a place was free and is taken; else the id this dispatch waits under.
+        let waiting: UInt64? = state.withLock { s in
+            if s.line.tryAcquire() { return nil }
             s.nextID &+= 1
             return s.nextID
         }
+        guard let id = waiting else { return true }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
                 // nil: queued, resumed later by `release`, the expiry timer or the cancellation handler.
@@ -64,11 +66,9 @@ final class ProviderGate: Sendable {
         guard let deadline = s.line.nextDeadline() else { return }
         if let armed = s.timerDeadline, armed <= deadline { return }
         s.timer?.cancel()
-        let delay = ContinuousClock.now.duration(to: deadline)
-        let (seconds, attoseconds) = delay.components
         s.timerDeadline = deadline
         s.timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
-            in: .nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000) + 1)
+            in: TimeAmount(ContinuousClock.now.duration(to: deadline)) + .nanoseconds(1)
         ) { [self] in
             expire()
         }

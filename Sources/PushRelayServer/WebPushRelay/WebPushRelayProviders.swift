@@ -14,8 +14,8 @@ struct WebPushRelayProviders {
     /// The relay's providers from `relay.apns_provider` and `relay.fcm_provider`: the configured APNs instance keeps its
     /// own environment and a second one serves the other, unless an explicit `endpoint` (a test, a proxy) serves both.
     static func make(config: PushRelayConfig, registry: ProviderRegistry, clock: any WallClock, logger: Logger) -> WebPushRelayProviders {
-        var out = WebPushRelayProviders(fcm: config.relay.fcmProvider.flatMap { registry.providers[$0] == nil ? nil : $0 })
-        guard let name = config.relay.apnsProvider, registry.providers[name] != nil else { return out }
+        var out = WebPushRelayProviders(fcm: registry.running(config.relay.fcmProvider))
+        guard let name = registry.running(config.relay.apnsProvider) else { return out }
         // The second instance is built from the first one's config (checked at load, so it parses again).
         guard let options = config.providers[name], options.type == ProviderType.apns.rawValue,
             let configuration = try? APNsProvider.Configuration(options: options.options, baseDirectory: config.baseDirectory),

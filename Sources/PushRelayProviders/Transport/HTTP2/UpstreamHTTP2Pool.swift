@@ -48,8 +48,8 @@ final class UpstreamHTTP2Pool: Sendable {
         let (slot, opening): (Slot, (EventLoopPromise<UpstreamHTTP2Connection>, NIOSSLContext)?) = try state.withLock { state in
             if state.shutDown { throw CancellationError() }
             switch state.slots[origin] {
-            case .ready(_, let connection) where connection.isUsable:
-                return (state.slots[origin]!, nil)
+            case .ready(let id, let connection) where connection.isUsable:
+                return (.ready(id: id, connection), nil)
             case .connecting(let id, let future):
                 return (.connecting(id: id, future), nil)
             case .ready, nil:
