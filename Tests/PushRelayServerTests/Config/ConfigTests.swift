@@ -39,7 +39,8 @@ import Testing
         #expect(c.maxFailedAuthsPerMinute == d.maxFailedAuthsPerMinute)
         #expect(c.delivery.deadlineMs == d.delivery.deadlineMs && c.delivery.deadTokenTTLms == d.delivery.deadTokenTTLms)
         #expect(
-            c.delivery.maxInFlight == d.delivery.maxInFlight && c.delivery.retryBaseMs == d.delivery.retryBaseMs
+            c.delivery.maxInFlight == d.delivery.maxInFlight && c.delivery.maxWaitMs == d.delivery.maxWaitMs
+                && c.delivery.retryBaseMs == d.delivery.retryBaseMs
                 && c.delivery.maxAttempts == d.delivery.maxAttempts
         )
     }
@@ -83,10 +84,19 @@ import Testing
         #expect(problem("providers:\n  a: {type: sandbox}\n  b: {type: sandbox}\n")?.key == "apps")
         #expect(problem("", env: ["PUSHRELAY_HTTP_PORT": "x"])?.key == "http.port")
         #expect(problem("http: [1, 2]\n")?.key == "http")
+        #expect(problem("delivery:\n  max_wait_ms: 8000\n")?.key == "delivery.max_wait_ms", "not shorter than the deadline")
+        #expect(problem("delivery:\n  deadline_ms: 2000\n  max_wait_ms: 3000\n")?.key == "delivery.max_wait_ms")
+        #expect(problem("delivery:\n  max_wait_ms: -1\n")?.key == "delivery.max_wait_ms")
         #expect(problem("{{{not yaml")?.description.contains("not valid YAML") == true)
         for e in [problem("http:\n  port: abc\n"), problem("htp: 1\n")] {
             #expect(e?.description.contains("invalid configuration") == true)
         }
+    }
+
+    @Test func theWaitForAPlaceIsHalfTheDeadlineUnlessSet() throws {
+        #expect(try load("delivery:\n  deadline_ms: 3000\n").delivery.maxWaitMs == 1500)
+        #expect(try load("delivery:\n  deadline_ms: 3000\n  max_wait_ms: 0\n").delivery.maxWaitMs == 0)
+        #expect(try load("", env: ["PUSHRELAY_DELIVERY_MAX_WAIT_MS": "2500"]).delivery.maxWaitMs == 2500)
     }
 
     @Test func routesAndProviders() throws {
