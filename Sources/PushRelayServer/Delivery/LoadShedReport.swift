@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 
-/// Counts dispatches refused because their provider's in-flight bound was reached, and logs them at most once per
+/// Counts dispatches refused after waiting in vain for a place at their provider's in-flight bound, and logs them at most once per
 /// interval (with how many there were), so that an overload does not also flood the log.
 final class LoadShedReport: Sendable {
     private struct State {

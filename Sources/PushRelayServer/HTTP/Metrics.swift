@@ -68,7 +68,7 @@ final class PushRelayMetrics: Sendable {
         ).record(duration)
     }
 
-    /// A dispatch refused at once because its provider had `delivery.max_in_flight` deliveries in flight.
+    /// A dispatch refused after waiting `delivery.max_wait_ms` for a place at its provider's `delivery.max_in_flight` bound.
     func recordShed(provider: String) {
         shedCounter(provider: provider).increment()
     }
@@ -83,7 +83,7 @@ final class PushRelayMetrics: Sendable {
         registry.makeCounter(
             name: "pushrelay_deliveries_shed_total",
             labels: [("provider", provider)],
-            help: "Dispatches refused at once (503 ProviderBusy) because the provider instance was at its in-flight bound."
+            help: "Dispatches refused (503 ProviderBusy) after waiting delivery.max_wait_ms for a place at the provider instance's in-flight bound."
         )
     }
 
