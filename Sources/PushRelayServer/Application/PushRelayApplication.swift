@@ -15,6 +15,7 @@ public enum PushRelayApplication {
         config: PushRelayConfig,
         storage: Storage,
         clock: any WallClock = SystemWallClock(),
+        timers: (any TimerScheduling)? = nil,
         providerInstances: [String: any PushProvider] = [:],
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
@@ -28,6 +29,8 @@ public enum PushRelayApplication {
                 "every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real."
             )
         }
+        let timers = timers ?? EventLoopTimers()
+        let work = BackgroundWork(logger: logger)
         let hubHolder = LocalPushGauges()
         let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine, gauges: hubHolder) : nil
 
@@ -48,6 +51,7 @@ public enum PushRelayApplication {
             quota: storage.quota,
             policy: config.quotaPolicy,
             sealer: PayloadSealer(routes: registry.routes, devices: storage.devices, logger: logger),
+            localOnly: LocalOnlyQueue(store: storage.localPush, settings: config.channel, clock: clock),
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs),
             clock: clock,
             logger: logger
@@ -57,6 +61,8 @@ public enum PushRelayApplication {
             settings: config.channel,
             cloud: cloud,
             routing: storage.routing,
+            timers: timers,
+            work: work,
             clock: clock,
             logger: logger
         )
@@ -70,6 +76,7 @@ public enum PushRelayApplication {
             store: storage.localPush,
             settings: config.channel,
             limiter: limiter,
+            timers: timers,
             clock: clock,
             logger: logger
         )
@@ -105,9 +112,14 @@ public enum PushRelayApplication {
             apns: registry.running(config.calls.apnsProvider),
             fcm: registry.running(config.calls.fcmProvider),
             dispatcher: dispatcher,
-            hub: hub,
+            channel: CallChannel(
+                channels: hub.channels,
+                bindings: hub.bindings,
+                invites: hub.invites,
+                confirmTimeout: .milliseconds(config.calls.channelConfirmTimeoutMs),
+                logger: logger
+            ),
             limiter: limiter,
-            channelConfirmTimeoutMs: config.calls.channelConfirmTimeoutMs,
             clock: clock,
             logger: logger
         )
@@ -166,7 +178,9 @@ public enum PushRelayApplication {
                 StorageMonitor(engine: storage.engine, logger: logger),
                 PruneService(admin: storage.admin, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
-                LocalPushService(hub: hub, store: storage.localPush, sockets: sockets, clock: clock, logger: logger),
+                // Shut down before the providers and the storage its work needs (services stop in reverse order).
+                work,
+                LocalPushService(hub: hub, sockets: sockets),
                 MatrixRetryService(gateway: matrix, claimLease: MatrixRetryService.lease(deadlineMs: Int64(config.delivery.deadlineMs))),
             ],
             onServerRunning: onServerRunning,

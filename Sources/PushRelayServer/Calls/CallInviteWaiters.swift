@@ -3,7 +3,7 @@ import PushRelayCore
 /// Call invites sent over a websocket channel, each waiting for the app's confirm (`hass_confirm_id`).
 ///
 /// In memory only: an invite that is not confirmed within the timeout goes out as a push instead, so nothing needs
-/// to survive a restart. `LocalPushHub.confirm` asks here first.
+/// to survive a restart. `LocalPushHub.confirm` asks here first. The timeout runs on the injected timers.
 final class CallInviteWaiters: Sendable {
     private struct Waiter {
         let webhookID: String
@@ -13,21 +13,26 @@ final class CallInviteWaiters: Sendable {
     }
 
     private let waiters = Locked<[String: Waiter]>([:])
+    let timers: any TimerScheduling
+
+    init(timers: any TimerScheduling) {
+        self.timers = timers
+    }
 
     var count: Int { waiters.withLock { $0.count } }
 
     /// Sends `event` (which carries `id` as its confirm id) on the subscription and waits for the confirm.
     /// True when confirmed in time; false on timeout or a failed write.
     func deliver(_ event: String, id: String, on sub: LocalPushSubscription, timeout: Duration) async -> Bool {
-        let timer = Task { [self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
-            self.resolve(id, confirmed: false)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+        let timer = Locked<ScheduledTimer?>(nil)
+        let confirmed = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             waiters.withLock { $0[id] = Waiter(webhookID: sub.webhookID, connection: sub.connection, continuation: c) }
+            // Started once the waiter is in place, so that a timeout always finds it.
+            timer.withLock { $0 = timers.schedule(after: timeout) { [self] in self.resolve(id, confirmed: false) } }
             sub.connection.send(event) { [self] in self.resolve(id, confirmed: false) }
         }
+        timer.withLock { $0 }?.cancel()
+        return confirmed
     }
 
     /// A confirm from a client: true when it was for a waiting call invite sent on that connection.

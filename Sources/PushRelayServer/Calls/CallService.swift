@@ -36,8 +36,7 @@ final class CallService: Sendable {
     let fcm: String?
     let dispatcher: Dispatcher
     /// The websocket channels: a device with a live, confirming channel is rung there first.
-    let hub: LocalPushHub?
-    let channelConfirmTimeout: Duration
+    let channel: CallChannel?
     /// Failed API keys count against the address, with every other failed credential check.
     let limiter: FailedAuthLimiter
     let clock: any WallClock
@@ -49,15 +48,13 @@ final class CallService: Sendable {
         apns: String?,
         fcm: String?,
         dispatcher: Dispatcher,
-        hub: LocalPushHub?,
+        channel: CallChannel?,
         limiter: FailedAuthLimiter,
-        channelConfirmTimeoutMs: Int,
         clock: any WallClock,
         logger: Logger
     ) {
-        self.hub = hub
+        self.channel = channel
         self.limiter = limiter
-        self.channelConfirmTimeout = .milliseconds(channelConfirmTimeoutMs)
         self.store = store
         self.apiKeys = apiKeys
         self.apns = apns
@@ -180,7 +177,7 @@ final class CallService: Sendable {
             iv: sealed.iv,
             tag: sealed.tag
         )
-        if await ringOverChannel(invite, device: device) {
+        if let channel, await channel.ring(invite, device: device) {
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: "websocket")
         }
         let provider: String
@@ -224,23 +221,6 @@ final class CallService: Sendable {
             // Calls are dispatched uncounted: no quota refuses them. The storage could still fail.
             throw .storageUnavailable
         }
-    }
-
-    /// As SignalWire does: no push while the device has a live websocket channel. The invite goes over a channel
-    /// that confirms (`support_confirm`) as an event with `type: "call_invite"` and a `hass_confirm_id`; without a
-    /// confirm in `calls.channel_confirm_timeout_ms` the push is sent after all.
-    private func ringOverChannel(_ invite: CallInvite, device: CallDevice) async -> Bool {
-        guard let hub, let sub = hub.subscription(pushToken: device.pushToken, webhookID: device.webhookID), sub.supportConfirm else { return false }
-        // A channel opened with a channel token serves a webhook id, not a token: ring there only when Home Assistant
-        // has bound the device's push token to that webhook id (an API key holder cannot name someone else's).
-        if sub.pushToken == nil, await hub.bindings.verdict(pushToken: device.pushToken, webhookID: sub.webhookID) != .bound { return false }
-        let confirmID = RandomID.hex128()
-        guard case .object(var event) = invite.payload else { return false }
-        event["hass_confirm_id"] = .string(confirmID)
-        let text = LocalPushWire.event(subscription: sub.id, .object(event))
-        if await hub.callWaiters.deliver(text, id: confirmID, on: sub, timeout: channelConfirmTimeout) { return true }
-        logger.info("call invite not confirmed on the websocket channel; sending the push", metadata: ["device": .string(device.id)])
-        return false
     }
 
     private func storageFailure(_ error: any Error) -> CallError {

@@ -13,6 +13,8 @@ struct HomeAssistantCloudRoute: Sendable {
     let quota: any QuotaLedger
     let policy: QuotaPolicy
     let sealer: PayloadSealer
+    /// Where a local-only app's notification waits for its device's channel.
+    let localOnly: LocalOnlyQueue
     let iosOptions: IOSTranslationOptions
     let clock: any WallClock
     let logger: Logger
@@ -24,17 +26,16 @@ struct HomeAssistantCloudRoute: Sendable {
         }
     }
 
-    /// Sends `n` by its app's route. A local-only app's notification is queued on `localPush` for its device instead.
-    func send(_ n: HANotification, platform: HAPlatform, localPush: LocalPushHub?) async -> HomeAssistantOutcome {
+    /// Sends `n` by its app's route. A local-only app's notification is queued for its device's channel instead.
+    func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         let token = n.pushToken
         let appID = n.registrationInfo.appID
         guard let providerName = routes.provider(for: appID) else {
             return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
         }
         if providerName == AppRoutes.localOnly {
-            guard let localPush else { return .misconfigured("App '\(appID ?? "")' is local-only but the websocket channel is not running.") }
             do {
-                let id = try await localPush.queue(n, platform: platform)
+                let id = try await localOnly.queue(n, platform: platform)
                 return await accepted(n, messageID: "queued:\(id)")
             } catch {
                 logger.error("could not queue a local-only notification", metadata: ["error": .string("\(error)")])

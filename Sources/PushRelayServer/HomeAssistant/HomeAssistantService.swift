@@ -3,10 +3,10 @@ import PushRelayCore
 /// Home Assistant's notifications: over the device's live websocket channel when it has one (no quota used), else by
 /// the app's cloud route. Returns domain outcomes; `HomeAssistantAnswer` renders them for HTTP.
 final class HomeAssistantService: Sendable {
-    let localPush: LocalPushHub?
+    let localPush: LocalPushHub
     let cloud: HomeAssistantCloudRoute
 
-    init(localPush: LocalPushHub?, cloud: HomeAssistantCloudRoute) {
+    init(localPush: LocalPushHub, cloud: HomeAssistantCloudRoute) {
         self.localPush = localPush
         self.cloud = cloud
     }
@@ -15,14 +15,12 @@ final class HomeAssistantService: Sendable {
     /// channel (`LocalPushBindingRegistry`): only Home Assistant's accepted posts move a binding.
     func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         let outcome: HomeAssistantOutcome
-        if let localPush, let id = await localPush.deliver(n, platform: platform) {
-            outcome = await cloud.accepted(n, messageID: "local:\(id)")
-        } else if let localPush, let id = await localPush.deliverRemotely(n, platform: platform) {
+        if let id = await localPush.deliver(n, platform: platform) {
             outcome = await cloud.accepted(n, messageID: "local:\(id)")
         } else {
-            outcome = await cloud.send(n, platform: platform, localPush: localPush)
+            outcome = await cloud.send(n, platform: platform)
         }
-        if outcome.isAccepted { await localPush?.observe(n) }
+        if outcome.isAccepted { await localPush.observe(n) }
         return outcome
     }
 

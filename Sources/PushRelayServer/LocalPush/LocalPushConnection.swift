@@ -95,7 +95,7 @@ final class LocalPushConnection: Sendable {
     private static let counter = Atomic<Int>(0)
     private let authenticated = Atomic<Bool>(false)
 
-    private let authTimer = Locked<Scheduled<Void>?>(nil)
+    private let authTimer = Locked<ScheduledTimer?>(nil)
 
     /// Set once the client authenticated (the auth timeout checks it).
     var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }
@@ -106,8 +106,8 @@ final class LocalPushConnection: Sendable {
     }
 
     /// Closes the connection unless it authenticates within `timeout`.
-    func startAuthTimer(milliseconds: Int, onTimeout: @escaping @Sendable () -> Void) {
-        let timer = LocalPushTimer.after(milliseconds: milliseconds, onTimeout)
+    func startAuthTimer(after timeout: Duration, timers: any TimerScheduling, onTimeout: @escaping @Sendable () -> Void) {
+        let timer = timers.schedule(after: timeout, onTimeout)
         authTimer.withLock { $0 = timer }
     }
 
@@ -251,13 +251,5 @@ final class LocalPushConnection: Sendable {
             return s.finishWaiters
         }
         for w in waiters { w.resume() }
-    }
-}
-
-/// One-shot timers for the channel (auth and confirm timeouts) on NIO's event loops: a scheduled task is an entry in a
-/// loop's timer queue, where a sleeping Swift task would cost a task and a Dispatch timer per message.
-enum LocalPushTimer {
-    static func after(milliseconds: Int, _ body: @escaping @Sendable () -> Void) -> Scheduled<Void> {
-        MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .milliseconds(Int64(milliseconds)), body)
     }
 }

@@ -20,6 +20,8 @@ struct LocalPushEndpoint: Sendable {
     let store: any LocalPushStorage
     let settings: LocalPushSettings
     let limiter: FailedAuthLimiter
+    /// Runs the authentication timeout.
+    let timers: any TimerScheduling
     let clock: any WallClock
     let logger: Logger
 
@@ -45,8 +47,7 @@ struct LocalPushEndpoint: Sendable {
 
     /// A websocket was just upgraded: ask for authentication, and close it if none comes in time.
     func opened(_ connection: LocalPushConnection) {
-        connection.send(LocalPushWire.authRequired(version: PushRelayVersion.string))
-        connection.startAuthTimer(milliseconds: settings.authTimeoutMs) { [settings] in
+        connection.startAuthTimer(after: .milliseconds(settings.authTimeoutMs), timers: timers) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
                 connection.send(
                     LocalPushWire.authInvalid(
@@ -56,6 +57,8 @@ struct LocalPushEndpoint: Sendable {
                 connection.markClosed(.authFailed)
             }
         }
+        // After the timer is set: a client that has the greeting knows its time is running.
+        connection.send(LocalPushWire.authRequired(version: PushRelayVersion.string))
     }
 
     /// The socket is gone: its channels' unconfirmed messages fall back (or stay queued).
@@ -239,24 +242,24 @@ extension LocalPushWire.ClientMessage {
     }
 }
 
-/// Recovers stored channel messages at start, drops expired queued ones periodically, and closes connections on shutdown.
+/// Runs the websocket channel's background duties: recovers stored channel messages at start, works with the other
+/// instances on the database, drops expired queued messages every minute, and closes the connections on shutdown.
 struct LocalPushService: Service {
     let hub: LocalPushHub
-    let store: any LocalPushStorage
     let sockets: LocalPushSockets
-    let clock: any WallClock
-    let logger: Logger
 
     func run() async throws {
-        // Other instances on the same database: heartbeat, hand-offs, dead instances' messages.
-        let duties = Task { await hub.runInstanceDuties() }
-        defer { duties.cancel() }
-        await hub.recover()
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
-            _ = try? await store.dropExpired(now: clock.now())
+        await withDiscardingTaskGroup { group in
+            // Other instances on the same database: heartbeat, hand-offs, dead instances' messages.
+            if let instances = hub.instances { group.addTask { await instances.run() } }
+            await hub.recover()
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+                _ = try? await hub.store.dropExpired(now: hub.clock.now())
+            }
+            // The websockets hold no task the server would wait for: say goodbye to each of them.
+            sockets.closeAll()
+            group.cancelAll()
         }
-        // The websockets hold no task the server would wait for: say goodbye to each of them.
-        sockets.closeAll()
     }
 }

@@ -10,6 +10,6 @@ final class LocalPushGauges: Sendable {
     }
 
     var connections: Int { parts.withLock { $0 }?.sockets.count ?? 0 }
-    var subscriptions: Int { parts.withLock { $0 }?.hub.channelCount ?? 0 }
-    var unconfirmed: Int { parts.withLock { $0 }?.hub.pendingCount ?? 0 }
+    var subscriptions: Int { parts.withLock { $0 }?.hub.channels.count ?? 0 }
+    var unconfirmed: Int { parts.withLock { $0 }?.hub.confirmations.count ?? 0 }
 }

@@ -4,6 +4,7 @@ import Logging
 import PushRelayCore
 import PushRelayStore
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayServer
@@ -58,10 +59,14 @@ import Testing
             good.send(["type": "ping", "id": 5])
             #expect(try await good.receive() == ["id": 5, "type": "pong"])
         }
-        // A server of its own for the short timeout, so that the clients above never race it on a loaded machine.
-        try await TestServer.with(configure: { $0.channel.authTimeoutMs = 300 }) { (s: TestServer) async throws in
+        // A server of its own whose timers run in simulated time: the timeout comes when the test says.
+        let timers = ManualClock()
+        try await TestServer.with(timers: timers, configure: { $0.channel.authTimeoutMs = 300 }) { (s: TestServer) async throws in
             let slow = WSTestClient.connect(port: s.port)
             _ = try await slow.receive()
+            timers.advance(by: 0.299)
+            #expect(slow.pendingFrames.isEmpty, "nothing before the timeout")
+            timers.advance(by: 0.001)
             let timeout = try await slow.receive()
             #expect(timeout["type"] == "auth_invalid")
             #expect(timeout["message"]?.stringValue?.contains("timed out") == true)
@@ -142,13 +147,17 @@ import Testing
 
     @Test func confirmTimeoutFallsBackOnceAndKeepsTheChannel() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        // The timeout is long enough for a loaded test machine to confirm the second message in time.
-        try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
+        let timers = ManualClock()
+        try await TestServer.with(timers: timers, providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token)
             _ = try await s.android(Self.body("first"))
             let first = try await ws.receive()
             let lateID = try #require(first["event"]?["hass_confirm_id"]?.stringValue)
-            // No confirm: after the timeout exactly that message goes to the cloud, counted against the quota.
+            // Just before the timeout nothing happens; at the timeout exactly that message goes to the cloud, counted
+            // against the quota.
+            timers.advance(by: 0.999)
+            #expect(cloud.callCount == 0)
+            timers.advance(by: 0.001)
             try await eventually("the unconfirmed message goes to the cloud") { cloud.callCount > 0 }
             #expect(cloud.callCount == 1)
             #expect(cloud.deliveries.first?.notification.fcmMessage["data"]?["message"] == "first")
@@ -169,19 +178,26 @@ import Testing
                 "confirm_id": second["event"]?["hass_confirm_id"] ?? .null,
             ])
             #expect(try await ws.receive()["success"] == true)
-            try await consistently("exactly one cloud delivery", for: .milliseconds(1_200)) { cloud.callCount == 1 }
+            // The confirmed message's timer is gone: nothing else can fall back.
+            #expect(timers.scheduledCount == 0)
+            timers.advance(by: 10)
+            #expect(cloud.callCount == 1)
         }
     }
 
     @Test func withoutConfirmItIsFireAndForget() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(200)) { (s: TestServer) async throws in
+        let timers = ManualClock()
+        try await TestServer.with(timers: timers, providers: ["cloud": cloud], configure: Self.cloud(200)) { (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             let r = try await s.android(Self.body())
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
             let event = try await ws.receive()
             #expect(event["event"]?["hass_confirm_id"] == nil)
-            try await consistently("no cloud delivery", for: .milliseconds(400)) { cloud.callCount == 0 }
+            // No confirm timer was started, so nothing can fall back.
+            #expect(timers.scheduledCount == 0)
+            timers.advance(by: 10)
+            #expect(cloud.callCount == 0)
         }
     }
 
@@ -223,12 +239,13 @@ import Testing
 
     @Test func fallbackFalseKeepsMessagesQueuedForTheDevice() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        // The replayed message must be confirmed within the timeout, also on a loaded test machine.
-        try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
+        let timers = ManualClock()
+        try await TestServer.with(timers: timers, providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, fallback: false)
             _ = try await s.android(Self.body("keep me"))
             _ = try await ws.receive()
             // No confirm: after the timeout the message goes back to the queue, not to the cloud.
+            timers.advance(by: 1)
             let store = SQLiteLocalPushStore(database: s.database)
             try await eventually("the message is queued again") { (try? await store.all().map(\.state)) == [.queued] }
             #expect(cloud.callCount == 0)

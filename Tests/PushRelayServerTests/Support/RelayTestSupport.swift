@@ -8,6 +8,7 @@ import PushRelayTestSupport
 
 /// Runs a PushRelay whose relay and VoIP API use providers `apns` and `fcm` pointed at freshly started fakes.
 func withRelayFakes(
+    timers: (any TimerScheduling)? = nil,
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
     _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
 ) async throws {
@@ -18,6 +19,7 @@ func withRelayFakes(
     do {
         try await TestServer.with(
             clock: clock,
+            timers: timers,
             configure: { c in
                 c.providers = [
                     "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),

@@ -102,6 +102,7 @@ final class TestServer: Sendable {
         _ transport: Transport = .socket,
         yaml: String = "",
         clock: TestClock = TestClock(),
+        timers: (any TimerScheduling)? = nil,
         dbPath: String = TestServer.tempPath(),
         providers: [String: any PushProvider] = [:],
         configure: (inout PushRelayConfig) -> Void = { _ in },
@@ -129,6 +130,7 @@ final class TestServer: Sendable {
             config: config,
             storage: .sqlite(database),
             clock: clock,
+            timers: timers,
             providerInstances: providers,
             logger: logger
         ) { channel in
