@@ -18,3 +18,61 @@ public struct ScheduledTimer: Sendable {
     /// Stops the call if it has not run yet; does nothing otherwise.
     public func cancel() { cancelling() }
 }
+
+extension TimerScheduling {
+    /// Suspends for `delay` on these timers; throws `CancellationError` at once when the task is cancelled.
+    public func sleep(for delay: Duration) async throws {
+        let sleeper = Sleeper()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                guard sleeper.start(c) else { return }
+                let timer = schedule(after: delay) { sleeper.finish(throwing: nil) }
+                sleeper.attach(timer)
+            }
+        } onCancel: {
+            sleeper.finish(throwing: CancellationError())
+        }
+    }
+}
+
+/// One sleep's continuation, resumed once: by its timer or by cancellation, whichever comes first.
+private final class Sleeper: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var timer: ScheduledTimer?
+        var done = false
+    }
+
+    private let state = Locked(State())
+
+    /// False when cancellation came first (the continuation is then resumed already).
+    func start(_ c: CheckedContinuation<Void, any Error>) -> Bool {
+        let cancelled = state.withLock { s -> Bool in
+            if s.done { return true }
+            s.continuation = c
+            return false
+        }
+        if cancelled { c.resume(throwing: CancellationError()) }
+        return !cancelled
+    }
+
+    func attach(_ timer: ScheduledTimer) {
+        let cancelNow = state.withLock { s -> Bool in
+            if s.done { return true }
+            s.timer = timer
+            return false
+        }
+        if cancelNow { timer.cancel() }
+    }
+
+    func finish(throwing error: (any Error)?) {
+        let (c, timer) = state.withLock { s -> (CheckedContinuation<Void, any Error>?, ScheduledTimer?) in
+            guard !s.done else { return (nil, nil) }
+            s.done = true
+            defer { s.continuation = nil }
+            return (s.continuation, s.timer)
+        }
+        timer?.cancel()
+        if let error { c?.resume(throwing: error) } else { c?.resume() }
+    }
+}

@@ -21,6 +21,7 @@ final class LocalPushHub: Sendable {
     let instances: LocalPushInstances?
     let invites: CallInviteWaiters
     let bindings: LocalPushBindingRegistry
+    let timers: any TimerScheduling
     let clock: any WallClock
     let logger: Logger
 
@@ -63,6 +64,7 @@ final class LocalPushHub: Sendable {
         self.bindings = LocalPushBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
         self.settings = settings
+        self.timers = timers
         self.clock = clock
         self.logger = logger
     }

@@ -156,6 +156,7 @@ final class LocalPushInstances: Sendable {
     }
 
     /// Keeps this instance's heartbeat, receives hand-offs and settles dead instances' messages, until cancelled.
+    /// Its intervals run on the injected timers.
     func run() async {
         try? await routing.heartbeat()
         await withDiscardingTaskGroup { group in
@@ -168,7 +169,7 @@ final class LocalPushInstances: Sendable {
                     } catch {
                         self.logger.warning("instance heartbeat failed", metadata: ["error": .string("\(error)")])
                     }
-                    try? await Task.sleep(for: Self.heartbeatInterval)
+                    try? await self.timers.sleep(for: Self.heartbeatInterval)
                 }
             }
             group.addTask {
@@ -176,7 +177,7 @@ final class LocalPushInstances: Sendable {
             }
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: Self.instanceStaleAfter)
+                    try? await self.timers.sleep(for: Self.instanceStaleAfter)
                     if Task.isCancelled { return }
                     await self.settleOrphans()
                 }
