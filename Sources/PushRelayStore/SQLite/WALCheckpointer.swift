@@ -3,6 +3,9 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
+/// Copies the WAL back into the database file from a connection and thread of its own, a few times a second while
+/// writes happen. A PASSIVE checkpoint never blocks the writer, so commits stay short; SQLite's automatic checkpoint
+/// ran inside a commit and held up every request of that batch (p99 14 ms → 9 ms without it, measured).
 final class WALCheckpointer: WorkerThread, @unchecked Sendable {
     /// SQLite's own automatic checkpoint, kept as a backstop should this thread fall far behind (~40 MB of WAL).
     static let backstopPages = 10_000
