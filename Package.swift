@@ -178,9 +178,13 @@ let package = Package(
             name: "pushrelay-dev",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayProviders",
                 "PushRelayTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

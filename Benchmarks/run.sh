@@ -6,7 +6,9 @@
 #   1. GET /health on that server (the ceiling) and Android notify → fake FCM, alternately for BENCH_ROUNDS rounds;
 #      the headline is FCM req/s over /health req/s, same server, same run;
 #   2. iOS notify → fake APNs (HTTP/2);
-#   3. the sandbox provider on the same server (nothing leaves the machine), for comparison.
+#   3. the sandbox provider on the same server (nothing leaves the machine), for comparison;
+#   4. the FCM and APNs clients alone (`pushrelay-dev provider-load`, a process of their own, no server): the CPU of
+#      one exchange, which with the sandbox row gives the floor of the headline path.
 # Every request carries a distinct push token out of 20,000 with its own webhook id (Benchmarks/ha.lua). Each row also
 # gives the server's CPU per request (utime + stime from /proc over the wrk run), the figure that is the server's own
 # when wrk and the fakes share its cores.
@@ -64,6 +66,11 @@ done
 BENCH_PLATFORM=ios wrk -t1 -c8 -d2s -s Benchmarks/ha.lua "$URL" >/dev/null
 BENCH_PLATFORM=ios run apns -s Benchmarks/ha.lua "$URL"
 BENCH_APP=bench.sandbox run sandbox -s Benchmarks/ha.lua "$URL"
+# The provider clients alone, in a process of their own against the same fakes: what one exchange costs without the
+# server around it (translation included, no HTTP server, quota or delivery log).
+CLIENT_FCM=$("$DEVBIN" provider-load --dir "$WORK/fakes" --type fcm --requests 50000 --concurrency "$CONNECTIONS")
+CLIENT_APNS=$("$DEVBIN" provider-load --dir "$WORK/fakes" --type apns --requests 30000 --concurrency "$CONNECTIONS")
+client_us() { sed -n 's/.*CPU \([0-9]*\) us per exchange.*/\1/p' <<<"$1"; }
 ROWS=$(sqlite3 "$WORK/bench.sqlite" "SELECT count(*) || ' token-days, ' || sum(successful) || ' counted deliveries' FROM daily_usage" 2>/dev/null || echo "?")
 
 echo
@@ -81,4 +88,8 @@ if [ "$ROUNDS" -gt 1 ]; then
 fi
 row "HA iOS -> fake APNs (HTTP/2)" apns
 row "HA Android -> sandbox" sandbox
+echo "  $CLIENT_FCM"
+echo "  $CLIENT_APNS"
+echo "  floor of the headline path: sandbox ${CPU[sandbox]} + FCM client alone $(client_us "$CLIENT_FCM") = $((CPU[sandbox] + $(client_us "$CLIENT_FCM"))) us" \
+  "($(ratio $((CPU[sandbox] + $(client_us "$CLIENT_FCM"))) "${CPU[health]}") x /health), measured ${CPU[fcm]} us"
 echo "  ledger after the run: $ROWS"

@@ -42,6 +42,9 @@ struct FakeProviders: AsyncParsableCommand {
             fcmOffersHTTP2: !fcmHttp1Only
         )
         let configFile = dir + "/pushrelay.yaml"
+        // The providers' options as JSON too, for `pushrelay-dev provider-load`.
+        try JSONWriter.string(.object(env.fcmOptions)).write(toFile: dir + "/fcm-options.json", atomically: true, encoding: .utf8)
+        try JSONWriter.string(.object(env.apnsOptions)).write(toFile: dir + "/apns-options.json", atomically: true, encoding: .utf8)
         let webPush = webpushSubscriptions > 0 ? try await Self.startWebPush(env: env, directory: dir, subscriptions: webpushSubscriptions) : nil
         try DevConfig.yaml(env: env, directory: dir, iosViaAPNs: iosViaApns, webPush: webPush?.yaml).write(
             toFile: configFile,

@@ -53,6 +53,36 @@ struct CLI {
         #expect(tool.stdout.contains("--fcm-port"))
     }
 
+    /// `pushrelay-dev provider-load`, the benchmark of the provider clients alone, against `fake-providers`.
+    @Test func theProviderLoadToolMeasuresExchangesWithTheFakes() async throws {
+        let dev = CLI.binary.deletingLastPathComponent().appendingPathComponent("pushrelay-dev").path
+        let dir = TestServer.tempPath() + "-fakes"
+        let fakes = try ProcessSpawn.start(
+            [dev, "fake-providers", "--out", dir, "--apns-port", "0", "--fcm-port", "0"],
+            environment: ProcessSpawn.environment(),
+            stderrPath: dir + ".log"
+        )
+        do {
+            try await eventually("the fakes write their options") {
+                FileManager.default.fileExists(atPath: dir + "/fcm-options.json") && FileManager.default.fileExists(atPath: dir + "/apns-options.json")
+            }
+            for type in ["fcm", "apns"] {
+                let r = try await ProcessSpawn.run([dev, "provider-load", "--dir", dir, "--type", type, "--requests", "200", "--concurrency", "8"])
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(r.stdout.contains("\(type) client alone: 200 exchanges"), "\(r.stdout)")
+                #expect(r.stdout.contains("us per exchange"), "\(r.stdout)")
+            }
+            let wrong = try await ProcessSpawn.run([dev, "provider-load", "--dir", dir, "--type", "webpush"])
+            #expect(wrong.status != 0 && wrong.stderr.contains("--type must be fcm or apns"), "\(wrong.stderr)")
+        } catch {
+            kill(fakes, SIGTERM)
+            _ = await ProcessSpawn.waitForExit(fakes)
+            throw error
+        }
+        kill(fakes, SIGTERM)
+        _ = await ProcessSpawn.waitForExit(fakes)
+    }
+
     @Test func quotaCommandsWorkOnTheDatabase() async throws {
         let db = TestServer.tempPath()
         let env = ["PUSHRELAY_STORAGE_SQLITE_PATH": db]
