@@ -64,7 +64,8 @@ struct CLI {
         )
         do {
             try await eventually("the fakes write their options") {
-                FileManager.default.fileExists(atPath: dir + "/fcm-options.json") && FileManager.default.fileExists(atPath: dir + "/apns-options.json")
+                FileManager.default.fileExists(atPath: dir + "/fcm-options.json")
+                    && FileManager.default.fileExists(atPath: dir + "/apns-options.json")
             }
             for type in ["fcm", "apns"] {
                 let r = try await ProcessSpawn.run([dev, "provider-load", "--dir", dir, "--type", type, "--requests", "200", "--concurrency", "8"])
