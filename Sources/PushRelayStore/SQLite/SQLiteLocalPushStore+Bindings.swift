@@ -8,9 +8,15 @@ extension SQLiteLocalPushStore {
         try await pool.read { db in
             let row: Row?
             if let pushToken {
-                row = try Row.fetchOne(db, sql: "SELECT push_token, webhook_id FROM channel_bindings WHERE push_token = ?", arguments: [pushToken])
+                row = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT push_token, webhook_id FROM channel_bindings WHERE push_token = ?"),
+                    arguments: [pushToken]
+                )
             } else if let webhookID {
-                row = try Row.fetchOne(db, sql: "SELECT push_token, webhook_id FROM channel_bindings WHERE webhook_id = ?", arguments: [webhookID])
+                row = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT push_token, webhook_id FROM channel_bindings WHERE webhook_id = ?"),
+                    arguments: [webhookID]
+                )
             } else {
                 row = nil
             }
@@ -27,29 +33,26 @@ extension SQLiteLocalPushStore {
         whileWriting: @escaping @Sendable ([LocalPushBinding]) -> Void = { _ in }
     ) async throws -> [LocalPushBinding] {
         try await database.batcher.write { db in
+            // Cached statements: a first notification of every device comes here, inside the group commit.
             let former = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT push_token, webhook_id FROM channel_bindings
-                    WHERE (push_token = ?1 OR webhook_id = ?2) AND NOT (push_token = ?1 AND webhook_id = ?2)
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT push_token, webhook_id FROM channel_bindings
+                        WHERE (push_token = ?1 OR webhook_id = ?2) AND NOT (push_token = ?1 AND webhook_id = ?2)
+                        """
+                ),
                 arguments: [binding.pushToken, binding.webhookID]
             ).map { LocalPushBinding(pushToken: $0[0], webhookID: $0[1]) }
             let stored =
                 try Bool.fetchOne(
-                    db,
-                    sql: "SELECT 1 FROM channel_bindings WHERE push_token = ? AND webhook_id = ?",
+                    db.cachedStatement(sql: "SELECT 1 FROM channel_bindings WHERE push_token = ? AND webhook_id = ?"),
                     arguments: [binding.pushToken, binding.webhookID]
                 ) ?? false
             if !former.isEmpty || !stored {
-                try db.execute(
-                    sql: "DELETE FROM channel_bindings WHERE push_token = ?1 OR webhook_id = ?2",
-                    arguments: [binding.pushToken, binding.webhookID]
-                )
-                try db.execute(
-                    sql: "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (?, ?, ?)",
-                    arguments: [binding.pushToken, binding.webhookID, ISO8601UTC.string(now)]
-                )
+                try db.cachedStatement(sql: "DELETE FROM channel_bindings WHERE push_token = ?1 OR webhook_id = ?2")
+                    .execute(arguments: [binding.pushToken, binding.webhookID])
+                try db.cachedStatement(sql: "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (?, ?, ?)")
+                    .execute(arguments: [binding.pushToken, binding.webhookID, ISO8601UTC.string(now)])
             }
             whileWriting(former)
             return former
