@@ -102,6 +102,7 @@ public enum PushRelayApplication {
             apnsDevelopment: relayProviders.apnsDevelopment,
             fcm: relayProviders.fcm,
             dispatcher: dispatcher,
+            work: work,
             clock: clock,
             logger: logger
         )

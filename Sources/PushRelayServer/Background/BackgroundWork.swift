@@ -1,12 +1,12 @@
 import Logging
 import ServiceLifecycle
 
-/// Work that a timer or a socket callback starts and nobody awaits (a message falling back to the cloud, a hand-off
-/// settled late): it runs as child tasks of this service, so graceful shutdown waits for what is running and the
-/// process never exits in the middle of a delivery.
+/// Work that a timer or a callback starts and nobody awaits (a channel message falling back to the cloud, a relay's
+/// `Unsubscribe-URL` DELETE): it runs as child tasks of this service, so graceful shutdown waits for what is running
+/// and the process never exits in the middle of a delivery.
 ///
-/// Work submitted after shutdown began is not run. Everything submitted here must be safe to lose at that point:
-/// what it settles is stored, and the next start settles it (`LocalPushHub.recover`).
+/// Work submitted after shutdown began is not run. Everything submitted here must be safe to lose at that point: a
+/// channel message is stored, and the next start settles it (`LocalPushHub.recover`); an unsubscribe is a courtesy.
 final class BackgroundWork: Service, Sendable {
     typealias Job = @Sendable () async -> Void
 

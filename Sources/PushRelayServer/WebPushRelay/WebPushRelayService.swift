@@ -32,6 +32,8 @@ final class WebPushRelayService: Sendable {
     let fcm: String?
     let dispatcher: Dispatcher
     let limiter: SenderRateLimiter?
+    /// Runs the `Unsubscribe-URL` DELETEs, which nobody waits for.
+    let work: BackgroundWork
     let clock: any WallClock
     let logger: Logger
 
@@ -41,10 +43,12 @@ final class WebPushRelayService: Sendable {
         apnsDevelopment: String?,
         fcm: String?,
         dispatcher: Dispatcher,
+        work: BackgroundWork,
         clock: any WallClock,
         logger: Logger
     ) {
         self.settings = settings
+        self.work = work
         self.apnsProduction = apnsProduction
         self.apnsDevelopment = apnsDevelopment
         self.fcm = fcm
@@ -129,7 +133,7 @@ final class WebPushRelayService: Sendable {
         }
         let logger = self.logger
         let addressGuard = OutboundAddressGuard(policy: settings.unsubscribeAddressPolicy)
-        Task {
+        work.submit {
             // The host a sender chose must not be, or resolve to, a loopback or private address (SSRF).
             if case .failure(let refusal) = await addressGuard.check(url: url) {
                 logger.notice("not sending the Unsubscribe-URL DELETE", metadata: ["problem": .string(refusal.message)])
