@@ -3,7 +3,6 @@ import Hummingbird
 import Logging
 import PushRelayCore
 import PushRelayStore
-import ServiceLifecycle
 import Synchronization
 
 /// `GET /api/websocket`: Home Assistant's websocket protocol, serving the push-notification channel.
