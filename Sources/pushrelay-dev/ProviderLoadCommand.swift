@@ -20,9 +20,9 @@ struct ProviderLoad: AsyncParsableCommand {
         abstract: "Send notifications through one provider client to the fakes and print its CPU per exchange.",
         discussion: """
             Reads DIR/fcm-options.json or DIR/apns-options.json (written by `pushrelay-dev fake-providers --out DIR`), \
-            builds that provider as `pushrelay serve` would, warms it up, then keeps --concurrency sends in flight \
-            until --requests are answered, each with its own push token. Prints the exchanges a second, p50 and p99, \
-            and this process's CPU (user + system) per exchange.
+            builds that provider as `pushrelay serve` would, warms it up, translates --requests notifications (each \
+            with its own push token), then keeps --concurrency sends in flight until all are answered. Prints the \
+            exchanges a second, p50 and p99, and this process's CPU (user + system) per exchange while sending.
             """
     )
 
@@ -45,10 +45,13 @@ struct ProviderLoad: AsyncParsableCommand {
         logger.logLevel = .error
         let provider = try kind.make(name: type, options: options, baseDirectory: dir, clock: SystemWallClock(), logger: logger)
         let platform: HAPlatform = kind == .fcm ? .android : .ios
-        _ = try await Self.load(provider, platform: platform, requests: max(requests / 10, concurrency), concurrency: concurrency, seed: 1)
+        let warmUp = try (0..<max(requests / 10, concurrency)).map { try Self.delivery($0, seed: 1, platform: platform) }
+        _ = try await Self.load(provider, warmUp, concurrency: concurrency)
+        // Translated before the clock starts: the figure is the exchange alone.
+        let deliveries = try (0..<requests).map { try Self.delivery($0, seed: 2, platform: platform) }
         let cpuBefore = Self.processCPU()
         let started = ContinuousClock.now
-        let latencies = try await Self.load(provider, platform: platform, requests: requests, concurrency: concurrency, seed: 2)
+        let latencies = try await Self.load(provider, deliveries, concurrency: concurrency)
         let wall = ContinuousClock.now - started
         let cpu = Self.processCPU() - cpuBefore
         await provider.shutdown()
@@ -69,18 +72,18 @@ struct ProviderLoad: AsyncParsableCommand {
         )
     }
 
-    /// Sends `requests` notifications with `concurrency` in flight; returns each one's latency in seconds. Any
-    /// failure stops the run: the figures are only worth something for exchanges that succeeded.
-    static func load(_ provider: any PushProvider, platform: HAPlatform, requests: Int, concurrency: Int, seed: Int) async throws -> [Double] {
+    /// Sends `deliveries` with `concurrency` in flight; returns each one's latency in seconds. Any failure stops the
+    /// run: the figures are only worth something for exchanges that succeeded.
+    static func load(_ provider: any PushProvider, _ deliveries: [Delivery], concurrency: Int) async throws -> [Double] {
         try await withThrowingTaskGroup(of: Double.self) { group in
             var next = 0
             var latencies: [Double] = []
-            latencies.reserveCapacity(requests)
+            latencies.reserveCapacity(deliveries.count)
             func start() {
                 let i = next
+                let delivery = deliveries[i]
                 next += 1
                 group.addTask {
-                    let delivery = try delivery(i, seed: seed, platform: platform)
                     let t0 = ContinuousClock.now
                     do throws(DeliveryFailure) {
                         _ = try await provider.send(delivery)
@@ -91,10 +94,10 @@ struct ProviderLoad: AsyncParsableCommand {
                     return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
                 }
             }
-            for _ in 0..<min(concurrency, requests) { start() }
+            for _ in 0..<min(concurrency, deliveries.count) { start() }
             while let latency = try await group.next() {
                 latencies.append(latency)
-                if next < requests { start() }
+                if next < deliveries.count { start() }
             }
             return latencies
         }
