@@ -20,6 +20,16 @@ import Testing
         let frames: Locked<[String]>
         let connection: LocalPushConnection
         let sub: LocalPushSubscription
+
+        /// Stores a message for `text`, takes a place on the channel and sends it there, as the hub does.
+        func send(_ text: String) async throws -> LocalPushMessage {
+            let n = try LocalPushConfirmationsTests.notification(text)
+            let message = LocalPushConfirmationsTests.message(n)
+            try await store.save(message)
+            #expect(confirmations.reserve(on: sub))
+            confirmations.send(message, n, on: sub, reserved: true)
+            return message
+        }
     }
 
     /// Runs `body` with a rig whose `BackgroundWork` runs beside it.
@@ -109,11 +119,7 @@ import Testing
 
     @Test func anUnconfirmedMessageGoesToTheCloudOnceAtItsTimeout() async throws {
         try await Self.with { rig in
-            let n = try Self.notification("late")
-            let message = Self.message(n)
-            try await rig.store.save(message)
-            #expect(rig.confirmations.reserve(on: rig.sub))
-            rig.confirmations.send(message, n, on: rig.sub, reserved: true)
+            let message = try await rig.send("late")
             try await eventually("the event is written") { rig.frames.withLock { $0 }.contains { $0.contains(message.id) } }
             rig.timers.advance(by: 0.999)
             #expect(rig.confirmations.count == 1)
@@ -130,11 +136,7 @@ import Testing
 
     @Test func aConfirmInTimeStopsTheTimerAndRemovesTheMessage() async throws {
         try await Self.with { rig in
-            let n = try Self.notification("on time")
-            let message = Self.message(n)
-            try await rig.store.save(message)
-            #expect(rig.confirmations.reserve(on: rig.sub))
-            rig.confirmations.send(message, n, on: rig.sub, reserved: true)
+            let message = try await rig.send("on time")
             #expect(rig.timers.scheduledCount == 1)
             // Only on the connection that got it, for its webhook id.
             let stranger = LocalPushConnection(
@@ -184,13 +186,7 @@ import Testing
 
     @Test func endingAChannelHandsBackItsUnconfirmedMessages() async throws {
         try await Self.with { rig in
-            let first = try Self.notification("one")
-            let second = try Self.notification("two")
-            let messages = [Self.message(first), Self.message(second)]
-            for (m, n) in zip(messages, [first, second]) {
-                #expect(rig.confirmations.reserve(on: rig.sub))
-                rig.confirmations.send(m, n, on: rig.sub, reserved: true)
-            }
+            let messages = [try await rig.send("one"), try await rig.send("two")]
             #expect(rig.timers.scheduledCount == 2)
             let taken = rig.confirmations.end(rig.sub)
             #expect(Set(taken.map(\.id)) == Set(messages.map(\.id)))
