@@ -153,11 +153,24 @@ public final class PostgresStorageEngine: StorageEngine {
     /// background, and meanwhile requests get their 503 at once instead of after the whole `connectionWait`.
     static let faultConnectionWait = Duration.milliseconds(250)
 
+    /// How long a statement on the request path may take. Every statement a request runs ends well within it
+    /// (`lock_timeout` is 5 s); one that gets no answer at all (its connection lost as PostgreSQL stopped, in a way
+    /// the client did not notice) must not hold its request, and every request batched behind it, for ever.
+    static let statementLimit = Duration.seconds(10)
+
+    /// No answer within the statement's limit.
+    private struct NoAnswer: Error {}
+
     /// Runs `body` on a pooled connection. Waits at most `connectionWait` for the connection (`faultConnectionWait`
-    /// during a fault; a statement once running is not interrupted), maps errors to `PostgresStoreError`, and keeps
+    /// during a fault), and at most `limit` for `body` once it has one (nil: no limit, for maintenance such as
+    /// pruning and copying; a body is not cancelled with its request), maps errors to `PostgresStoreError`, and keeps
     /// `health` and the counters. `write`: a success ends a fault, as in the SQLite engine (reads can succeed while
     /// writes fail).
-    func perform<T: Sendable>(write: Bool, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func perform<T: Sendable>(
+        write: Bool,
+        limit: Duration? = PostgresStorageEngine.statementLimit,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
         let newer = newerSchema.load(ordering: .relaxed)
         if newer != 0 { throw Self.schemaTooNew(newer) }
@@ -172,7 +185,23 @@ public final class PostgresStorageEngine: StorageEngine {
                         // Once it has a connection, the body runs to its end even if this request is cancelled
                         // meanwhile (the wait for a connection ran out as it came): a cancelled body could leave a
                         // transaction open on a connection that goes back to the pool.
-                        return .value(try await Task { try await body(connection) }.value)
+                        // Past `statementLimit` the request stops waiting for it: the connection is closed and the
+                        // statement's task, which may never end, is left behind.
+                        let work = Task { try await body(connection) }
+                        guard let limit else { return .value(try await work.value) }
+                        let answer = OnceResult<T>()
+                        let waiter = Task { answer.finish(await Result(catching: { try await work.value })) }
+                        let timer = Task {
+                            try await Task.sleep(for: limit)
+                            answer.finish(.failure(NoAnswer()))
+                            work.cancel()
+                            try? await connection.close()
+                        }
+                        defer {
+                            timer.cancel()
+                            _ = waiter
+                        }
+                        return .value(try await withCheckedThrowingContinuation { answer.wait($0) })
                     }
                 }
                 group.addTask {
@@ -194,18 +223,25 @@ public final class PostgresStorageEngine: StorageEngine {
         } catch {
             errors.add(1, ordering: .relaxed)
             let mapped: any Error =
-                error is NoConnection
-                ? PostgresStoreError.unavailable("no connection to \(target) within \(wait)")
-                : PostgresErrorMapping.map(error, target: target)
+                if error is NoConnection {
+                    PostgresStoreError.unavailable("no connection to \(target) within \(wait)")
+                } else if error is NoAnswer {
+                    PostgresStoreError.unavailable("no answer from \(target) within \(limit ?? Self.statementLimit); the connection was closed")
+                } else {
+                    PostgresErrorMapping.map(error, target: target)
+                }
             faults.failed(mapped)
             throw mapped
         }
     }
 
     /// Runs `body` in a transaction on a pooled connection (see `perform`).
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(
+        limit: Duration? = PostgresStorageEngine.statementLimit,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         let logger = self.logger
-        return try await perform(write: true) { connection in
+        return try await perform(write: true, limit: limit) { connection in
             try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
         }
     }
@@ -324,4 +360,47 @@ public final class PostgresStorageEngine: StorageEngine {
 /// Whether a request got its connection (the wait for one is bounded, the statement is not).
 private final class LeaseFlag: Sendable {
     let value = Atomic<Bool>(false)
+}
+
+/// A result delivered once to one waiter, whichever of the two comes first.
+private final class OnceResult<T: Sendable>: Sendable {
+    private struct State {
+        var waiter: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var delivered = false
+    }
+
+    private let state = Locked(State())
+
+    func wait(_ c: CheckedContinuation<T, any Error>) {
+        let ready = state.withLock { s -> Result<T, any Error>? in
+            guard let r = s.result else {
+                s.waiter = c
+                return nil
+            }
+            s.delivered = true
+            return r
+        }
+        if let ready { c.resume(with: ready) }
+    }
+
+    /// The first result counts; later ones are dropped.
+    func finish(_ result: Result<T, any Error>) {
+        let waiter = state.withLock { s -> CheckedContinuation<T, any Error>? in
+            guard !s.delivered, s.result == nil else { return nil }
+            s.result = result
+            guard let w = s.waiter else { return nil }
+            s.delivered = true
+            s.waiter = nil
+            return w
+        }
+        waiter?.resume(with: result)
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The result of an async throwing operation.
+    fileprivate init(catching operation: () async throws -> Success) async {
+        do { self = .success(try await operation()) } catch { self = .failure(error) }
+    }
 }

@@ -296,7 +296,7 @@ public enum SQLiteToPostgresCopy {
         do {
             // The copy's own refusals come out as they are (the engine would report any other error as an outage);
             // the transaction is rolled back either way.
-            let outcome: Result<[TableCount], Failure> = try await engine.perform(write: true) { connection in
+            let outcome: Result<[TableCount], Failure> = try await engine.perform(write: true, limit: nil) { connection in
                 do {
                     return .success(
                         try await connection.withTransaction(logger: logger) { connection in

@@ -5,6 +5,9 @@ import ServiceLifecycle
 struct LocalPushService: Service {
     let hub: LocalPushHub
     let sockets: LocalPushSockets
+    /// How long shutdown waits for the connections' disconnects: a close frame's answer (`SocketClosing.timeout`),
+    /// then each unconfirmed message's release.
+    static let disconnectWait = Duration.seconds(10)
 
     func run() async throws {
         await withDiscardingTaskGroup { group in
@@ -15,8 +18,12 @@ struct LocalPushService: Service {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
                 _ = try? await hub.store.dropExpired(now: hub.clock.now())
             }
-            // The websockets hold no task the server would wait for: say goodbye to each of them.
+            // The websockets hold no task the server would wait for: say goodbye to each of them, then wait until each
+            // one's disconnect has settled its unconfirmed messages (to the cloud, or queued). The providers and the
+            // storage stop after this service; a message settled after them would be logged as failed, sent by the
+            // cloud route, and sent again by the next start's recovery.
             sockets.closeAll()
+            await sockets.waitUntilAllDisconnected(within: Self.disconnectWait, logger: hub.logger)
             group.cancelAll()
         }
     }

@@ -62,6 +62,19 @@ final class LocalPushSockets: Sendable {
             connection.markClosed(.serverShutdown)
         }
     }
+
+    /// Returns once every connection's disconnect has been handled (its session ended), or after `limit`, logging how
+    /// many were left.
+    func waitUntilAllDisconnected(within limit: Duration, logger: Logger) async {
+        let deadline = ContinuousClock.now + limit
+        while count > 0 && !Task.isCancelled {
+            guard ContinuousClock.now < deadline else {
+                logger.warning("shutting down with websocket connections still closing", metadata: ["connections": .stringConvertible(count)])
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
 }
 
 /// Whether this side already sent its close frame; shared by the socket handler and the connection's sink.

@@ -127,6 +127,26 @@ import Testing
         }
     }
 
+    /// A channel closed by shutdown settles its unconfirmed message before the providers and the storage stop: it
+    /// goes by the cloud route once, its row is gone, and nothing fails on the way (so the next start's recovery has
+    /// nothing to send again).
+    @Test func shutdownSettlesUnconfirmedMessagesBeforeTheStorageCloses() async throws {
+        let cloud = ScriptedProvider(name: "cloud", [.deliver])
+        let path = TestServer.tempPath()
+        let logs = try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: LocalPushTests.cloud()) {
+            (s: TestServer) async throws in
+            let ws = try await WSTestClient.subscribed(port: s.port, token: LocalPushTests.token)
+            let r = try await s.android(LocalPushTests.body("in flight at shutdown"))
+            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
+            _ = try await ws.receive()
+            return s.logs
+        }
+        #expect(cloud.callCount == 1, "the unconfirmed message falls back once, during shutdown")
+        #expect(!logs.lines.contains { $0.text.contains("could not update a channel message") }, "\(logs.lines.map(\.text))")
+        let reopened = try PushRelayDatabase(path: path)
+        #expect(try await SQLiteLocalPushStore(database: reopened).all().isEmpty, "nothing is left for the next start to send again")
+    }
+
     @Test func shutdownClosesEveryChannel() async throws {
         let ws = try await TestServer.with(configure: LocalPushTests.cloud()) { (s: TestServer) async throws in
             try await WSTestClient.subscribed(port: s.port, token: LocalPushTests.token)
