@@ -189,19 +189,16 @@ public final class PostgresStorageEngine: StorageEngine {
                         // statement's task, which may never end, is left behind.
                         let work = Task { try await body(connection) }
                         guard let limit else { return .value(try await work.value) }
-                        let answer = OnceResult<T>()
-                        let waiter = Task { answer.finish(await Result(catching: { try await work.value })) }
+                        let answer = FirstResult<Result<T, any Error>>()
+                        Task { answer.offer(await Result(catching: { try await work.value })) }
                         let timer = Task {
                             try await Task.sleep(for: limit)
-                            answer.finish(.failure(NoAnswer()))
+                            guard answer.offer(.failure(NoAnswer())) else { return }
                             work.cancel()
                             try? await connection.close()
                         }
-                        defer {
-                            timer.cancel()
-                            _ = waiter
-                        }
-                        return .value(try await withCheckedThrowingContinuation { answer.wait($0) })
+                        defer { timer.cancel() }
+                        return .value(try await withCheckedContinuation { answer.start($0) }.get())
                     }
                 }
                 group.addTask {
@@ -360,42 +357,6 @@ public final class PostgresStorageEngine: StorageEngine {
 /// Whether a request got its connection (the wait for one is bounded, the statement is not).
 private final class LeaseFlag: Sendable {
     let value = Atomic<Bool>(false)
-}
-
-/// A result delivered once to one waiter, whichever of the two comes first.
-private final class OnceResult<T: Sendable>: Sendable {
-    private struct State {
-        var waiter: CheckedContinuation<T, any Error>?
-        var result: Result<T, any Error>?
-        var delivered = false
-    }
-
-    private let state = Locked(State())
-
-    func wait(_ c: CheckedContinuation<T, any Error>) {
-        let ready = state.withLock { s -> Result<T, any Error>? in
-            guard let r = s.result else {
-                s.waiter = c
-                return nil
-            }
-            s.delivered = true
-            return r
-        }
-        if let ready { c.resume(with: ready) }
-    }
-
-    /// The first result counts; later ones are dropped.
-    func finish(_ result: Result<T, any Error>) {
-        let waiter = state.withLock { s -> CheckedContinuation<T, any Error>? in
-            guard !s.delivered, s.result == nil else { return nil }
-            s.result = result
-            guard let w = s.waiter else { return nil }
-            s.delivered = true
-            s.waiter = nil
-            return w
-        }
-        waiter?.resume(with: result)
-    }
 }
 
 extension Result where Failure == any Error {

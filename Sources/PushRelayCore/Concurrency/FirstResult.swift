@@ -1,8 +1,6 @@
-import PushRelayCore
-
 /// Resumes one continuation with the first result offered to it; later offers are ignored. For racing work against
 /// a deadline without waiting for the loser.
-final class FirstResult<Value: Sendable>: Sendable {
+public final class FirstResult<Value: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Value, Never>?
         var early: Value?
@@ -12,8 +10,10 @@ final class FirstResult<Value: Sendable>: Sendable {
 
     private let state = Locked(State())
 
+    public init() {}
+
     /// The continuation to resume; an offer made before this call is delivered now.
-    func start(_ continuation: CheckedContinuation<Value, Never>) {
+    public func start(_ continuation: CheckedContinuation<Value, Never>) {
         let early: Value? = state.withLock { s in
             if let value = s.early {
                 s.early = nil
@@ -27,7 +27,7 @@ final class FirstResult<Value: Sendable>: Sendable {
 
     /// Offers a result; returns whether it was the first.
     @discardableResult
-    func offer(_ value: Value) -> Bool {
+    public func offer(_ value: Value) -> Bool {
         let (won, continuation, callbacks) = state.withLock { s -> (Bool, CheckedContinuation<Value, Never>?, [@Sendable () -> Void]) in
             guard !s.settled else { return (false, nil, []) }
             s.settled = true
@@ -43,7 +43,7 @@ final class FirstResult<Value: Sendable>: Sendable {
     }
 
     /// Runs `body` once a result was taken (at once if it was already).
-    func onSettled(_ body: @escaping @Sendable () -> Void) {
+    public func onSettled(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { s -> Bool in
             if s.settled { return true }
             s.onSettled.append(body)
