@@ -6,11 +6,12 @@ import PushRelayCore
 /// client generators and API tools. Public, as the document holds no secret and every endpoint it lists checks its
 /// own credentials.
 struct OpenAPIRoutes<Context: RequestContext> {
-    /// The document as JSON, converted once from the embedded YAML.
+    /// The document as JSON, converted from the embedded YAML once per process (every application built in the same
+    /// process serves the same bytes).
     let json: [UInt8]
 
     init() throws {
-        json = JSONWriter.bytes(try YAMLTree.parse(OpenAPIDocument.yaml, source: "openapi.yaml"))
+        json = try openAPIJSON.get()
     }
 
     func register(_ routes: RouteTable<Context>) {
@@ -23,4 +24,9 @@ struct OpenAPIRoutes<Context: RequestContext> {
     static func response(_ body: ByteBuffer, contentType: String) -> Response {
         Response(status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: body))
     }
+}
+
+/// `OpenAPIDocument.yaml` as JSON, converted on first use.
+private let openAPIJSON = Result<[UInt8], any Error> {
+    JSONWriter.bytes(try YAMLTree.parse(OpenAPIDocument.yaml, source: "openapi.yaml"))
 }

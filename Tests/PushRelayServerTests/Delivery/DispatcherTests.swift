@@ -27,6 +27,11 @@ import Testing
         var settings = PushRelayConfig.Delivery()
         settings.deadTokenTTLms = deadTokenTTLms
         settings.retryBaseMs = 1
+        // These tests are about the ledger, the log and the dead-token memory, not the deadline (ProviderDeadlineTests):
+        // beside the rest of the suite on two cores a dispatch can wait seconds for a thread, which must not turn a
+        // delivery into a timeout here.
+        settings.deadlineMs = 60_000
+        settings.maxWaitMs = 30_000
         let dispatcher = Dispatcher(
             providers: ["scripted": provider, "sandbox": SandboxProvider()],
             quota: storage.quota,
