@@ -159,7 +159,9 @@ public final class PostgresStorageEngine: StorageEngine {
     static let statementLimit = Duration.seconds(10)
 
     /// No answer within the statement's limit.
-    private struct NoAnswer: Error {}
+    private struct NoAnswer: Error {
+        let limit: Duration
+    }
 
     /// Runs `body` on a pooled connection. Waits at most `connectionWait` for the connection (`faultConnectionWait`
     /// during a fault), and at most `limit` for `body` once it has one (nil: no limit, for maintenance such as
@@ -185,17 +187,16 @@ public final class PostgresStorageEngine: StorageEngine {
                         // Once it has a connection, the body runs to its end even if this request is cancelled
                         // meanwhile (the wait for a connection ran out as it came): a cancelled body could leave a
                         // transaction open on a connection that goes back to the pool.
-                        // Past `statementLimit` the request stops waiting for it: the connection is closed and the
-                        // statement's task, which may never end, is left behind.
-                        let work = Task { try await body(connection) }
-                        guard let limit else { return .value(try await work.value) }
+                        // Past `limit` the request stops waiting for it: the connection is closed and the
+                        // statement's task, which may never end, is left behind. The limit is an event-loop timer
+                        // (cheap to set and to cancel, and almost all are cancelled).
+                        guard let limit else { return .value(try await Task { try await body(connection) }.value) }
                         let answer = FirstResult<Result<T, any Error>>()
-                        Task { answer.offer(await Result(catching: { try await work.value })) }
-                        let timer = Task {
-                            try await Task.sleep(for: limit)
-                            guard answer.offer(.failure(NoAnswer())) else { return }
+                        let work = Task { answer.offer(await Result(catching: { try await body(connection) })) }
+                        let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(Int64(limit / .nanoseconds(1)))) {
+                            guard answer.offer(.failure(NoAnswer(limit: limit))) else { return }
                             work.cancel()
-                            try? await connection.close()
+                            connection.close().whenComplete { _ in }
                         }
                         defer { timer.cancel() }
                         return .value(try await withCheckedContinuation { answer.start($0) }.get())
@@ -222,8 +223,8 @@ public final class PostgresStorageEngine: StorageEngine {
             let mapped: any Error =
                 if error is NoConnection {
                     PostgresStoreError.unavailable("no connection to \(target) within \(wait)")
-                } else if error is NoAnswer {
-                    PostgresStoreError.unavailable("no answer from \(target) within \(limit ?? Self.statementLimit); the connection was closed")
+                } else if let error = error as? NoAnswer {
+                    PostgresStoreError.unavailable("no answer from \(target) within \(error.limit); the connection was closed")
                 } else {
                     PostgresErrorMapping.map(error, target: target)
                 }

@@ -14,13 +14,19 @@ import Synchronization
 final class LocalPushSockets: Sendable {
     let endpoint: LocalPushEndpoint
     var settings: LocalPushSettings { endpoint.settings }
-    private let live = Locked<[Int: LocalPushConnection]>([:])
+    private struct Live {
+        var connections: [Int: LocalPushConnection] = [:]
+        /// `waitUntilAllDisconnected` callers, offered `true` when the last connection's disconnect was handled.
+        var whenEmpty: [FirstResult<Bool>] = []
+    }
+
+    private let live = Locked(Live())
 
     init(endpoint: LocalPushEndpoint) {
         self.endpoint = endpoint
     }
 
-    var count: Int { live.withLock { $0.count } }
+    var count: Int { live.withLock { $0.connections.count } }
 
     /// Runs on the channel's event loop, right after the upgrade response. `peer` is the client's address (the
     /// connection's peer, or the client a trusted proxy names).
@@ -41,7 +47,13 @@ final class LocalPushSockets: Sendable {
                 }
             }
         ) { [self] in
-            live.withLock { $0[connection.id] = nil }
+            let waiters = live.withLock { live -> [FirstResult<Bool>] in
+                live.connections[connection.id] = nil
+                guard live.connections.isEmpty else { return [] }
+                defer { live.whenEmpty = [] }
+                return live.whenEmpty
+            }
+            for waiter in waiters { waiter.offer(true) }
             channel.close(promise: nil)
         }
         try channel.pipeline.syncOperations.addHandler(LocalPushInboundFrame.frameAggregator(maxFrameBytes: settings.maxFrameBytes))
@@ -52,13 +64,13 @@ final class LocalPushSockets: Sendable {
                 pingInterval: .milliseconds(Int64(settings.pingIntervalMs))
             )
         )
-        live.withLock { $0[connection.id] = connection }
+        live.withLock { $0.connections[connection.id] = connection }
         endpoint.opened(connection)
     }
 
     /// Says goodbye to every connection (server shutdown): each gets a close frame after what is queued for it.
     func closeAll() {
-        for connection in live.withLock({ Array($0.values) }) {
+        for connection in live.withLock({ Array($0.connections.values) }) {
             connection.markClosed(.serverShutdown)
         }
     }
@@ -66,13 +78,25 @@ final class LocalPushSockets: Sendable {
     /// Returns once every connection's disconnect has been handled (its session ended), or after `limit`, logging how
     /// many were left.
     func waitUntilAllDisconnected(within limit: Duration, logger: Logger) async {
-        let deadline = ContinuousClock.now + limit
-        while count > 0 && !Task.isCancelled {
-            guard ContinuousClock.now < deadline else {
-                logger.warning("shutting down with websocket connections still closing", metadata: ["connections": .stringConvertible(count)])
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(20))
+        let allGone = FirstResult<Bool>()
+        let waiting = live.withLock { live -> Bool in
+            guard !live.connections.isEmpty else { return false }
+            live.whenEmpty.append(allGone)
+            return true
+        }
+        guard waiting else { return }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            allGone.offer(false)
+        }
+        defer { timer.cancel() }
+        let settled = await withTaskCancellationHandler {
+            await withCheckedContinuation { allGone.start($0) }
+        } onCancel: {
+            allGone.offer(false)
+        }
+        if !settled {
+            logger.warning("shutting down with websocket connections still closing", metadata: ["connections": .stringConvertible(count)])
         }
     }
 }
