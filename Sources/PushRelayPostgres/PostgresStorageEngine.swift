@@ -142,12 +142,10 @@ public final class PostgresStorageEngine: StorageEngine {
 
     // MARK: Running statements
 
-    private enum Raced<T: Sendable>: Sendable {
-        case value(T)
-        case waited
-    }
-
     private struct NoConnection: Error {}
+
+    /// The pooled connection was closed before its statement was sent.
+    private struct ConnectionLost: Error {}
 
     /// How long a request waits for a connection while a fault is known: the pool keeps reconnecting in the
     /// background, and meanwhile requests get their 503 at once instead of after the whole `connectionWait`.
@@ -179,42 +177,7 @@ public final class PostgresStorageEngine: StorageEngine {
         let client = self.client
         let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
         do {
-            let leased = LeaseFlag()
-            let value: T = try await withThrowingTaskGroup(of: Raced<T>.self) { group in
-                group.addTask {
-                    try await client.withConnection { connection in
-                        leased.value.store(true, ordering: .relaxed)
-                        // Once it has a connection, the body runs to its end even if this request is cancelled
-                        // meanwhile (the wait for a connection ran out as it came): a cancelled body could leave a
-                        // transaction open on a connection that goes back to the pool.
-                        // Past `limit` the request stops waiting for it: the connection is closed and the
-                        // statement's task, which may never end, is left behind. The limit is an event-loop timer
-                        // (cheap to set and to cancel, and almost all are cancelled).
-                        guard let limit else { return .value(try await Task { try await body(connection) }.value) }
-                        let answer = FirstResult<Result<T, any Error>>()
-                        let work = Task { answer.offer(await Result(catching: { try await body(connection) })) }
-                        let timer = connection.eventLoop.scheduleTask(in: .nanoseconds(Int64(limit / .nanoseconds(1)))) {
-                            guard answer.offer(.failure(NoAnswer(limit: limit))) else { return }
-                            work.cancel()
-                            connection.close().whenComplete { _ in }
-                        }
-                        defer { timer.cancel() }
-                        return .value(try await withCheckedContinuation { answer.start($0) }.get())
-                    }
-                }
-                group.addTask {
-                    try await Task.sleep(for: wait)
-                    if !leased.value.load(ordering: .relaxed) { throw NoConnection() }
-                    return .waited
-                }
-                while let next = try await group.next() {
-                    if case .value(let v) = next {
-                        group.cancelAll()
-                        return v
-                    }
-                }
-                throw CancellationError()
-            }
+            let value = try await race(client: client, wait: wait, limit: limit, body).get()
             queries.add(1, ordering: .relaxed)
             if write { faults.succeeded() }
             return value
@@ -223,6 +186,8 @@ public final class PostgresStorageEngine: StorageEngine {
             let mapped: any Error =
                 if error is NoConnection {
                     PostgresStoreError.unavailable("no connection to \(target) within \(wait)")
+                } else if error is ConnectionLost {
+                    PostgresStoreError.unavailable("the connection to \(target) was closed; the pool opens another")
                 } else if let error = error as? NoAnswer {
                     PostgresStoreError.unavailable("no answer from \(target) within \(error.limit); the connection was closed")
                 } else {
@@ -230,6 +195,61 @@ public final class PostgresStorageEngine: StorageEngine {
                 }
             faults.failed(mapped)
             throw mapped
+        }
+    }
+
+    /// Leases a connection and runs `body` on it, answering with the first of: `body`'s result; `NoConnection` once
+    /// `wait` passed without a connection; `ConnectionLost` once the connection is seen closed under `body` (checked
+    /// before it starts, then by its `StatementWatch`); `NoAnswer` once `limit` passed after the lease (the connection
+    /// is then closed); `CancellationError` if the caller is cancelled before the lease. Once leased, `body` runs to
+    /// its end even if the caller is cancelled meanwhile: a cancelled body could leave a transaction open on a
+    /// connection that goes back to the pool. A body that never ends is left behind in its task.
+    ///
+    /// One task runs the lease and `body`; the wait and the watch are event-loop timers (cheap to set and to cancel,
+    /// and almost all are cancelled).
+    private func race<T: Sendable>(
+        client: PostgresClient,
+        wait: Duration,
+        limit: Duration?,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async -> Result<T, any Error> {
+        let lease = Lease()
+        let answer = FirstResult<Result<T, any Error>>()
+        let request = Task {
+            let result = await Result(catching: {
+                try await client.withConnection { connection in
+                    // The wait may have run out just as the connection came: the request is answered already.
+                    guard lease.take() else { throw NoConnection() }
+                    // The pool can hand out a connection that closed a moment ago (it learns of a close after the
+                    // fact), and a statement written to a closed connection is never answered.
+                    guard !connection.isClosed else { throw ConnectionLost() }
+                    let watch = StatementWatch(connection: connection, limit: limit) { verdict in
+                        switch verdict {
+                        case .connectionClosed:
+                            answer.offer(.failure(ConnectionLost()))
+                        case .limitPassed:
+                            guard answer.offer(.failure(NoAnswer(limit: limit ?? .zero))) else { return }
+                            connection.close().whenComplete { _ in }
+                        }
+                    }
+                    defer { watch.stop() }
+                    return try await body(connection)
+                }
+            })
+            answer.offer(result)
+        }
+        let waitTimer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: TimeAmount(wait)) {
+            guard lease.giveUp() else { return }
+            answer.offer(.failure(NoConnection()))
+            request.cancel()
+        }
+        defer { waitTimer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { answer.start($0) }
+        } onCancel: {
+            guard lease.giveUp() else { return }
+            answer.offer(.failure(CancellationError()))
+            request.cancel()
         }
     }
 
@@ -355,9 +375,33 @@ public final class PostgresStorageEngine: StorageEngine {
     }
 }
 
-/// Whether a request got its connection (the wait for one is bounded, the statement is not).
-private final class LeaseFlag: Sendable {
-    let value = Atomic<Bool>(false)
+/// Whether a request got its connection or gave up waiting for one, whichever came first.
+private final class Lease: Sendable {
+    private enum State {
+        case waiting
+        case leased
+        case gaveUp
+    }
+
+    private let state = Mutex(State.waiting)
+
+    /// Takes the connection that came, unless the request gave up first.
+    func take() -> Bool {
+        state.withLock { s in
+            guard case .waiting = s else { return false }
+            s = .leased
+            return true
+        }
+    }
+
+    /// Gives up waiting, unless the connection came first.
+    func giveUp() -> Bool {
+        state.withLock { s in
+            guard case .waiting = s else { return false }
+            s = .gaveUp
+            return true
+        }
+    }
 }
 
 extension Result where Failure == any Error {
