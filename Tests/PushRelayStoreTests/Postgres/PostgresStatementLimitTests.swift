@@ -49,7 +49,7 @@ struct PostgresStatementLimitTests {
         config.poolSize = 1
         let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger)
         let logger = PostgresTestServer.logger
-        for _ in 0..<5 {
+        for _ in 0..<20 {
             // Closed as it goes back to the pool, as when the statement limit closes a connection whose statement
             // then fails.
             _ = try? await engine.perform(write: false) { connection in connection.close().whenComplete { _ in } }
