@@ -1,11 +1,5 @@
-import HTTPTypes
-import Hummingbird
-import HummingbirdCore
 import Logging
 import NIOCore
-import NIOHTTP1
-import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 import NIOWebSocket
 import PushRelayCore
 import Synchronization
