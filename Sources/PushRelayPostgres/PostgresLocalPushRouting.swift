@@ -121,13 +121,14 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
             while !Task.isCancelled {
                 do {
                     try await engine.client.withConnection { connection in
-                        try await connection.listen(on: channel) { notifications in
-                            for try await n in notifications { continuation.yield(n.payload) }
-                        }
+                        try await Self.listen(on: channel, connection, target: engine.target) { continuation.yield($0) }
                     }
                 } catch {
                     if Task.isCancelled { break }
-                    engine.logger.warning("listening for channel hand-offs failed; retrying", metadata: ["error": .string("\(error)")])
+                    engine.logger.warning(
+                        "listening for channel hand-offs failed; retrying",
+                        metadata: ["error": .string("\(PostgresErrorMapping.map(error, target: engine.target))")]
+                    )
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(2))
@@ -136,6 +137,39 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
+    }
+
+    /// Listens on `channel` until the listen ends or fails, or the connection is seen closed. The pool can hand out a
+    /// connection that closed a moment ago (after a PostgreSQL restart, say), and a LISTEN written to it would never be
+    /// answered: the hand-offs would stop for good. So the connection is checked first and watched while it listens
+    /// (`StatementWatch`, no limit); a listen that never ends on a closed connection is left behind.
+    private static func listen(
+        on channel: String,
+        _ connection: PostgresConnection,
+        target: String,
+        _ received: @escaping @Sendable (String) -> Void
+    ) async throws {
+        let lost = PostgresStoreError.unavailable("the connection to \(target) was closed; listening again")
+        guard !connection.isClosed else { throw lost }
+        let ended = FirstResult<Result<Void, any Error>>()
+        let listening = Task {
+            do {
+                try await connection.listen(on: channel) { notifications in
+                    for try await n in notifications { received(n.payload) }
+                }
+                ended.offer(.success(()))
+            } catch {
+                ended.offer(.failure(error))
+            }
+        }
+        let watch = StatementWatch(connection: connection, limit: nil) { _ in ended.offer(.failure(lost)) }
+        defer { watch.stop() }
+        // Cancelled (shutdown): the listen is cancelled and awaited, so that it ends with its UNLISTEN.
+        try await withTaskCancellationHandler {
+            await withCheckedContinuation { ended.start($0) }
+        } onCancel: {
+            listening.cancel()
+        }.get()
     }
 
     public func message(id: String) async throws -> LocalPushMessage? {
