@@ -119,6 +119,7 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
         let task = Task {
             var delay = Duration.milliseconds(100)
             while !Task.isCancelled {
+                let started = ContinuousClock.now
                 do {
                     try await engine.client.withConnection { connection in
                         try await Self.listen(on: channel, connection, target: engine.target) { continuation.yield($0) }
@@ -130,6 +131,8 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
                         metadata: ["error": .string("\(PostgresErrorMapping.map(error, target: engine.target))")]
                     )
                 }
+                // A listen that lasted was no failure to back off from.
+                if ContinuousClock.now - started > .seconds(10) { delay = .milliseconds(100) }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(2))
             }
