@@ -12,11 +12,15 @@ import Testing
 /// and every request batched behind it, for ever.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
 struct PostgresStatementLimitTests {
-    @Test func aStatementPastItsLimitFailsAtTheLimitAndTheNextOneRunsOnAnotherConnection() async throws {
-        let database = try await PostgresTestDatabase.create()
-        var config = try database.configuration()
+    /// An engine on a new database whose pool holds one connection, so that the next statement needs a new one.
+    static func engineWithOneConnection() async throws -> PostgresStorageEngine {
+        var config = try await PostgresTestDatabase.create().configuration()
         config.poolSize = 1
-        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger)
+        return try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger)
+    }
+
+    @Test func aStatementPastItsLimitFailsAtTheLimitAndTheNextOneRunsOnAnotherConnection() async throws {
+        let engine = try await Self.engineWithOneConnection()
         let logger = PostgresTestServer.logger
         let started = ContinuousClock.now
         let error = await #expect(throws: PostgresStoreError.self) {
@@ -44,10 +48,7 @@ struct PostgresStatementLimitTests {
     /// statement written to a closed connection is never answered. The next request is answered within about a second
     /// instead (on a new connection, or with a storage error), never held until its statement limit.
     @Test func aConnectionClosedWhileLeasedIsNotUsedForTheNextStatement() async throws {
-        let database = try await PostgresTestDatabase.create()
-        var config = try database.configuration()
-        config.poolSize = 1
-        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger)
+        let engine = try await Self.engineWithOneConnection()
         let logger = PostgresTestServer.logger
         for _ in 0..<20 {
             // Closed as it goes back to the pool, as when the statement limit closes a connection whose statement
