@@ -156,14 +156,13 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
         guard !connection.isClosed else { throw lost }
         let ended = FirstResult<Result<Void, any Error>>()
         let listening = Task {
-            do {
-                try await connection.listen(on: channel) { notifications in
-                    for try await n in notifications { received(n.payload) }
-                }
-                ended.offer(.success(()))
-            } catch {
-                ended.offer(.failure(error))
-            }
+            ended.offer(
+                await Result(catching: {
+                    try await connection.listen(on: channel) { notifications in
+                        for try await n in notifications { received(n.payload) }
+                    }
+                })
+            )
         }
         let watch = StatementWatch(connection: connection, limit: nil) { _ in ended.offer(.failure(lost)) }
         defer { watch.stop() }

@@ -65,9 +65,8 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
         let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
         let expiry = ISO8601UTC.string(today.start)
         let logger = engine.logger
-        // No time limit: a day of the log can be many rows.
+        // No time limit, and counted in the statement: a day of the log can be many rows.
         return try await engine.transaction(limit: nil) { connection in
-            // Counted in the statement: a day of the log can be many rows.
             func deleted(_ query: PostgresQuery) async throws -> Int {
                 try await connection.query(query, logger: logger).collect().first?.decode(Int.self) ?? 0
             }

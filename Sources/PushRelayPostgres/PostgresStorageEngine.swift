@@ -174,10 +174,9 @@ public final class PostgresStorageEngine: StorageEngine {
         guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
         let newer = newerSchema.load(ordering: .relaxed)
         if newer != 0 { throw Self.schemaTooNew(newer) }
-        let client = self.client
         let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
         do {
-            let value = try await race(client: client, wait: wait, limit: limit, body).get()
+            let value = try await race(wait: wait, limit: limit, body).get()
             queries.add(1, ordering: .relaxed)
             if write { faults.succeeded() }
             return value
@@ -208,11 +207,11 @@ public final class PostgresStorageEngine: StorageEngine {
     /// One task runs the lease and `body`; the wait and the watch are event-loop timers (cheap to set and to cancel,
     /// and almost all are cancelled).
     private func race<T: Sendable>(
-        client: PostgresClient,
         wait: Duration,
         limit: Duration?,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async -> Result<T, any Error> {
+        let client = self.client
         let lease = Lease()
         let answer = FirstResult<Result<T, any Error>>()
         let request = Task {
@@ -227,8 +226,8 @@ public final class PostgresStorageEngine: StorageEngine {
                         switch verdict {
                         case .connectionClosed:
                             answer.offer(.failure(ConnectionLost()))
-                        case .limitPassed:
-                            guard answer.offer(.failure(NoAnswer(limit: limit ?? .zero))) else { return }
+                        case .limitPassed(let limit):
+                            guard answer.offer(.failure(NoAnswer(limit: limit))) else { return }
                             connection.close().whenComplete { _ in }
                         }
                     }
@@ -401,12 +400,5 @@ private final class Lease: Sendable {
             s = .gaveUp
             return true
         }
-    }
-}
-
-extension Result where Failure == any Error {
-    /// The result of an async throwing operation.
-    fileprivate init(catching operation: () async throws -> Success) async {
-        do { self = .success(try await operation()) } catch { self = .failure(error) }
     }
 }

@@ -13,7 +13,8 @@ import Synchronization
 final class StatementWatch: Sendable {
     enum Verdict: Sendable {
         case connectionClosed
-        case limitPassed
+        /// The statement's limit (as given) passed.
+        case limitPassed(Duration)
     }
 
     private struct State {
@@ -23,7 +24,7 @@ final class StatementWatch: Sendable {
 
     private let state = Mutex(State())
     private let connection: PostgresConnection
-    private let deadline: NIODeadline?
+    private let limit: (duration: Duration, deadline: NIODeadline)?
     private let interval: TimeAmount
     private let giveUp: @Sendable (Verdict) -> Void
 
@@ -35,7 +36,7 @@ final class StatementWatch: Sendable {
         giveUp: @escaping @Sendable (Verdict) -> Void
     ) {
         self.connection = connection
-        self.deadline = limit.map { NIODeadline.now() + TimeAmount($0) }
+        self.limit = limit.map { ($0, NIODeadline.now() + TimeAmount($0)) }
         self.interval = interval
         self.giveUp = giveUp
         arm()
@@ -53,7 +54,7 @@ final class StatementWatch: Sendable {
 
     private func arm() {
         var next = NIODeadline.now() + interval
-        if let deadline, deadline < next { next = deadline }
+        if let limit, limit.deadline < next { next = limit.deadline }
         state.withLock { s in
             guard !s.stopped else { return }
             s.timer = connection.eventLoop.scheduleTask(deadline: next) { self.look() }
@@ -63,8 +64,8 @@ final class StatementWatch: Sendable {
     private func look() {
         if connection.isClosed {
             giveUp(.connectionClosed)
-        } else if let deadline, NIODeadline.now() >= deadline {
-            giveUp(.limitPassed)
+        } else if let limit, NIODeadline.now() >= limit.deadline {
+            giveUp(.limitPassed(limit.duration))
         } else {
             arm()
         }
