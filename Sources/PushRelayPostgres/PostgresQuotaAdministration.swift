@@ -59,20 +59,53 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
         return try await engine.changes("DELETE FROM daily_usage WHERE day = \(dayKey) AND push_token = \(pushToken) RETURNING 1") > 0
     }
 
-    /// Deletes usage and delivery-log days older than `retentionDays` before `today`, and expired dead tokens.
-    @discardableResult
-    public func prune(today: UTCDay, retentionDays: Int) async throws -> Int {
+    /// How far past its oldest row a pruning step looks for expired delivery-log rows (rows logged late, after a kept
+    /// one).
+    static let pruneLookahead = 10_000
+
+    /// Deletes at most `limit` expired rows in one transaction (it takes row locks on expired rows only, which no
+    /// request writes). Returns the rows deleted.
+    public func pruneStep(today: UTCDay, retentionDays: Int, limit: Int) async throws -> Int {
         let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
         let expiry = ISO8601UTC.string(today.start)
         let logger = engine.logger
-        // No time limit, and counted in the statement: a day of the log can be many rows.
-        return try await engine.transaction(limit: nil) { connection in
+        let lookahead = Self.pruneLookahead
+        return try await engine.transaction { connection in
             func deleted(_ query: PostgresQuery) async throws -> Int {
                 try await connection.query(query, logger: logger).collect().first?.decode(Int.self) ?? 0
             }
-            var n = try await deleted("WITH d AS (DELETE FROM daily_usage WHERE day < \(cutoff) RETURNING 1) SELECT count(*) FROM d")
-            n += try await deleted("WITH d AS (DELETE FROM delivery_log WHERE day < \(cutoff) RETURNING 1) SELECT count(*) FROM d")
-            n += try await deleted("WITH d AS (DELETE FROM dead_tokens WHERE expires_at <= \(expiry) RETURNING 1) SELECT count(*) FROM d")
+            // Each statement walks an index from its start and stops after `limit` rows: the step's cost does not grow
+            // with the table. The log has no index on day: it is appended in time order, so its expired rows are at
+            // its start, and rows logged late are caught by a bounded look past its oldest row.
+            var n = try await deleted(
+                """
+                WITH d AS (DELETE FROM daily_usage WHERE (day, push_token) IN
+                    (SELECT day, push_token FROM daily_usage WHERE day < \(cutoff) ORDER BY day, push_token LIMIT \(limit))
+                    RETURNING 1)
+                SELECT count(*) FROM d
+                """
+            )
+            if n < limit {
+                n += try await deleted(
+                    """
+                    WITH d AS (DELETE FROM delivery_log WHERE id IN
+                        (SELECT id FROM delivery_log WHERE id < (SELECT min(id) FROM delivery_log) + \(lookahead) AND day < \(cutoff)
+                         ORDER BY id LIMIT \(limit - n))
+                        RETURNING 1)
+                    SELECT count(*) FROM d
+                    """
+                )
+            }
+            if n < limit {
+                n += try await deleted(
+                    """
+                    WITH d AS (DELETE FROM dead_tokens WHERE push_token IN
+                        (SELECT push_token FROM dead_tokens WHERE expires_at <= \(expiry) ORDER BY expires_at LIMIT \(limit - n))
+                        RETURNING 1)
+                    SELECT count(*) FROM d
+                    """
+                )
+            }
             return n
         }
     }

@@ -43,6 +43,7 @@ public enum PushRelayApplication {
             settings: config.delivery,
             clock: clock,
             metrics: metrics,
+            timers: timers,
             logger: logger
         )
         let cloud = HomeAssistantCloudRoute(
@@ -177,7 +178,7 @@ public enum PushRelayApplication {
             services: [
                 StorageService(engine: storage.engine, logger: logger),
                 StorageMonitor(engine: storage.engine, logger: logger),
-                PruneService(admin: storage.admin, clock: clock, retentionDays: config.quota.retentionDays, logger: logger),
+                PruneService(admin: storage.admin, clock: clock, timers: timers, retentionDays: config.quota.retentionDays, metrics: metrics, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 // Shut down before the providers and the storage its work needs (services stop in reverse order).
                 work,
@@ -254,26 +255,6 @@ struct StorageService: Service {
             logger.info("database closed", metadata: figures)
         } catch {
             logger.error("closing the database failed: \(error)")
-        }
-    }
-}
-
-/// Deletes usage and delivery-log days older than `quota.retention_days`, at start and every hour.
-struct PruneService: Service {
-    let admin: any QuotaAdministration
-    let clock: any WallClock
-    let retentionDays: Int
-    let logger: Logger
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                let n = try await admin.prune(today: UTCDay(clock.now()), retentionDays: retentionDays)
-                if n > 0 { logger.info("pruned \(n) rows older than \(retentionDays) days") }
-            } catch {
-                logger.error("pruning old quota days failed: \(error)")
-            }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3600)) }
         }
     }
 }

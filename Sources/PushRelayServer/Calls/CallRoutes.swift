@@ -159,6 +159,8 @@ extension CallRoutes {
             )
         case .storageUnavailable:
             return .storageUnavailable
+        case .storageBusy:
+            return .storageBusy
         case .unknownDevice(let id):
             return APIError(.notFound, "UnknownDevice", "No device '\(id)' is registered with this API key.")
         case .deadToken(let reason):

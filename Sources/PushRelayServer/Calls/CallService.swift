@@ -10,6 +10,8 @@ enum CallError: Error, Sendable, Equatable {
     /// No API key, or not one this server issued.
     case unauthorized
     case storageUnavailable
+    /// The storage did not answer within its share of the delivery deadline; nothing was sent.
+    case storageBusy
     /// No such device under this API key.
     case unknownDevice(String)
     /// The device's push token was reported dead; it must register again.
@@ -217,6 +219,8 @@ final class CallService: Sendable {
             throw .failed(failure)
         case .dead(let dead, _):
             throw .deadToken(reason: dead.reason)
+        case .storageBusy:
+            throw .storageBusy
         case .refused, .storageUnavailable:
             // Calls are dispatched uncounted: no quota refuses them. The storage could still fail.
             throw .storageUnavailable

@@ -47,4 +47,7 @@ enum DispatchOutcome: Sendable {
     case failed(DeliveryFailure, rateLimits: RateLimits?)
     /// The quota could not be read or written: nothing was sent.
     case storageUnavailable
+    /// The quota reservation did not commit within its share of the delivery deadline (the storage is stalled, not the
+    /// provider): nothing was sent, and a reservation that commits later holds no slot.
+    case storageBusy
 }

@@ -17,6 +17,7 @@ final class Dispatcher: Sendable {
     private let metrics: PushRelayMetrics?
     private let logger: Logger
     private let shedding: LoadShedReport
+    private let timers: any TimerScheduling
 
     init(
         providers: [String: any PushProvider],
@@ -25,8 +26,10 @@ final class Dispatcher: Sendable {
         settings: PushRelayConfig.Delivery,
         clock: any WallClock,
         metrics: PushRelayMetrics?,
+        timers: any TimerScheduling = EventLoopTimers(),
         logger: Logger
     ) {
+        self.timers = timers
         self.runners = providers.reduce(into: [:]) { runners, entry in
             metrics?.exportProviderCounters(provider: entry.key)
             runners[entry.key] = DeliveryRunner(
@@ -75,19 +78,37 @@ final class Dispatcher: Sendable {
         )
     }
 
-    func dispatch(_ d: Dispatch) async -> DispatchOutcome {
-        guard let runner = runners[d.provider] else {
-            return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
+    /// What the quota phase decided: go on to the provider (with the reservation of a counted dispatch), or answer.
+    private enum QuotaStep: Sendable {
+        case proceed(QuotaReservation?)
+        case answer(DispatchOutcome)
+    }
+
+    /// Reserves quota (or checks the dead-token memory) within `budget`. Past it the dispatch is answered
+    /// `.storageBusy`; a reservation that commits later is turned into an error at once, so it holds no slot.
+    private func reserve(_ d: Dispatch, within budget: Duration) async -> QuotaStep {
+        let first = FirstResult<QuotaStep>()
+        let timedOut = QuotaStep.answer(.storageBusy)
+        return await withCheckedContinuation { continuation in
+            first.start(continuation)
+            let timer = timers.schedule(after: budget) {
+                guard first.offer(timedOut) else { return }
+                self.metrics?.recordStorageTimeout()
+                self.logger.warning(
+                    "quota storage did not answer within its share of the delivery deadline; answered 503 StorageBusy",
+                    metadata: ["token": .string(TokenDisplay.short(d.account)), "waited_ms": .stringConvertible(budget / .milliseconds(1))]
+                )
+            }
+            Task {
+                let step = await self.quotaStep(d)
+                timer.cancel()
+                if !first.offer(step), case .proceed(let r?) = step { await self.release(r, d) }
+            }
         }
-        // The delivery deadline counts from here: the wait for a place is part of it.
-        let deadline = ContinuousClock.now + runner.deadline
-        // Past the bound the dispatch waits for a place; one refused after its wait costs no quota figure, no storage
-        // write and no log line of its own.
-        guard await runner.gate.acquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
-        defer { runner.gate.release() }
-        if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
+    }
+
+    private func quotaStep(_ d: Dispatch) async -> QuotaStep {
         let now = clock.now()
-        var reservation: QuotaReservation?
         do {
             switch d.quota {
             case .counted(let policy, let webhookID):
@@ -101,19 +122,63 @@ final class Dispatcher: Sendable {
                     checkDead: true
                 ) {
                 case .dead(let dead, let limits):
-                    return .dead(dead, rateLimits: limits)
+                    return .answer(.dead(dead, rateLimits: limits))
                 case .reserved(let r):
-                    guard r.decision.allowed else { return .refused(r) }
-                    reservation = r
+                    return r.decision.allowed ? .proceed(r) : .answer(.refused(r))
                 }
             case .uncounted(checkDead: true):
-                if let dead = try await deliveries.deadToken(d.account, now: now) { return .dead(dead, rateLimits: nil) }
+                if let dead = try await deliveries.deadToken(d.account, now: now) { return .answer(.dead(dead, rateLimits: nil)) }
+                return .proceed(nil)
             case .uncounted(checkDead: false):
-                break
+                return .proceed(nil)
             }
         } catch {
             logger.error("quota storage failed", metadata: ["error": .string("\(error)")])
-            return .storageUnavailable
+            return .answer(.storageUnavailable)
+        }
+    }
+
+    /// A reservation that committed after its dispatch was answered `.storageBusy`: nothing was sent, so its slot
+    /// becomes an error (as a failed delivery's does) and the log says why.
+    private func release(_ reservation: QuotaReservation, _ d: Dispatch) async {
+        let record = DeliveryRecord(
+            at: clock.now(),
+            pushToken: d.account,
+            appID: d.delivery.appID,
+            platform: d.logPlatform,
+            provider: d.provider,
+            kind: d.delivery.kind,
+            counted: true,
+            outcome: .transient,
+            messageID: nil,
+            errorMessage: "not sent: the quota reservation committed after the request was answered 503 StorageBusy",
+            payload: nil
+        )
+        do {
+            _ = try await quota.complete(reservation, record: record, markDead: nil)
+        } catch {
+            logger.error("could not release a late quota reservation", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    func dispatch(_ d: Dispatch) async -> DispatchOutcome {
+        guard let runner = runners[d.provider] else {
+            return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
+        }
+        // The delivery deadline counts from here: the wait for a place is part of it.
+        let deadline = ContinuousClock.now + runner.deadline
+        // Past the bound the dispatch waits for a place; one refused after its wait costs no quota figure, no storage
+        // write and no log line of its own.
+        guard await runner.gate.acquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
+        defer { runner.gate.release() }
+        if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
+        // The storage's share of the deadline: a reservation that has not committed by then is answered as a storage
+        // stall, never handed to the provider with too little time left (its timeout would count against the
+        // provider's circuit).
+        let reservation: QuotaReservation?
+        switch await reserve(d, within: runner.deadline / 2) {
+        case .proceed(let r): reservation = r
+        case .answer(let outcome): return outcome
         }
 
         let started = ContinuousClock.now

@@ -9,6 +9,16 @@ extension APIError {
         headers: [.retryAfter: "5"]
     )
 
+    /// 503 when the database did not commit the quota reservation within its share of `delivery.deadline_ms` (it is
+    /// stalled or overloaded, not the push provider): nothing was sent or counted, and a retry may succeed.
+    static let storageBusy = APIError(
+        .serviceUnavailable,
+        "StorageBusy",
+        "PushRelay's database did not record the quota reservation in time, so nothing was sent or counted. Try again shortly; the push provider is not at fault.",
+        fields: ["errorCode": "StorageBusy"],
+        headers: [.retryAfter: "2"]
+    )
+
     /// Maps a provider's refusal to what the caller is told; the same for every entry point except the advice for a
     /// dead token (`invalidToken` builds that message from the provider's).
     static func delivery(_ failure: DeliveryFailure, invalidToken: (String) -> String) -> APIError {

@@ -66,6 +66,8 @@ struct HomeAssistantAnswer {
             return error
         case .storageUnavailable:
             return .storageUnavailable
+        case .storageBusy:
+            return .storageBusy
         case .misconfigured(let message):
             return .configuration(message, fields: ["target": .string(token)])
         case .internalError(let message):

@@ -21,8 +21,11 @@ final class PushRelayMetrics: Sendable {
         .milliseconds(Int64($0 * 1000))
     }
 
+    /// The server-wide counters are exported at 0 from the start, so that a rate or an alert on them sees a series.
     init(probes: [Probe]) {
         self.probes = probes
+        _ = storageTimeouts
+        _ = prunedRows
     }
 
     /// Routes are the router's patterns (`/admin/v1/quotas/{token}`), never raw paths: tokens stay out of label values,
@@ -84,6 +87,33 @@ final class PushRelayMetrics: Sendable {
             name: "pushrelay_deliveries_shed_total",
             labels: [("provider", provider)],
             help: "Dispatches refused (503 ProviderBusy) after waiting delivery.max_wait_ms for a place at the provider instance's in-flight bound."
+        )
+    }
+
+    /// Rows deleted by one pruning step (expired usage days, delivery-log rows and dead tokens).
+    func recordPruned(_ rows: Int) {
+        prunedRows.increment(by: Int64(rows))
+    }
+
+    private var prunedRows: Counter {
+        registry.makeCounter(
+            name: "pushrelay_pruned_rows_total",
+            labels: [],
+            help: "Rows deleted by pruning: usage days and delivery-log rows older than quota.retention_days, and expired dead tokens."
+        )
+    }
+
+    /// A dispatch answered 503 because its quota reservation did not commit within its share of the delivery deadline.
+    func recordStorageTimeout() {
+        storageTimeouts.increment()
+    }
+
+    private var storageTimeouts: Counter {
+        registry.makeCounter(
+            name: "pushrelay_storage_timeouts_total",
+            labels: [],
+            help:
+                "Dispatches answered 503 StorageBusy: the quota reservation did not commit within its share of delivery.deadline_ms (nothing was sent)."
         )
     }
 

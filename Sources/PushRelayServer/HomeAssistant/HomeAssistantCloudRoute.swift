@@ -73,6 +73,8 @@ struct HomeAssistantCloudRoute: Sendable {
             return .failed(failure, rateLimits: limits)
         case .storageUnavailable:
             return .storageUnavailable
+        case .storageBusy:
+            return .storageBusy
         }
     }
 

@@ -17,6 +17,8 @@ enum HomeAssistantOutcome: Sendable {
     case failed(DeliveryFailure, rateLimits: RateLimits?)
     /// The quota or device database could not be read or written; nothing was sent.
     case storageUnavailable
+    /// The quota reservation did not commit in time (the storage is stalled); nothing was sent or counted.
+    case storageBusy
     /// PushRelay's own configuration cannot serve this notification (no route for the app, …).
     case misconfigured(String)
     /// PushRelay failed in a way that is not the request's fault.
@@ -30,6 +32,7 @@ enum HomeAssistantOutcome: Sendable {
         case .deadToken(let dead, _): return "dead token (\(dead.provider): \(dead.reason))"
         case .failed(let failure, _): return "failed: \(failure.message)"
         case .storageUnavailable: return "storage unavailable"
+        case .storageBusy: return "storage busy"
         case .misconfigured(let message), .internalError(let message): return message
         }
     }

@@ -86,6 +86,8 @@ struct WebPushRelayRoutes {
             throw APIError(.gone, "InvalidToken", "The device token is no longer valid (\(provider) reported \(reason)); drop this subscription.")
         case .storageUnavailable:
             throw .storageUnavailable
+        case .storageBusy:
+            throw .storageBusy
         case .failed(let failure):
             throw error(failure)
         }

@@ -18,6 +18,8 @@ enum WebPushRelayOutcome: Sendable, Equatable {
     /// The provider reported the token dead earlier; nothing was sent.
     case deadToken(provider: String, reason: String)
     case storageUnavailable
+    /// The quota reservation did not commit in time; nothing was sent or counted.
+    case storageBusy
     case failed(DeliveryFailure)
 }
 
@@ -119,6 +121,8 @@ final class WebPushRelayService: Sendable {
             return .deadToken(provider: dead.provider, reason: dead.reason)
         case .storageUnavailable:
             return .storageUnavailable
+        case .storageBusy:
+            return .storageBusy
         case .failed(let failure, _):
             if case .invalidToken = failure, let url = headers.unsubscribeURL { unsubscribe(url) }
             return .failed(failure)

@@ -15,10 +15,23 @@ public protocol QuotaAdministration: Sendable {
     /// Deletes the token's counters for a day (the notice may be sent again that day). Returns whether a row existed.
     @discardableResult
     func reset(pushToken: String, day: UTCDay) async throws -> Bool
-    /// Deletes usage and delivery-log days older than `retentionDays` before `today`, and expired dead tokens.
-    /// Returns the rows deleted.
-    @discardableResult
-    func prune(today: UTCDay, retentionDays: Int) async throws -> Int
+    /// Deletes at most `limit` expired rows in one short transaction: usage and delivery-log days older than
+    /// `retentionDays` before `today`, and dead tokens expired by `today`'s start. Returns the rows deleted; fewer than
+    /// `limit` means nothing expired is left. Use `prune(today:retentionDays:pace:)` to delete them all.
+    func pruneStep(today: UTCDay, retentionDays: Int, limit: Int) async throws -> Int
+}
+
+/// How pruning paces itself so that it never holds up requests: each step is one transaction of at most
+/// `rowsPerStep` deleted rows (a few milliseconds of the writer), and `pause` passes between steps so that the
+/// request path's writes and the WAL checkpoints run in between.
+public struct PrunePace: Sendable {
+    public var rowsPerStep: Int
+    public var pause: Duration
+
+    public init(rowsPerStep: Int = 2_000, pause: Duration = .milliseconds(10)) {
+        self.rowsPerStep = max(rowsPerStep, 1)
+        self.pause = pause
+    }
 }
 
 extension QuotaAdministration {
@@ -28,5 +41,25 @@ extension QuotaAdministration {
 
     public func setLimit(pushToken: String, limit: Int) async throws {
         try await setLimit(pushToken: pushToken, limit: limit, now: Date())
+    }
+
+    /// Deletes every expired row (see `pruneStep`) in steps of `pace.rowsPerStep`, pausing `pace.pause` between steps.
+    /// `progress` hears each step's count. Returns the rows deleted. Cancellation stops it between steps.
+    @discardableResult
+    public func prune(
+        today: UTCDay,
+        retentionDays: Int,
+        pace: PrunePace = PrunePace(),
+        progress: (Int) -> Void = { _ in }
+    ) async throws -> Int {
+        var total = 0
+        while true {
+            let n = try await pruneStep(today: today, retentionDays: retentionDays, limit: pace.rowsPerStep)
+            total += n
+            if n > 0 { progress(n) }
+            if n < pace.rowsPerStep { return total }
+            try? await Task.sleep(for: pace.pause)
+            if Task.isCancelled { return total }
+        }
     }
 }

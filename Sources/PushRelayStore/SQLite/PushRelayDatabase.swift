@@ -54,6 +54,9 @@ public final class PushRelayDatabase: Sendable {
     /// Syncs of the WAL by the group commit so far (each answers the writes committed before it).
     public var walSyncs: Int { batcher.syncs }
 
+    /// What the WAL file is truncated to when it starts over after a checkpoint (`PRAGMA journal_size_limit`).
+    public static let walSizeLimitBytes = 64 << 20
+
     /// The migrations this build carries (generated from `migrations/*.sql`).
     public static var migrations: [Migration] { EmbeddedMigrations.all }
 
@@ -67,6 +70,9 @@ public final class PushRelayDatabase: Sendable {
             // Checkpoints run on their own connection and thread (WALCheckpointer), not inside a commit where they
             // stalled every request of the batch. The automatic one stays as a backstop at ~40 MB of WAL.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
+            // A WAL that grew (a burst of writes while a reader held an old snapshot) is cut back to this size each
+            // time a checkpoint lets it start over, instead of keeping its largest size on disk.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimitBytes)")
         }
         do {
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path

@@ -82,38 +82,53 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
         }
     }
 
-    /// How many log rows past the first kept one pruning also checks for older days.
+    /// How far past its oldest row a pruning step looks for expired delivery-log rows (rows logged late, after a kept
+    /// one).
     static let pruneLookahead = 10_000
 
-    /// Deletes usage and delivery-log days older than `retentionDays` before `today`. Returns rows deleted.
-    @discardableResult
-    public func prune(today: UTCDay, retentionDays: Int) async throws -> Int {
+    /// Deletes at most `limit` expired rows in one group-committed transaction. Returns the rows deleted.
+    public func pruneStep(today: UTCDay, retentionDays: Int, limit: Int) async throws -> Int {
         let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
+        let expiry = ISO8601UTC.string(today.start)
         let cache = database.usageCache
         return try await database.batcher.write { db in
-            try db.execute(sql: "DELETE FROM daily_usage WHERE day < ?", arguments: [cutoff])
-            var n = db.changesCount
-            // The log has no index on day: it is appended in time order, so everything before its first row of a
-            // kept day is older. Rows logged late (a delivery that finished after midnight) are caught by a bounded
-            // look past that boundary.
+            var n = 0
+            // Every statement walks an index from its start and stops after `limit` rows: the step's cost does not
+            // grow with the table. The usage key starts with the day.
             try db.execute(
                 sql: """
-                    DELETE FROM delivery_log WHERE id < coalesce(
-                        (SELECT id FROM delivery_log WHERE day >= ?1 ORDER BY id LIMIT 1), (SELECT max(id) + 1 FROM delivery_log))
+                    DELETE FROM daily_usage WHERE (day, push_token) IN
+                        (SELECT day, push_token FROM daily_usage WHERE day < ?1 ORDER BY day, push_token LIMIT ?2)
                     """,
-                arguments: [cutoff]
+                arguments: [cutoff, limit]
             )
             n += db.changesCount
-            try db.execute(
-                sql: """
-                    DELETE FROM delivery_log WHERE id < (SELECT min(id) + ?2 FROM delivery_log) AND day < ?1
-                    """,
-                arguments: [cutoff, Self.pruneLookahead]
-            )
-            n += db.changesCount
-            try db.execute(sql: "DELETE FROM dead_tokens WHERE expires_at <= ?", arguments: [ISO8601UTC.string(today.start)])
-            n += db.changesCount
-            cache.forgetAll()
+            // Entries of a pruned day are never read again unless the clock goes back a day; forgotten anyway, once the
+            // last of those days is gone.
+            if n > 0 && n < limit { cache.forget(daysBefore: cutoff) }
+            // The log has no index on day: it is appended in time order, so its expired rows are at its start. Rows
+            // logged late (a delivery that finished after midnight) are caught by a bounded look past its oldest row.
+            if n < limit {
+                try db.execute(
+                    sql: """
+                        DELETE FROM delivery_log WHERE id IN
+                            (SELECT id FROM delivery_log WHERE id < (SELECT min(id) + ?3 FROM delivery_log) AND day < ?1
+                             ORDER BY id LIMIT ?2)
+                        """,
+                    arguments: [cutoff, limit - n, Self.pruneLookahead]
+                )
+                n += db.changesCount
+            }
+            if n < limit {
+                try db.execute(
+                    sql: """
+                        DELETE FROM dead_tokens WHERE push_token IN
+                            (SELECT push_token FROM dead_tokens WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)
+                        """,
+                    arguments: [expiry, limit - n]
+                )
+                n += db.changesCount
+            }
             return n
         }
     }

@@ -62,6 +62,12 @@ final class SQLiteUsageCache: @unchecked Sendable {
         staleMeta.removeAll()
     }
 
+    /// Forgets the entries of days before `day` (their rows were pruned).
+    func forget(daysBefore day: String) {
+        let old = entries.compactMap { $0.value.day < day ? $0.key : nil }
+        for token in old { entries.removeValue(forKey: token) }
+    }
+
     /// The token's override or dead-token mark changed (in this transaction): read them again on next use.
     func metadataChanged(token: String) {
         if entries[token] != nil { staleMeta.insert(token) }

@@ -38,6 +38,57 @@ import Testing
         await close()
     }
 
+    /// Pruning deletes in bounded steps: no step deletes more than its limit, the steps together delete every expired
+    /// usage row, log row and dead token, and nothing of the retention window.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func pruneDeletesInBoundedStepsUntilNothingExpiredIsLeft(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let old = day.adding(days: -5)
+        let policy = QuotaPolicy(dailyLimit: 1_000)
+        for i in 0..<120 {
+            _ = try await storage.quota.reserve(pushToken: "old-\(i)", appID: nil, day: old, policy: policy, now: old.start)
+            storage.quota.recordDelivered(Self.record("old-\(i)", at: old.start), day: old) { _ in }
+        }
+        try await storage.deliveries.flush()
+        for i in 0..<30 {
+            try await storage.deliveries.markDead(
+                "dead-\(i)",
+                DeadMark(provider: "p", reason: "Unregistered", message: nil, until: old.start.addingTimeInterval(60)),
+                now: old.start
+            )
+        }
+        _ = try await storage.quota.reserve(pushToken: "kept", appID: nil, day: day, policy: policy, now: day.start)
+        try await storage.deliveries.log(Self.record("kept", at: day.start))
+        // A row logged late: an old day's delivery that finished after a kept row was logged.
+        try await storage.deliveries.log(Self.record("late", at: old.start))
+
+        #expect(try await storage.admin.pruneStep(today: day, retentionDays: 2, limit: 50) == 50)
+        var steps: [Int] = []
+        let rest = try await storage.admin.prune(today: day, retentionDays: 2, pace: PrunePace(rowsPerStep: 40, pause: .zero)) {
+            steps.append($0)
+        }
+        #expect(50 + rest == 120 + 120 + 30 + 1)
+        #expect(steps.allSatisfy { $0 <= 40 } && steps.count >= 5)
+        #expect(try await storage.admin.pruneStep(today: day, retentionDays: 2, limit: 50) == 0)
+        #expect(try await storage.admin.list(day: old, top: nil).isEmpty)
+        #expect(try await storage.admin.list(day: day, top: nil).map(\.pushToken) == ["kept"])
+        #expect(try await storage.deliveries.recentDeliveries(pushToken: nil, limit: 10).map(\.pushToken) == ["kept"])
+        await close()
+    }
+
+    private static func record(_ token: String, at: Date) -> DeliveryRecord {
+        DeliveryRecord(
+            at: at,
+            pushToken: token,
+            appID: nil,
+            platform: nil,
+            provider: "p",
+            kind: .notification,
+            counted: true,
+            outcome: .delivered
+        )
+    }
+
     @Test(arguments: StorageEngineUnderTest.all)
     func deadTokensAreRememberedAndForgotten(engine: StorageEngineUnderTest) async throws {
         let (storage, close) = try await engine.open()

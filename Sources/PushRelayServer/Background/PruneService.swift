@@ -1,0 +1,59 @@
+import Logging
+import PushRelayCore
+import PushRelayStore
+import ServiceLifecycle
+
+/// Deletes usage and delivery-log days older than `quota.retention_days` and expired dead tokens: at start, when the
+/// UTC day changes and every hour of wall-clock time, in small paced steps (`PrunePace`) that leave the request path's
+/// writes their turn.
+///
+/// The schedule follows the wall clock (`clock`), read every `checkEvery` on `timers`: what is due depends on the date,
+/// not on how long the process has run, so a clock that jumps (or runs fast, as in `Benchmarks/soak.sh`) is followed
+/// within one check.
+struct PruneService: Service {
+    let admin: any QuotaAdministration
+    let clock: any WallClock
+    let timers: any TimerScheduling
+    let retentionDays: Int
+    let metrics: PushRelayMetrics?
+    let logger: Logger
+    var pace = PrunePace()
+    /// How often the wall clock is read to see whether a prune is due.
+    var checkEvery: Duration = .seconds(5)
+    /// Wall-clock seconds between prunes within one UTC day.
+    var interval: Double = 3600
+
+    func run() async throws {
+        var schedule = PruneSchedule(interval: interval)
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let now = clock.now()
+            if schedule.isDue(at: now) {
+                schedule.ran(at: now)
+                await pruneOnce(today: UTCDay(now))
+            }
+            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: checkEvery) }
+        }
+    }
+
+    private func pruneOnce(today: UTCDay) async {
+        let started = ContinuousClock.now
+        do {
+            let n = try await cancelWhenGracefulShutdown {
+                try await admin.prune(today: today, retentionDays: retentionDays, pace: pace) { metrics?.recordPruned($0) }
+            }
+            if n > 0 {
+                logger.info(
+                    "pruned rows older than the retention",
+                    metadata: [
+                        "rows": .stringConvertible(n), "retention_days": .stringConvertible(retentionDays),
+                        "took_ms": .stringConvertible((ContinuousClock.now - started) / .milliseconds(1)),
+                    ]
+                )
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            logger.error("pruning old quota days failed: \(error)")
+        }
+    }
+}

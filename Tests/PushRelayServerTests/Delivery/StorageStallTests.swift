@@ -1,0 +1,141 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayStore
+import PushRelayTestSupport
+import Synchronization
+import Testing
+
+@testable import PushRelayServer
+
+/// A quota reservation that does not commit within its share of the delivery deadline is the storage's stall, not the
+/// provider's: answered `.storageBusy` without calling the provider, counted in `/metrics`, kept from the circuit
+/// breaker, and the late reservation holds no slot.
+@Suite struct StorageStallTests {
+    /// A real SQLite ledger whose reservations wait until the test lets them through.
+    final class StalledLedger: QuotaLedger {
+        let base: any QuotaLedger
+        let held = Atomic<Int>(0)
+        private let gate = Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+        init(_ base: any QuotaLedger) { self.base = base }
+
+        func open() {
+            let waiting = gate.withLock { g in
+                g.open = true
+                defer { g.waiting = [] }
+                return g.waiting
+            }
+            for c in waiting { c.resume() }
+        }
+
+        func reserveUnlessDead(
+            pushToken: String,
+            appID: String?,
+            webhookID: String?,
+            day: UTCDay,
+            policy: QuotaPolicy,
+            now: Date,
+            checkDead: Bool
+        ) async throws -> ReserveResult {
+            await withCheckedContinuation { c in
+                let go = gate.withLock { g in
+                    if g.open { return true }
+                    g.waiting.append(c)
+                    return false
+                }
+                held.add(1, ordering: .sequentiallyConsistent)
+                if go { c.resume() }
+            }
+            return try await base.reserveUnlessDead(
+                pushToken: pushToken,
+                appID: appID,
+                webhookID: webhookID,
+                day: day,
+                policy: policy,
+                now: now,
+                checkDead: checkDead
+            )
+        }
+
+        func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {
+            try await base.complete(reservation, record: record, markDead: markDead)
+        }
+
+        func recordDelivered(_ record: DeliveryRecord, day: UTCDay, onError: @escaping @Sendable (any Error) -> Void) {
+            base.recordDelivered(record, day: day, onError: onError)
+        }
+
+        func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
+            try await base.rateLimits(pushToken: pushToken, appID: appID, day: day, policy: policy)
+        }
+    }
+
+    @Test func aStalledReservationIsAnsweredAsStorageBusyAndNeverBlamesTheProvider() async throws {
+        let database = try PushRelayDatabase(path: TestServer.tempPath())
+        try database.migrate()
+        let storage = Storage.sqlite(database)
+        let ledger = StalledLedger(storage.quota)
+        let clock = ManualClock()
+        let metrics = PushRelayMetrics(probes: [])
+        let provider = ScriptedProvider(name: "scripted", [.deliver])
+        var settings = PushRelayConfig.Delivery()
+        settings.deadlineMs = 8_000
+        // A breaker that one failure in two would open.
+        settings.breakerMinRequests = 2
+        settings.breakerFailureRatio = 0.5
+        let dispatcher = Dispatcher(
+            providers: ["scripted": provider],
+            quota: ledger,
+            deliveries: storage.deliveries,
+            settings: settings,
+            clock: clock,
+            metrics: metrics,
+            timers: clock,
+            logger: Logger(label: "test")
+        )
+        let n = AndroidTranslation.translate(try HANotification(body: ["message": "Hi", "push_token": "tok:stall"]))
+        let dispatch = Dispatch(
+            Delivery(platform: .android, pushToken: "tok:stall", appID: "app", notification: n),
+            provider: "scripted",
+            quota: .counted(QuotaPolicy(dailyLimit: 5))
+        )
+
+        let stalled = 4
+        let outcomes = try await withThrowingTaskGroup(of: DispatchOutcome.self) { group in
+            for _ in 0..<stalled { group.addTask { await dispatcher.dispatch(dispatch) } }
+            // Every dispatch is inside the ledger, its storage timer scheduled: half the deadline passes.
+            while ledger.held.load(ordering: .sequentiallyConsistent) < stalled || clock.scheduledCount < stalled {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            clock.advance(by: 4.0)
+            var outcomes: [DispatchOutcome] = []
+            for try await o in group { outcomes.append(o) }
+            return outcomes
+        }
+        #expect(outcomes.allSatisfy { if case .storageBusy = $0 { true } else { false } })
+        #expect(provider.callCount == 0)
+        #expect(String(decoding: metrics.render(), as: UTF8.self).contains("pushrelay_storage_timeouts_total \(stalled)"))
+
+        // The storage comes back: the late reservations commit and are turned into errors, holding no slot, and the
+        // provider's circuit is closed: the next notification is delivered.
+        ledger.open()
+        let today = UTCDay(clock.now())
+        var limits = try await storage.quota.rateLimits(pushToken: "tok:stall", appID: nil, day: today, policy: QuotaPolicy(dailyLimit: 5))
+        for _ in 0..<200 where limits.errors < stalled {
+            try await Task.sleep(for: .milliseconds(10))
+            limits = try await storage.quota.rateLimits(pushToken: "tok:stall", appID: nil, day: today, policy: QuotaPolicy(dailyLimit: 5))
+        }
+        #expect(limits.successful == 0)
+        #expect(limits.errors == stalled)
+        if case .delivered(_, let after) = await dispatcher.dispatch(dispatch) {
+            #expect(after?.successful == 1)
+        } else {
+            Issue.record("the provider's circuit must not open for a storage stall")
+        }
+        #expect(provider.callCount == 1)
+        let log = try await storage.deliveries.recentDeliveries(pushToken: "tok:stall")
+        #expect(log.filter { $0.outcome == "transient" && ($0.errorMessage ?? "").contains("StorageBusy") }.count == stalled)
+    }
+}
