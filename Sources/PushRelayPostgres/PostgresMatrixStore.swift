@@ -8,8 +8,8 @@ import PushRelayStore
 /// `claimed_until`) so that no two instances retry the same item.
 public final class PostgresMatrixStore: MatrixStorage {
     let engine: PostgresStorageEngine
-    /// `markSent` writes still running: a lookup waits for those started before it, so it sees every mark made
-    /// before it was asked, as on SQLite's ordered writer.
+    /// Fire-and-forget `markSent` writes still running: a lookup or claim waits for those started before it, so it sees
+    /// every mark made before it was asked.
     private let marks: InFlightWrites
 
     public init(engine: PostgresStorageEngine) {
@@ -47,6 +47,40 @@ public final class PostgresMatrixStore: MatrixStorage {
             if kind == "s" { seen.insert(key) } else { dead.insert(key) }
         }
         return (seen, dead)
+    }
+
+    /// One statement: a concurrent claim of the same pair waits for this one's commit and then finds its row.
+    public func claim(eventID: String, pushkeys: [String], since: Date, at: Date) async throws -> Set<String> {
+        guard !pushkeys.isEmpty else { return [] }
+        let stamp = Self.ms(at)
+        let cutoff = Self.ms(since)
+        await marks.wait()
+        // A row older than the window is an expired mark: claiming refreshes it.
+        let rows = try await engine.rows(
+            """
+            INSERT INTO matrix_dedup (event_id, pushkey, seen_at)
+            SELECT DISTINCT \(eventID)::text, k, \(stamp)::bigint FROM unnest(\(pushkeys)::text[]) AS x(k)
+            ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at WHERE matrix_dedup.seen_at < \(cutoff)
+            RETURNING pushkey
+            """,
+            write: true
+        )
+        return Set(try rows.map { try $0.decode(String.self) })
+    }
+
+    public func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws {
+        guard !pushkeys.isEmpty else { return }
+        let stamp = Self.ms(claimedAt)
+        try await engine.rows(
+            "DELETE FROM matrix_dedup WHERE event_id = \(eventID) AND pushkey = ANY(\(pushkeys)) AND seen_at = \(stamp)",
+            write: true
+        )
+    }
+
+    public func markSent(eventID: String, pushkeys: [String], at: Date) async throws {
+        guard !pushkeys.isEmpty else { return }
+        let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: Self.ms(at))
+        try await engine.rows(query, write: true)
     }
 
     public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {

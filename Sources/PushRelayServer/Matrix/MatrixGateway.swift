@@ -11,7 +11,10 @@ import PushRelayStore
 ///   is answered in `rejected`.
 /// - If every device failed transiently the answer is 502 and nothing is queued: the homeserver retries.
 /// - Otherwise 200; transiently failed devices go to the durable retry queue (`MatrixRetryService`).
-/// - Devices that already got the same `event_id` within `matrix.dedup_window` are not pushed again.
+/// - Devices that already got the same `event_id` within `matrix.dedup_window` are not pushed again, and of identical
+///   notifications arriving together only one pushes (`MatrixStorage.claim`). A device that was neither delivered nor
+///   queued (the 502 above, a rejection, a permanent failure, nothing to send) does not count as sent: a repeat of the
+///   event tries it again.
 final class MatrixGateway: Sendable {
     let settings: PushRelayConfig.Matrix
     let apps: MatrixAppTable<PushRelayConfig.MatrixApp>
@@ -64,6 +67,7 @@ final class MatrixGateway: Sendable {
 
     public func notify(_ n: MatrixNotification) async -> Reply {
         let now = clock.now()
+        let since = now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000)
         var seen: Set<String> = []
         var dead: Set<String> = []
         do {
@@ -71,11 +75,23 @@ final class MatrixGateway: Sendable {
                 eventID: n.eventID,
                 pushkeys: n.devices.map(\.pushkey),
                 deadKeys: n.devices.map(Self.deviceKey),
-                since: now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000),
+                since: since,
                 now: now
             )
         } catch {
             logger.error("reading the de-duplication window failed; sending without it", metadata: ["error": .string("\(error)")])
+        }
+        // The event is claimed for the pushkeys about to be sent: of identical notifications arriving together, only
+        // the one holding a pushkey's claim pushes to it.
+        var claimed: Set<String> = []
+        let toSend = n.devices.filter { !dead.contains(Self.deviceKey($0)) && !seen.contains($0.pushkey) }.map(\.pushkey)
+        if let eventID = n.eventID, !toSend.isEmpty {
+            do {
+                claimed = try await store.claim(eventID: eventID, pushkeys: toSend, since: since, at: now)
+                seen.formUnion(Set(toSend).subtracting(claimed))
+            } catch {
+                logger.error("claiming the event for de-duplication failed; sending without it", metadata: ["error": .string("\(error)")])
+            }
         }
         let outcomes: [DeviceOutcome] = await withTaskGroup(of: (Int, DeviceOutcome).self) { group in
             for (i, device) in n.devices.enumerated() {
@@ -92,30 +108,43 @@ final class MatrixGateway: Sendable {
             return out
         }
 
+        let (reply, sent) = await settle(n, outcomes: outcomes)
+        // A claim whose device was neither delivered nor queued is not a push: a repeat of the event pushes again.
+        let unsent = claimed.subtracting(sent)
+        if let eventID = n.eventID, !unsent.isEmpty {
+            do {
+                try await store.release(eventID: eventID, pushkeys: unsent.sorted(), claimedAt: now)
+            } catch {
+                logger.error(
+                    "could not release de-duplication claims; a repeat of this event is not pushed to these devices within the window",
+                    metadata: ["error": .string("\(error)"), "event_id": .string(eventID), "devices": .stringConvertible(unsent.count)]
+                )
+            }
+        }
+        return reply
+    }
+
+    /// The answer for `outcomes`, after queueing the transiently failed devices for a retry when that is the answer,
+    /// and the pushkeys that count as sent (delivered, or queued: the retry queue delivers them).
+    private func settle(_ n: MatrixNotification, outcomes: [DeviceOutcome]) async -> (Reply, sent: Set<String>) {
         var rejected: [String] = []
-        var delivered: [String] = []
+        var sent: Set<String> = []
         var transient: [(MatrixDevice, DeliveryFailure)] = []
         for (device, outcome) in zip(n.devices, outcomes) {
             switch outcome {
             case .rejected:
                 if !rejected.contains(device.pushkey) { rejected.append(device.pushkey) }
             case .delivered:
-                delivered.append(device.pushkey)
+                sent.insert(device.pushkey)
             case .transient(let f):
                 transient.append((device, f))
             case .skipped, .failed:
                 break
             }
         }
-        if let eventID = n.eventID, !delivered.isEmpty {
-            let logger = self.logger
-            store.markSent(eventID: eventID, pushkeys: delivered, at: clock.now()) { error in
-                logger.error("could not record sent events for de-duplication", metadata: ["error": .string("\(error)")])
-            }
-        }
         if !transient.isEmpty && transient.count == n.devices.count {
             let reasons = Set(transient.map { $0.1.message }).sorted().joined(separator: "; ")
-            return .retryLater("Every device failed transiently; retry later. (\(reasons))")
+            return (.retryLater("Every device failed transiently; retry later. (\(reasons))"), sent)
         }
         if !transient.isEmpty {
             let retryAfter = transient.compactMap { f -> Int? in
@@ -135,10 +164,11 @@ final class MatrixGateway: Sendable {
                 )
             } catch {
                 logger.error("could not queue devices for retry; answering 502 so the homeserver retries", metadata: ["error": .string("\(error)")])
-                return .retryLater("Some devices failed transiently and could not be queued for a retry; retry later.")
+                return (.retryLater("Some devices failed transiently and could not be queued for a retry; retry later."), sent)
             }
+            sent.formUnion(items.map(\.pushkey))
         }
-        return .accepted(rejected: rejected)
+        return (.accepted(rejected: rejected), sent)
     }
 
     /// Routes, translates and hands one device to the dispatcher (under the app's daily limit, if it has one). Used
@@ -203,6 +233,8 @@ final class MatrixGateway: Sendable {
             return .rejected(reason: dead.reason, provider: dead.provider)
         case .storageUnavailable:
             return .transient(.transient(reason: "StorageError", message: "the quota ledger could not be written", retryAfterSeconds: nil))
+        case .storageBusy:
+            return .transient(.transient(reason: "StorageBusy", message: "the quota ledger did not answer in time", retryAfterSeconds: 2))
         case .failed(let failure, _):
             switch failure {
             case .invalidToken(let reason, _): return .rejected(reason: reason, provider: app.provider)

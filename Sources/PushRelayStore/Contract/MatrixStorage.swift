@@ -12,7 +12,19 @@ public protocol MatrixStorage: Sendable {
         now: Date
     ) async throws
         -> (seen: Set<String>, dead: Set<String>)
-    /// Remembers that `eventID` went to `pushkeys`, without waiting for it to be durable.
+    /// Claims `eventID` for each of `pushkeys` that has had neither a mark nor a claim of it since `since`, and returns
+    /// those: the caller alone delivers the event to them. Of concurrent claims of one (event id, pushkey), from any
+    /// instance, exactly one gets it. From the return on, a claim counts as sent, stamped `at`, for `lookup` and later
+    /// claims, until `release` ends it.
+    func claim(eventID: String, pushkeys: [String], since: Date, at: Date) async throws -> Set<String>
+    /// Ends the claims that `claim` made at `claimedAt` on `pushkeys` (their delivery did not happen), so that a repeat
+    /// of the event is pushed to them. A mark written since (`markSent`, a queued retry) stays. Returns once `lookup`
+    /// and `claim` no longer see the claims.
+    func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws
+    /// Remembers that `eventID` went to `pushkeys`. Returns once `lookup` and `claim` see it.
+    func markSent(eventID: String, pushkeys: [String], at: Date) async throws
+    /// Remembers that `eventID` went to `pushkeys` without waiting: `lookup` and `claim` may miss it until it is
+    /// written, which the engine's `flush` waits for. `onError` hears about a failed write.
     func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void)
     /// Queues device deliveries for a retry at `nextAttemptAt`. Returns once durable.
     func enqueue(

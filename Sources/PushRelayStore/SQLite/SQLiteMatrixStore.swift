@@ -44,22 +44,67 @@ public final class SQLiteMatrixStore: MatrixStorage {
         }
     }
 
-    /// Remembers that `eventID` went to `pushkeys` (committed with the next batch, without waiting).
+    /// Claims in the next group-committed transaction: claims in one transaction, or in the one writer's successive
+    /// transactions, see each other, so one claim of a pair wins.
+    public func claim(eventID: String, pushkeys: [String], since: Date, at: Date) async throws -> Set<String> {
+        let keys = Self.unique(pushkeys)
+        guard !keys.isEmpty else { return [] }
+        let stamp = Self.ms(at)
+        let cutoff = Self.ms(since)
+        return try await database.batcher.write { db in
+            // A row older than the window is an expired mark: claiming refreshes it.
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                    ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at WHERE matrix_dedup.seen_at < ?
+                    """
+            )
+            var won: Set<String> = []
+            for key in keys {
+                try statement.execute(arguments: [eventID, key, stamp, cutoff])
+                if db.changesCount > 0 { won.insert(key) }
+            }
+            return won
+        }
+    }
+
+    public func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws {
+        guard !pushkeys.isEmpty else { return }
+        let stamp = Self.ms(claimedAt)
+        try await database.batcher.write { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM matrix_dedup WHERE event_id = ? AND pushkey = ? AND seen_at = ?")
+            for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
+        }
+    }
+
+    /// Written in the next group-committed transaction; returns after its commit.
+    public func markSent(eventID: String, pushkeys: [String], at: Date) async throws {
+        guard !pushkeys.isEmpty else { return }
+        let stamp = Self.ms(at)
+        try await database.batcher.write { db in try Self.mark(db, eventID: eventID, pushkeys: pushkeys, stamp: stamp) }
+    }
+
+    /// Written with the next group-committed transaction, without waiting for it.
     public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
         guard !pushkeys.isEmpty else { return }
         let stamp = Self.ms(at)
-        database.batcher.enqueue(
-            { db in
-                let statement = try db.cachedStatement(
-                    sql: """
-                        INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
-                        ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
-                        """
-                )
-                for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
-            },
-            onError: onError
+        database.batcher.enqueue({ db in try Self.mark(db, eventID: eventID, pushkeys: pushkeys, stamp: stamp) }, onError: onError)
+    }
+
+    private static func mark(_ db: Database, eventID: String, pushkeys: [String], stamp: Int64) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+                """
         )
+        for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
+    }
+
+    /// `keys` without repeats, in their first order.
+    private static func unique(_ keys: [String]) -> [String] {
+        var seen: Set<String> = []
+        return keys.filter { seen.insert($0).inserted }
     }
 
     // MARK: Retry queue

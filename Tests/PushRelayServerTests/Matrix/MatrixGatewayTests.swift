@@ -326,6 +326,38 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
         }
     }
 
+    @Test func identicalNotificationsArrivingTogetherArePushedOnce() async throws {
+        try await withMatrix { s, f in
+            let devices = [device(MatrixFakes.fcmApp, "t1"), device(MatrixFakes.apnsApp, MatrixFakes.apnsPushkey)]
+            let replies = try await withThrowingTaskGroup(of: HTTPReply.self) { group in
+                for _ in 0..<12 { group.addTask { try await s.notify(message, devices: devices) } }
+                return try await group.reduce(into: [HTTPReply]()) { $0.append($1) }
+            }
+            #expect(replies.count == 12)
+            for r in replies {
+                #expect(r.status == 200, "\(r.rawBody)")
+                #expect(r.json == ["rejected": []])
+            }
+            #expect(f.env.fcm.records.count == 1)
+            #expect(f.env.apns.records.count == 1)
+        }
+    }
+
+    @Test func aRepeatOfAnEventThatWasNotSentTriesAgain() async throws {
+        try await withMatrix { s, f in
+            f.env.fcm.script("wrong-project", [.senderIDMismatch])
+            let devices = [device(MatrixFakes.fcmApp, "t1"), device("org.unknown.app", "nobody-knows"), device(MatrixFakes.fcmApp, "wrong-project")]
+            let first = try await s.notify(message, devices: devices)
+            #expect(first.json == ["rejected": ["nobody-knows"]])
+            // Only the delivered device counts as sent: the unmatched pushkey is rejected again and the permanent
+            // failure is tried again.
+            let repeated = try await s.notify(message, devices: devices)
+            #expect(repeated.json == ["rejected": ["nobody-knows"]])
+            #expect(f.env.fcm.records.filter { $0.token == "t1" }.count == 1)
+            #expect(f.env.fcm.records.filter { $0.token == "wrong-project" }.count == 2)
+        }
+    }
+
     @Test func theDedupWindowExpires() async throws {
         try await withMatrix(configure: { c in c.matrix.dedupWindowMs = 60_000 }) { s, f in
             _ = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "t1")])

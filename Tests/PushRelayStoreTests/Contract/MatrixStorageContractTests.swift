@@ -10,7 +10,7 @@ import Testing
     func sentEventsAndDeadKeysAreFoundInTheirWindow(engine: StorageEngineUnderTest) async throws {
         let (storage, close) = try await engine.open()
         let store = storage.matrix
-        store.markSent(eventID: "$e1", pushkeys: ["k1", "k2"], at: now) { Issue.record("markSent failed: \($0)") }
+        try await store.markSent(eventID: "$e1", pushkeys: ["k1", "k2"], at: now)
         // Dead keys are written by the delivery pipeline's one dead-token memory; the gateway's lookup reads them.
         try await storage.deliveries.markDead(
             "matrix:app:k3",
@@ -28,6 +28,51 @@ import Testing
         #expect(found.dead == ["matrix:app:k3"])
         #expect(try await store.lookup(eventID: "$e1", pushkeys: ["k1"], deadKeys: [], since: now.addingTimeInterval(1), now: now).seen.isEmpty)
         #expect(try await store.pruneDedup(before: now.addingTimeInterval(1)) == 2)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aMarkIsSeenAsSoonAsMarkSentReturns(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.matrix
+        for i in 0..<20 {
+            try await store.markSent(eventID: "$e\(i)", pushkeys: ["k"], at: now)
+            let found = try await store.lookup(eventID: "$e\(i)", pushkeys: ["k"], deadKeys: [], since: now, now: now)
+            #expect(found.seen == ["k"], "mark \(i)")
+            #expect(try await store.claim(eventID: "$e\(i)", pushkeys: ["k"], since: now, at: now).isEmpty, "mark \(i)")
+        }
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func oneOfConcurrentClaimsWinsAndAReleaseEndsIt(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.matrix
+        let since = now.addingTimeInterval(-60)
+        let wins = try await withThrowingTaskGroup(of: Set<String>.self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await store.claim(eventID: "$e1", pushkeys: ["k1", "k2"], since: since, at: self.now) }
+            }
+            return try await group.reduce(into: [String]()) { $0 += $1.sorted() }
+        }
+        #expect(wins.sorted() == ["k1", "k2"])
+        let seen = try await store.lookup(eventID: "$e1", pushkeys: ["k1", "k2"], deadKeys: [], since: since, now: now).seen
+        #expect(seen == ["k1", "k2"])
+
+        try await store.release(eventID: "$e1", pushkeys: ["k1"], claimedAt: now)
+        #expect(try await store.lookup(eventID: "$e1", pushkeys: ["k1", "k2"], deadKeys: [], since: since, now: now).seen == ["k2"])
+        let later = now.addingTimeInterval(1)
+        #expect(try await store.claim(eventID: "$e1", pushkeys: ["k1", "k2", "k1"], since: since, at: later) == ["k1"])
+
+        // A mark written over a claim is not released with it.
+        try await store.markSent(eventID: "$e1", pushkeys: ["k2"], at: later)
+        try await store.release(eventID: "$e1", pushkeys: ["k2"], claimedAt: now)
+        #expect(try await store.lookup(eventID: "$e1", pushkeys: ["k2"], deadKeys: [], since: since, now: now).seen == ["k2"])
+
+        // Once the window has passed, the pair can be claimed again.
+        let next = now.addingTimeInterval(120)
+        #expect(try await store.claim(eventID: "$e1", pushkeys: ["k1", "k2"], since: next.addingTimeInterval(-60), at: next) == ["k1", "k2"])
+        #expect(try await store.claim(eventID: "$e1", pushkeys: ["k1", "k2"], since: next.addingTimeInterval(-60), at: next).isEmpty)
         await close()
     }
 
