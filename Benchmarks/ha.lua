@@ -2,9 +2,9 @@
 -- BENCH_PLATFORM=android (default): /api/sendPush/android/v1 with FCM-style tokens (app id BENCH_APP, default the
 -- Android companion app);
 -- BENCH_PLATFORM=ios: /api/sendPushNotification as the companion app, with hex APNs tokens.
--- Each thread builds 4,096 requests (random tokens out of BENCH_TOKENS) before the run and sends them in turn, so the
--- load generator spends about as little CPU per request as it does on GET /health: on a 2-core machine its CPU is
--- the server's CPU. Each token has a webhook id of its own, as each device has in Home Assistant: PushRelay binds the
+-- Each thread builds BENCH_POOL (default 4,096) requests (random tokens out of BENCH_TOKENS) before the run and sends
+-- them in turn, so the load generator spends about as little CPU per request as it does on GET /health: on a 2-core
+-- machine its CPU is the server's CPU. Each token has a webhook id of its own, as each device has in Home Assistant: PushRelay binds the
 -- pair once (the websocket channel's credential check) and then only compares it.
 -- BENCH_FORWARDED_FOR: an X-Forwarded-For value for every request, as a proxy would add it; with a %d in it and
 -- BENCH_CLIENTS=N, the requests name N clients in turn (%d from 1 to N).
@@ -12,7 +12,7 @@ local tokens = tonumber(os.getenv("BENCH_TOKENS") or "20000")
 local forwarded = os.getenv("BENCH_FORWARDED_FOR")
 local clients = tonumber(os.getenv("BENCH_CLIENTS") or "1")
 local ios = os.getenv("BENCH_PLATFORM") == "ios"
-local pool_size = 4096
+local pool_size = tonumber(os.getenv("BENCH_POOL") or "4096")
 -- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
 -- of the same name would hide it, and every thread would then send the same requests).
 local next_thread = 0

@@ -30,6 +30,9 @@ public enum PushRelayApplication {
             )
         }
         let timers = timers ?? EventLoopTimers()
+        // The background services' schedules (pruning, the storage probe, the Matrix retry poll, the channel sweep) run
+        // on the event loops even when a test drives the request path's timers by hand.
+        let serviceTimers = EventLoopTimers()
         let work = BackgroundWork(logger: logger)
         let hubHolder = LocalPushGauges()
         let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine, gauges: hubHolder) : nil
@@ -177,13 +180,17 @@ public enum PushRelayApplication {
             configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
             services: [
                 StorageService(engine: storage.engine, logger: logger),
-                StorageMonitor(engine: storage.engine, logger: logger),
-                PruneService(admin: storage.admin, clock: clock, timers: timers, retentionDays: config.quota.retentionDays, metrics: metrics, logger: logger),
+                StorageMonitor(engine: storage.engine, timers: serviceTimers, logger: logger),
+                PruneService(admin: storage.admin, clock: clock, timers: serviceTimers, retentionDays: config.quota.retentionDays, metrics: metrics, logger: logger),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 // Shut down before the providers and the storage its work needs (services stop in reverse order).
                 work,
-                LocalPushService(hub: hub, sockets: sockets),
-                MatrixRetryService(gateway: matrix, claimLease: MatrixRetryService.lease(deadlineMs: Int64(config.delivery.deadlineMs))),
+                LocalPushService(hub: hub, sockets: sockets, timers: serviceTimers),
+                MatrixRetryService(
+                    gateway: matrix,
+                    timers: serviceTimers,
+                    claimLease: MatrixRetryService.lease(deadlineMs: Int64(config.delivery.deadlineMs))
+                ),
             ],
             onServerRunning: onServerRunning,
             logger: logger

@@ -17,7 +17,8 @@ struct PruneService: Service {
     let retentionDays: Int
     let metrics: PushRelayMetrics?
     let logger: Logger
-    var pace = PrunePace()
+    /// Steps of `PrunePace`'s default size, paused on `timers`.
+    var pace: PrunePace { PrunePace(sleep: { [timers] in try await timers.sleep(for: $0) }) }
     /// How often the wall clock is read to see whether a prune is due.
     var checkEvery: Duration = .seconds(5)
     /// Wall-clock seconds between prunes within one UTC day.
@@ -46,7 +47,7 @@ struct PruneService: Service {
                     "pruned rows older than the retention",
                     metadata: [
                         "rows": .stringConvertible(n), "retention_days": .stringConvertible(retentionDays),
-                        "took_ms": .stringConvertible((ContinuousClock.now - started) / .milliseconds(1)),
+                        "took_ms": .stringConvertible(Int((ContinuousClock.now - started) / .milliseconds(1))),
                     ]
                 )
             }

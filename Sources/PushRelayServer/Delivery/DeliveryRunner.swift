@@ -1,5 +1,3 @@
-import NIOCore
-import NIOPosix
 import PushRelayCore
 
 /// Runs one delivery against one provider within the request's deadline: a timeout on each attempt, and retries of
@@ -13,6 +11,8 @@ struct DeliveryRunner: Sendable {
     let breaker: CircuitBreaker?
     let retry: RetryPolicy
     let deadlineMs: Int
+    /// Where the deadlines and the retry backoff wait (the server's event-loop timers).
+    let timers: any TimerScheduling
 
     /// `delivery.deadline_ms`: from the dispatch's start, its wait for a place included.
     var deadline: Duration { .milliseconds(deadlineMs) }
@@ -54,7 +54,7 @@ struct DeliveryRunner: Sendable {
                 )
             }
             do {
-                try await Task.sleep(for: .milliseconds(delay))
+                try await timers.sleep(for: .milliseconds(delay))
             } catch {
                 return result
             }
@@ -91,7 +91,7 @@ struct DeliveryRunner: Sendable {
                 // The deadline is an event-loop timer (cheap to set and to cancel, and most are cancelled); when it
                 // fires, the timeout is offered from a task, so a send already queued for the same threads answers
                 // first.
-                let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(remaining)) {
+                let timer = timers.schedule(after: remaining) {
                     Task { if first.offer(timeout) { send.cancel() } }
                 }
                 first.onSettled { timer.cancel() }

@@ -39,7 +39,8 @@ final class Dispatcher: Sendable {
                     CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)
                 },
                 retry: settings.retryPolicy,
-                deadlineMs: settings.deadlineMs
+                deadlineMs: settings.deadlineMs,
+                timers: timers
             )
         }
         self.quota = quota

@@ -1,3 +1,4 @@
+import PushRelayCore
 import ServiceLifecycle
 
 /// Runs the websocket channel's background duties: recovers stored channel messages at start, works with the other
@@ -5,6 +6,8 @@ import ServiceLifecycle
 struct LocalPushService: Service {
     let hub: LocalPushHub
     let sockets: LocalPushSockets
+    /// Where the expiry sweep waits.
+    let timers: any TimerScheduling
     /// How long shutdown waits for the connections' disconnects: a close frame's answer (`SocketClosing.timeout`),
     /// then each unconfirmed message's release.
     static let disconnectWait = Duration.seconds(10)
@@ -15,7 +18,7 @@ struct LocalPushService: Service {
             if let instances = hub.instances { group.addTask { await instances.run() } }
             await hub.recover()
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+                try? await cancelWhenGracefulShutdown { try await timers.sleep(for: .seconds(60)) }
                 _ = try? await hub.store.dropExpired(now: hub.clock.now())
             }
             // The websockets hold no task the server would wait for: say goodbye to each of them, then wait until each

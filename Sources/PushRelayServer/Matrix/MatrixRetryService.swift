@@ -13,6 +13,8 @@ import ServiceLifecycle
 /// one (`claimDue`). Also prunes the de-duplication window.
 struct MatrixRetryService: Service {
     let gateway: MatrixGateway
+    /// Where the polls wait (the server's event-loop timers).
+    let timers: any TimerScheduling
 
     /// Items handled per poll.
     static let batchSize = 64
@@ -38,7 +40,7 @@ struct MatrixRetryService: Service {
                 } catch {
                 }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(gateway.settings.retry.pollIntervalMs)) }
+            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: .milliseconds(gateway.settings.retry.pollIntervalMs)) }
         }
     }
 

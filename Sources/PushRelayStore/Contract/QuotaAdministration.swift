@@ -27,10 +27,17 @@ public protocol QuotaAdministration: Sendable {
 public struct PrunePace: Sendable {
     public var rowsPerStep: Int
     public var pause: Duration
+    /// How the pause is waited (the server passes its `TimerScheduling`).
+    public var sleep: @Sendable (Duration) async throws -> Void
 
-    public init(rowsPerStep: Int = 2_000, pause: Duration = .milliseconds(10)) {
+    public init(
+        rowsPerStep: Int = 2_000,
+        pause: Duration = .milliseconds(10),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
         self.rowsPerStep = max(rowsPerStep, 1)
         self.pause = pause
+        self.sleep = sleep
     }
 }
 
@@ -58,7 +65,7 @@ extension QuotaAdministration {
             total += n
             if n > 0 { progress(n) }
             if n < pace.rowsPerStep { return total }
-            try? await Task.sleep(for: pace.pause)
+            try? await pace.sleep(pace.pause)
             if Task.isCancelled { return total }
         }
     }
