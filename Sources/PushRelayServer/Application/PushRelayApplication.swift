@@ -181,7 +181,14 @@ public enum PushRelayApplication {
             services: [
                 StorageService(engine: storage.engine, logger: logger),
                 StorageMonitor(engine: storage.engine, timers: serviceTimers, logger: logger),
-                PruneService(admin: storage.admin, clock: clock, timers: serviceTimers, retentionDays: config.quota.retentionDays, metrics: metrics, logger: logger),
+                PruneService(
+                    admin: storage.admin,
+                    clock: clock,
+                    timers: serviceTimers,
+                    retentionDays: config.quota.retentionDays,
+                    metrics: metrics,
+                    logger: logger
+                ),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 // Shut down before the providers and the storage its work needs (services stop in reverse order).
                 work,
