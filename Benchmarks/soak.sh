@@ -45,14 +45,16 @@ URL="http://127.0.0.1:$PORT"
 START_EPOCH=$(date -u -d "$START" +%s)
 
 SERVER=
+# nohup execs the server (same process): started straight from `env` with libfaketime preloaded, it sometimes lost its
+# arguments.
 serve() { # extra env (NAME=VALUE …): starts the server on the fast clock and waits for /health
   env LD_PRELOAD="$FAKETIME_LIB" FAKETIME="@$START x$SPEED" FAKETIME_DONT_FAKE_MONOTONIC=1 \
     PUSHRELAY_HTTP_PORT="$PORT" PUSHRELAY_LOG_LEVEL=info PUSHRELAY_METRICS_ENABLED=true PUSHRELAY_ADMIN_TOKEN="$ADMIN" \
-    PUSHRELAY_QUOTA_RETENTION_DAYS=1 "$@" "$BIN" serve 2>>"$WORK/server.log" &
+    PUSHRELAY_QUOTA_RETENTION_DAYS=1 "$@" nohup "$BIN" serve 2>>"$WORK/server.log" &
   SERVER=$!
   SERVER_START=$(date +%s.%N)
   for _ in $(seq 1 300); do curl -sf "$URL/health" >/dev/null && return; sleep 0.1; done
-  echo "the server did not start:" >&2; tail -20 "$WORK/server.log" >&2; exit 1
+  echo "the server did not start:" >&2; head -n 20 "$WORK/server.log" >&2; exit 1
 }
 stop_server() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; }
 sim_now() { awk -v s="$SERVER_START" -v n="$(date +%s.%N)" -v x="$SPEED" -v e="$START_EPOCH" 'BEGIN {printf "%d", e + (n - s) * x}'; }
@@ -133,19 +135,24 @@ for engine in "${ENGINES[@]}"; do
   storage_timeouts=$(metric pushrelay_storage_timeouts_total)
   stop_server
   # The verdict. Day one is the first full simulated day.
-  verdict=$(printf '%s\n' "${LINES[@]}" | awk -v first="$(date -u -d "$START + 1 day" +%F)" '
-    { day = $2; p99 = $4; errors += $5; rss[NR] = $6; db[NR] = $7; if (day == first) { d1[++k] = p99 } all[NR] = p99 }
-    END {
-      n = asort(d1); median = (n ? d1[int((n + 1) / 2)] : 0); worst = 0
-      for (i in all) if (all[i] > worst) worst = all[i]
-      q = int(NR * 2 / 3)
-      printf "errors %d; p99 worst %.1f ms against day one median %.1f ms (%.1f×); RSS %d → %d MB and database %d → %d MB over the last third", errors, worst, median, (median ? worst / median : 0), rss[q], rss[NR], db[q], db[NR]
-    }')
   quota=""
   for day in $(printf '%s\n' "${!SERVED[@]}" "${!REFUSED[@]}" | sort -u); do
-    quota+="$day: served ${SERVED[$day]:-0}, refused ${REFUSED[$day]:-0}, notices ${NOTICES[$day]:-0}; "
+    quota+="$day served ${SERVED[$day]:-0} refused ${REFUSED[$day]:-0} notices ${NOTICES[$day]:-0}; "
   done
-  SUMMARY+=("$engine: $verdict; storage timeouts $storage_timeouts; probe token (limit 2) by day: $quota")
+  verdict=$(printf '%s\n' "${LINES[@]}" | python3 -c '
+import statistics, sys
+first = sys.argv[1]
+rows = [l.split() for l in sys.stdin if l.strip()]
+# engine, simulated day and time, req/s, p99, errors, RSS, database, WAL, pruned
+p99 = [float(r[4]) for r in rows]
+day1 = [float(r[4]) for r in rows if r[1] == first] or p99
+median = statistics.median(day1)
+errors = sum(int(r[5]) for r in rows)
+last = rows[len(rows) * 2 // 3:]
+print("errors %d; p99 worst %.1f ms against day one median %.1f ms (%.1fx); RSS %s -> %s MB and database %s -> %s MB over the last third"
+      % (errors, max(p99), median, max(p99) / median, last[0][6], last[-1][6], last[0][7], last[-1][7]))
+' "$(date -u -d "$START + 1 day" +%F)")
+  SUMMARY+=("$engine: $verdict; storage timeouts $storage_timeouts; the probe token (limit 2) by day: $quota")
   grep -E "pruned rows" "$WORK/server.log" | tail -n 3 | cut -c1-200 >&2 || true
   : > "$WORK/server.log"
 done
