@@ -39,8 +39,9 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let notify: HomeAssistantFastPath.Endpoint?
     /// Time limits for slow clients (`SlowClientGuard`); nil: none.
     let slowClients: SlowClientGuard.Settings?
-    /// Connections per client address (`http.max_connections_per_address`); nil: no limit. A trusted proxy's
-    /// connections carry many clients, so they are not counted.
+    /// Connections per client address (`http.max_connections_per_address`); nil: no limit. A connection beyond it is
+    /// refused at accept, unread and unanswered (`ConnectionBudget.accept`). A trusted proxy's connections carry many
+    /// clients, so they are not counted.
     let connections: ConnectionBudget?
     /// Reverse proxies whose forwarding headers name the client (`http.trusted_proxies`).
     let trustedProxies: TrustedProxies
@@ -61,58 +62,12 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         self.trustedProxies = trustedProxies
     }
 
-    /// A connection refused for its address's budget.
+    /// A connection refused at accept for its address's budget: the budget resets it, and no `Value` is made for it.
     struct TooManyConnections: Error {}
 
-    /// Answers a connection beyond its address's budget with a JSON 503 as soon as it is active, then closes it.
-    final class ConnectionRefusal: ChannelInboundHandler {
-        typealias InboundIn = ByteBuffer
-        private let limit: Int
-        private let answered: EventLoopPromise<Upgrade>
-        private var sent = false
-
-        init(limit: Int, answered: EventLoopPromise<Upgrade>) {
-            self.limit = limit
-            self.answered = answered
-        }
-
-        func handlerAdded(context: ChannelHandlerContext) {
-            if context.channel.isActive { refuse(context) }
-        }
-
-        func channelActive(context: ChannelHandlerContext) {
-            refuse(context)
-            context.fireChannelActive()
-        }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
-
-        private func refuse(_ context: ChannelHandlerContext) {
-            guard !sent else { return }
-            sent = true
-            let error = APIError(
-                .serviceUnavailable,
-                "TooManyConnections",
-                "This address already holds \(limit) connections to PushRelay (http.max_connections_per_address); reuse them or try again later.",
-                headers: [.retryAfter: "5"]
-            )
-            let buffer = error.rawResponse(allocator: context.channel.allocator)
-            let answered = self.answered
-            context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in answered.fail(TooManyConnections()) }
-        }
-    }
-
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        if let budget = connections, let address = channel.remoteAddress?.ipAddress, !trustedProxies.trusts(address) {
-            guard budget.admit(address) else {
-                // Answered once the channel is active; `handle` then sees the failed upgrade and closes it.
-                let answered = channel.eventLoop.makePromise(of: Upgrade.self)
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ConnectionRefusal(limit: budget.limitPerAddress, answered: answered))
-                    return Value(upgrade: answered.futureResult, channel: channel)
-                }
-            }
-            channel.closeFuture.whenComplete { _ in budget.release(address) }
+        if let connections, !connections.accept(channel, trustedProxies: trustedProxies) {
+            return channel.eventLoop.makeFailedFuture(TooManyConnections())
         }
         return channel.eventLoop.makeCompletedFuture {
             if let slowClients { try channel.pipeline.syncOperations.addHandler(SlowClientGuard(settings: slowClients)) }

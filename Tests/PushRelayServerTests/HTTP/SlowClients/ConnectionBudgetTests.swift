@@ -1,0 +1,102 @@
+import NIOCore
+import NIOEmbedded
+import PushRelayCore
+import Testing
+
+@testable import PushRelayServer
+
+/// The per-address connection budget at accept: a connection within it is counted until it closes; one past it is
+/// refused there, with nothing read from it or written to it, and reset after the refusal delay (at once when the
+/// address already has as many refused connections waiting as its budget).
+@Suite struct ConnectionBudgetTests {
+    static let client = "198.51.100.7"
+
+    static func accepted(from address: String = client) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        let peer = try SocketAddress(ipAddress: address, port: 40_000)
+        try channel.connect(to: peer).wait()
+        channel.remoteAddress = peer
+        return channel
+    }
+
+    @Test func admissionsWithinTheBudgetThenRefusalsThatWaitThenRefusalsAtOnce() {
+        let budget = ConnectionBudget(limitPerAddress: 2)
+        #expect(budget.admit(Self.client) == .admitted)
+        #expect(budget.admit(Self.client) == .admitted)
+        #expect(budget.admit(Self.client) == .refusedAfterDelay)
+        #expect(budget.admit(Self.client) == .refusedAfterDelay)
+        #expect(budget.admit(Self.client) == .refused)
+        #expect(budget.admit("203.0.113.9") == .admitted, "each address has its own budget")
+        #expect(budget.count(Self.client) == 2 && budget.refusedCount(Self.client) == 2)
+
+        budget.releaseRefused(Self.client)
+        #expect(budget.admit(Self.client) == .refusedAfterDelay)
+        budget.release(Self.client)
+        #expect(budget.admit(Self.client) == .admitted)
+    }
+
+    @Test func aConnectionWithinTheBudgetCountsUntilItCloses() throws {
+        let budget = ConnectionBudget(limitPerAddress: 2)
+        let channel = try Self.accepted()
+        #expect(budget.accept(channel, trustedProxies: TrustedProxies()))
+        #expect(channel.isActive, "left open")
+        #expect(budget.count(Self.client) == 1)
+        _ = try channel.finish()
+        #expect(budget.count(Self.client) == 0)
+    }
+
+    @Test func aConnectionPastTheBudgetIsResetAfterTheDelayUnreadAndUnanswered() throws {
+        let budget = ConnectionBudget(limitPerAddress: 1, refusalDelay: .seconds(1))
+        let held = try Self.accepted()
+        #expect(budget.accept(held, trustedProxies: TrustedProxies()))
+
+        let refused = try Self.accepted()
+        #expect(!budget.accept(refused, trustedProxies: TrustedProxies()))
+        refused.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        #expect(refused.isActive, "held for the delay")
+        #expect(budget.refusedCount(Self.client) == 1)
+        refused.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!refused.isActive, "closed after the delay")
+        #expect(try refused.readOutbound(as: ByteBuffer.self) == nil, "nothing written")
+        #expect(budget.refusedCount(Self.client) == 0)
+        #expect(budget.count(Self.client) == 1, "a refusal releases nothing of the budget")
+
+        // Once the admitted one closes, the address is admitted again.
+        _ = try held.finish()
+        #expect(budget.accept(try Self.accepted(), trustedProxies: TrustedProxies()))
+    }
+
+    @Test func pastTheRefusedConnectionsAnAddressMayHaveWaitingOneIsResetAtOnce() throws {
+        let budget = ConnectionBudget(limitPerAddress: 1)
+        #expect(budget.accept(try Self.accepted(), trustedProxies: TrustedProxies()))
+        let waiting = try Self.accepted()
+        #expect(!budget.accept(waiting, trustedProxies: TrustedProxies()))
+        #expect(waiting.isActive)
+
+        let refused = try Self.accepted()
+        #expect(!budget.accept(refused, trustedProxies: TrustedProxies()))
+        #expect(!refused.isActive, "closed at accept")
+        #expect(try refused.readOutbound(as: ByteBuffer.self) == nil, "nothing written")
+        #expect(budget.refusedCount(Self.client) == 1)
+    }
+
+    @Test func aTrustedProxysConnectionsAreNotCounted() throws {
+        let budget = ConnectionBudget(limitPerAddress: 1)
+        let proxies = TrustedProxies(networks: [OutboundAddressPolicy.Network(cidr: "10.0.0.0/8")!])
+        for _ in 0..<3 {
+            let channel = try Self.accepted(from: "10.1.2.3")
+            #expect(budget.accept(channel, trustedProxies: proxies))
+            #expect(channel.isActive)
+        }
+        #expect(budget.count("10.1.2.3") == 0)
+    }
+
+    @Test func aConnectionWithoutAnIPAddressIsNotCounted() throws {
+        let budget = ConnectionBudget(limitPerAddress: 1)
+        for _ in 0..<2 {
+            let channel = EmbeddedChannel()
+            channel.remoteAddress = try SocketAddress(unixDomainSocketPath: "/tmp/pushrelay.sock")
+            #expect(budget.accept(channel, trustedProxies: TrustedProxies()))
+        }
+    }
+}
