@@ -68,28 +68,18 @@ struct FakeProviders: AsyncParsableCommand {
             """
         )
         fflush(nil)
-        var seenFCM = 0
-        var seenAPNs = 0
-        var seenWebPush = 0
         while !Task.isCancelled {
-            let fcm = env.fcm.records
-            for r in fcm.dropFirst(seenFCM) {
+            for r in env.fcm.takeRecords() {
                 print("FCM  \(r.status) \(r.path) token=\(TokenDisplay.short(r.token ?? "?")) \(r.reason ?? "")")
                 if let body = r.body { print("     \(body.jsonString())") }
             }
-            seenFCM = fcm.count
-            let apns = env.apns.records
-            for r in apns.dropFirst(seenAPNs) {
+            for r in env.apns.takeRecords() {
                 print("APNs \(r.status) \(r.path) push-type=\(r.headers["apns-push-type"] ?? "?") \(r.reason ?? "")")
                 if let payload = r.payload { print("     \(payload.jsonString())") }
             }
-            seenAPNs = apns.count
-            if let web = webPush?.fake.records {
-                for r in web.dropFirst(seenWebPush) {
-                    print("WebPush \(r.status) \(r.path) \(r.problem ?? "")")
-                    if let json = r.json { print("     \(json.jsonString())") }
-                }
-                seenWebPush = web.count
+            for r in webPush?.fake.takeRecords() ?? [] {
+                print("WebPush \(r.status) \(r.path) \(r.problem ?? "")")
+                if let json = r.json { print("     \(json.jsonString())") }
             }
             fflush(nil)
             do { try await Task.sleep(for: .milliseconds(300)) } catch { break }

@@ -93,6 +93,14 @@ public final class FakeAPNs: Sendable {
 
     /// Every request received so far, in arrival order.
     public var records: [FakeAPNsRecord] { state.withLock { $0.records } }
+    /// The records so far, removed from the fake (for a long run: `records` keeps every one, and copying them
+    /// would hold up the requests).
+    public func takeRecords() -> [FakeAPNsRecord] {
+        state.withLock { s in
+            defer { s.records = [] }
+            return s.records
+        }
+    }
 
     /// Forgets records and scripts (not connections).
     public func reset() {

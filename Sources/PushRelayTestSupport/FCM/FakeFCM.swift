@@ -91,6 +91,14 @@ public final class FakeFCM: Sendable {
 
     /// Every `messages:send` request so far, in arrival order.
     public var records: [FakeFCMRecord] { state.withLock { $0.records } }
+    /// The records so far, removed from the fake (for a long run: `records` keeps every one, and copying them
+    /// would hold up the requests).
+    public func takeRecords() -> [FakeFCMRecord] {
+        state.withLock { s in
+            defer { s.records = [] }
+            return s.records
+        }
+    }
     /// How many times the token endpoint was called.
     public var tokenRequests: Int { state.withLock { $0.tokenRequests } }
 

@@ -120,6 +120,14 @@ public final class FakeWebPush: Sendable {
     }
 
     public var records: [FakeWebPushRecord] { state.withLock { $0.records } }
+    /// The records so far, removed from the fake (for a long run: `records` keeps every one, and copying them
+    /// would hold up the requests).
+    public func takeRecords() -> [FakeWebPushRecord] {
+        state.withLock { s in
+            defer { s.records = [] }
+            return s.records
+        }
+    }
 
     public func reset() {
         state.withLock {
