@@ -63,51 +63,80 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
     /// one).
     static let pruneLookahead = 10_000
 
+    /// Where the steps of the current prune stopped. A step starts its index walks there, not at the start: PostgreSQL
+    /// keeps a deleted row's index entry until autovacuum, so a walk from the start would pass every row the earlier
+    /// steps deleted, and the steps would slow down as the prune goes on.
+    private struct PruneCursor: Sendable {
+        var cutoff: String
+        var usage = (day: "", token: "")
+        var logID = Int64.min
+    }
+
+    private let pruneCursor = Locked<PruneCursor?>(nil)
+
     /// Deletes at most `limit` expired rows in one transaction (it takes row locks on expired rows only, which no
     /// request writes). Returns the rows deleted.
     public func pruneStep(today: UTCDay, retentionDays: Int, limit: Int) async throws -> Int {
         let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
         let expiry = ISO8601UTC.string(today.start)
         let logger = engine.logger
-        let lookahead = Self.pruneLookahead
-        return try await engine.transaction { connection in
-            func deleted(_ query: PostgresQuery) async throws -> Int {
-                try await connection.query(query, logger: logger).collect().first?.decode(Int.self) ?? 0
-            }
-            // Each statement walks an index from its start and stops after `limit` rows: the step's cost does not grow
-            // with the table. The log has no index on day: it is appended in time order, so its expired rows are at
-            // its start, and rows logged late are caught by a bounded look past its oldest row.
-            var n = try await deleted(
+        let lookahead = Int64(Self.pruneLookahead)
+        let start = pruneCursor.withLock { c in
+            if c?.cutoff != cutoff { c = PruneCursor(cutoff: cutoff) }
+            return c!
+        }
+        let (n, end) = try await engine.transaction { connection -> (Int, PruneCursor) in
+            var end = start
+            // Each statement walks an index from where the last step stopped and stops after `limit` rows: the step's
+            // cost does not grow with the table. The log has no index on day: it is appended in time order, so its
+            // expired rows are at its start, and rows logged late are caught by a bounded look past its oldest row.
+            let (afterDay, afterToken) = start.usage
+            let usage = try await connection.query(
                 """
                 WITH d AS (DELETE FROM daily_usage WHERE (day, push_token) IN
-                    (SELECT day, push_token FROM daily_usage WHERE day < \(cutoff) ORDER BY day, push_token LIMIT \(limit))
-                    RETURNING 1)
-                SELECT count(*) FROM d
-                """
-            )
+                    (SELECT day, push_token FROM daily_usage WHERE day < \(cutoff) AND (day, push_token) > (\(afterDay), \(afterToken))
+                     ORDER BY day, push_token LIMIT \(limit))
+                    RETURNING day, push_token)
+                SELECT count(*), (array_agg(day ORDER BY day DESC, push_token DESC))[1],
+                       (array_agg(push_token ORDER BY day DESC, push_token DESC))[1]
+                FROM d
+                """,
+                logger: logger
+            ).collect().first?.decode((Int, String?, String?).self)
+            var n = usage?.0 ?? 0
+            if let day = usage?.1, let token = usage?.2 { end.usage = (day, token) }
             if n < limit {
-                n += try await deleted(
+                let after = start.logID
+                let log = try await connection.query(
                     """
                     WITH d AS (DELETE FROM delivery_log WHERE id IN
-                        (SELECT id FROM delivery_log WHERE id < (SELECT min(id) FROM delivery_log) + \(lookahead) AND day < \(cutoff)
+                        (SELECT id FROM delivery_log
+                         WHERE id > \(after) AND id < (SELECT min(id) FROM delivery_log WHERE id > \(after)) + \(lookahead) AND day < \(cutoff)
                          ORDER BY id LIMIT \(limit - n))
-                        RETURNING 1)
-                    SELECT count(*) FROM d
-                    """
-                )
+                        RETURNING id)
+                    SELECT count(*), max(id) FROM d
+                    """,
+                    logger: logger
+                ).collect().first?.decode((Int, Int64?).self)
+                n += log?.0 ?? 0
+                if let last = log?.1 { end.logID = last }
             }
             if n < limit {
-                n += try await deleted(
+                n += try await connection.query(
                     """
                     WITH d AS (DELETE FROM dead_tokens WHERE push_token IN
                         (SELECT push_token FROM dead_tokens WHERE expires_at <= \(expiry) ORDER BY expires_at LIMIT \(limit - n))
                         RETURNING 1)
                     SELECT count(*) FROM d
-                    """
-                )
+                    """,
+                    logger: logger
+                ).collect().first?.decode(Int.self) ?? 0
             }
-            return n
+            return (n, end)
         }
+        // A prune that found nothing more to delete starts from the beginning next time.
+        pruneCursor.withLock { $0 = n < limit ? nil : end }
+        return n
     }
 
     private static func usageRow(_ row: PostgresRow) throws -> UsageRow {
