@@ -122,15 +122,16 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
                 if let last = log?.1 { end.logID = last }
             }
             if n < limit {
-                n += try await connection.query(
-                    """
-                    WITH d AS (DELETE FROM dead_tokens WHERE push_token IN
-                        (SELECT push_token FROM dead_tokens WHERE expires_at <= \(expiry) ORDER BY expires_at LIMIT \(limit - n))
-                        RETURNING 1)
-                    SELECT count(*) FROM d
-                    """,
-                    logger: logger
-                ).collect().first?.decode(Int.self) ?? 0
+                n +=
+                    try await connection.query(
+                        """
+                        WITH d AS (DELETE FROM dead_tokens WHERE push_token IN
+                            (SELECT push_token FROM dead_tokens WHERE expires_at <= \(expiry) ORDER BY expires_at LIMIT \(limit - n))
+                            RETURNING 1)
+                        SELECT count(*) FROM d
+                        """,
+                        logger: logger
+                    ).collect().first?.decode(Int.self) ?? 0
             }
             return (n, end)
         }
