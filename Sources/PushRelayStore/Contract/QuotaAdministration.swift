@@ -22,8 +22,9 @@ public protocol QuotaAdministration: Sendable {
 }
 
 /// How pruning paces itself so that it never holds up requests: each step is one transaction of at most
-/// `rowsPerStep` deleted rows (a few milliseconds of the writer), and `pause` passes between steps so that the
-/// request path's writes and the WAL checkpoints run in between.
+/// `rowsPerStep` deleted rows (a few milliseconds of the writer), and between steps it pauses for `pause` or as long as
+/// the step took, whichever is longer, so that pruning takes at most half of the database's time and the request
+/// path's writes and the WAL checkpoints run in between.
 public struct PrunePace: Sendable {
     public var rowsPerStep: Int
     public var pause: Duration
@@ -50,7 +51,7 @@ extension QuotaAdministration {
         try await setLimit(pushToken: pushToken, limit: limit, now: Date())
     }
 
-    /// Deletes every expired row (see `pruneStep`) in steps of `pace.rowsPerStep`, pausing `pace.pause` between steps.
+    /// Deletes every expired row (see `pruneStep`) in steps of `pace.rowsPerStep`, pausing between steps (`PrunePace`).
     /// `progress` hears each step's count. Returns the rows deleted. Cancellation stops it between steps.
     @discardableResult
     public func prune(
@@ -61,11 +62,12 @@ extension QuotaAdministration {
     ) async throws -> Int {
         var total = 0
         while true {
+            let started = ContinuousClock.now
             let n = try await pruneStep(today: today, retentionDays: retentionDays, limit: pace.rowsPerStep)
             total += n
             if n > 0 { progress(n) }
             if n < pace.rowsPerStep { return total }
-            try? await pace.sleep(pace.pause)
+            try? await pace.sleep(max(pace.pause, ContinuousClock.now - started))
             if Task.isCancelled { return total }
         }
     }
