@@ -103,7 +103,7 @@ for engine in "${ENGINES[@]}"; do
   case $engine in
     sqlite) ENV=(PUSHRELAY_STORAGE_SQLITE_PATH="$WORK/prune.sqlite") ;;
     postgres)
-      [ -n "${PGURL:-}" ] || start_postgres $((PORT + 100)) -c max_wal_size=1GB
+      [ -n "${PGURL:-}" ] || start_postgres $((PORT + 100)) -c max_wal_size=1GB -c log_autovacuum_min_duration=0 -c log_checkpoints=on
       psql_ -qc "DROP SCHEMA public CASCADE; CREATE SCHEMA public;" >/dev/null
       ENV=(PUSHRELAY_STORAGE_BACKEND=postgres PUSHRELAY_STORAGE_POSTGRES_URL="$PGURL") ;;
     *) echo "unknown engine $engine (sqlite or postgres)" >&2; exit 2 ;;
@@ -120,7 +120,7 @@ for engine in "${ENGINES[@]}"; do
   "${engine}_seed"
   TOTAL=$((LOG_ROWS + USAGE_ROWS))
   serve "${ENV[@]}"
-  printf '%-8s %6s %-7s %8s %9s %7s %10s %7s %7s\n' engine window phase req/s p99_ms errors pruned wal_MB db_MB
+  printf '%-8s %6s %-8s %-7s %8s %9s %7s %10s %7s %7s\n' engine window ended phase req/s p99_ms errors pruned wal_MB db_MB
   WORST_DURING=0 WORST_AFTER=0 MAX_WAL=0 ERRORS=0 n=0 after=0 PRUNE_START=$SECONDS PRUNE_TOOK=
   while [ "$after" -lt "$AFTER" ]; do
     n=$((n + 1))
@@ -137,13 +137,15 @@ for engine in "${ENGINES[@]}"; do
       WORST_DURING=$(awk -v a="$WORST_DURING" -v b="$P99" 'BEGIN {print (b > a ? b : a)}')
       [ "${done_rows:-0}" -ge "$TOTAL" ] && PRUNE_TOOK=$((SECONDS - PRUNE_START))
     fi
-    printf '%-8s %6d %-7s %8s %9s %7s %10s %7s %7s\n' "$engine" "$n" "$phase" "$RPS" "$P99" "$ERRS" "${done_rows:-0}" \
+    printf '%-8s %6d %-8s %-7s %8s %9s %7s %10s %7s %7s\n' "$engine" "$n" "$(date -u +%T)" "$phase" "$RPS" "$P99" "$ERRS" "${done_rows:-0}" \
       "$(mb "$wal")" "$(mb "$("${engine}_db")")"
     [ "$n" -lt 200 ] || { echo "the prune did not finish in 200 windows" >&2; break; }
   done
   LEFT=$("${engine}_left")
   stop_server
   grep -E "pruned rows" "$WORK/server.log" | tail -n 1 >&2 || true
+  # What PostgreSQL did meanwhile (its checkpoints and autovacuums), to set beside the windows.
+  [ "$engine" = postgres ] && grep -E "automatic (vacuum|analyze)|checkpoint complete" "$WORK/pg/log" | cut -c1-160 >&2 || true
   SUMMARY+=("$(printf '%s: empty p99 %s ms; during the prune (about %s s) worst p99 %s ms (%.1f×), after %s ms (%.1f×); errors %d; WAL at most %s MB; expired rows left %s' \
     "$engine" "$EMPTY" "${PRUNE_TOOK:-?}" "$WORST_DURING" "$(awk -v a="$WORST_DURING" -v b="$EMPTY" 'BEGIN {print a / b}')" \
     "$WORST_AFTER" "$(awk -v a="$WORST_AFTER" -v b="$EMPTY" 'BEGIN {print a / b}')" "$ERRORS" "$(mb "$MAX_WAL")" "$LEFT")")
