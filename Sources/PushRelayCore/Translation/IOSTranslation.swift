@@ -250,7 +250,6 @@ public enum IOSTranslation {
                 alert["subtitle"] = nil
                 alert["body"] = nil
             }
-            if aps["alert"]?.objectValue?.isEmpty == true { aps["alert"] = nil }
             aps["sound"] = nil
         }
         if n.message == "test_push_source" {
