@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelayServer
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 /// How provider outcomes reach Home Assistant: retries, deadline, dead tokens, bounded in-flight.
@@ -56,14 +57,23 @@ import Testing
 
     @Test func aHungProviderIsCutOffAtTheDeadline() async throws {
         let p = ScriptedProvider(name: "slow", [.hold(ScriptedProvider.Gate())])  // never opened: the call hangs
+        // The deadline runs on a clock the test moves, once the provider call hangs: on a loaded machine the quota
+        // reservation before it may take any time, which a short wall-clock deadline would answer as StorageBusy.
+        let timers = ManualClock()
         try await TestServer.with(
+            timers: timers,
             providers: ["slow": p],
             configure: { c in
                 Self.routeAll(to: "slow")(&c)
                 c.delivery.deadlineMs = 300
+                // One attempt: a retry would wait on the test's clock.
+                c.delivery.maxAttempts = 1
             }
         ) { (s: TestServer) async throws in
-            let r = try await s.android(TestServer.haBody())
+            async let answer = s.android(TestServer.haBody())
+            try await eventually("the provider is called, its deadline set") { p.callCount == 1 && timers.scheduledCount == 1 }
+            timers.advance(by: 0.3)
+            let r = try await answer
             expectJSONError(r, status: 503, errorType: "ProviderUnavailable")
             // Answered while the provider call was still hanging: it was cut off, not waited for.
             #expect(p.finishedCount == 0)

@@ -135,9 +135,10 @@ import Testing
     }
 
     @Test func persistentUnavailabilityIs503WithRetryAfterPastTheDeadline() async throws {
-        // Retry-After (30 s) is past the deadline (3 s), so nothing is retried. The deadline leaves a loaded machine
-        // time for the first connection and OAuth exchange, whose own timeout would answer without a Retry-After.
-        try await withFakes(configure: { $0.delivery.deadlineMs = 3_000 }) { s, env in
+        // Retry-After (30 s) is past the deadline (6 s), so nothing is retried. The deadline leaves a loaded machine
+        // time for the quota reservation (half of it) and for the first connection and OAuth exchange, whose own
+        // timeout would answer without a Retry-After.
+        try await withFakes(configure: { $0.delivery.deadlineMs = 6_000 }) { s, env in
             env.fcm.script("down:tok", [.unavailable(retryAfter: 30)])
             env.apns.script(Self.hexToken, [.reject(status: 429, reason: "TooManyRequests", retryAfter: 30)])
             let a = try await s.android(TestServer.haBody(token: "down:tok"))
