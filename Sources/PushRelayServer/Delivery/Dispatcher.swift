@@ -142,24 +142,47 @@ final class Dispatcher: Sendable {
     /// A reservation that committed after its dispatch was answered `.storageBusy`: nothing was sent, so its slot
     /// becomes an error (as a failed delivery's does) and the log says why.
     private func release(_ reservation: QuotaReservation, _ d: Dispatch) async {
-        let record = DeliveryRecord(
-            at: clock.now(),
-            pushToken: d.account,
-            appID: d.delivery.appID,
-            platform: d.logPlatform,
-            provider: d.provider,
-            kind: d.delivery.kind,
+        let record = record(
+            d,
             counted: true,
             outcome: .transient,
-            messageID: nil,
-            errorMessage: "not sent: the quota reservation committed after the request was answered 503 StorageBusy",
-            payload: nil
+            errorMessage: "not sent: the quota reservation committed after the request was answered 503 StorageBusy"
         )
         do {
             _ = try await quota.complete(reservation, record: record, markDead: nil)
         } catch {
             logger.error("could not release a late quota reservation", metadata: ["error": .string("\(error)")])
         }
+    }
+
+    /// The delivery-log row of a dispatch, stamped now.
+    private func record(
+        _ d: Dispatch,
+        counted: Bool,
+        outcome: DeliveryOutcomeClass,
+        messageID: String? = nil,
+        errorMessage: String?,
+        payload: String? = nil
+    ) -> DeliveryRecord {
+        DeliveryRecord(
+            at: clock.now(),
+            pushToken: d.account,
+            appID: d.delivery.appID,
+            platform: d.logPlatform,
+            provider: d.provider,
+            kind: d.delivery.kind,
+            counted: counted,
+            outcome: outcome,
+            messageID: messageID,
+            errorMessage: errorMessage,
+            payload: payload
+        )
+    }
+
+    /// The storage's share of what is left of the deadline: all but the half the provider keeps, or half of what is
+    /// left when the wait for a place took more than the other half.
+    static func storageBudget(remaining: Duration, deadline: Duration) -> Duration {
+        remaining > deadline / 2 ? remaining - deadline / 2 : remaining / 2
     }
 
     func dispatch(_ d: Dispatch) async -> DispatchOutcome {
@@ -177,7 +200,7 @@ final class Dispatcher: Sendable {
         // stall, never handed to the provider with too little time left (its timeout would count against the
         // provider's circuit).
         let reservation: QuotaReservation?
-        switch await reserve(d, within: runner.deadline / 2) {
+        switch await reserve(d, within: Self.storageBudget(remaining: ContinuousClock.now.duration(to: deadline), deadline: runner.deadline)) {
         case .proceed(let r): reservation = r
         case .answer(let outcome): return outcome
         }
@@ -186,13 +209,8 @@ final class Dispatcher: Sendable {
         let outcome = await runner.run(d.delivery, deadline: deadline)
         metrics?.recordDelivery(provider: d.provider, outcome: DeliveryOutcomeClass(outcome).rawValue, duration: .now - started)
         let receipt = try? outcome.get()
-        let record = DeliveryRecord(
-            at: clock.now(),
-            pushToken: d.account,
-            appID: d.delivery.appID,
-            platform: d.logPlatform,
-            provider: d.provider,
-            kind: d.delivery.kind,
+        let record = record(
+            d,
             counted: reservation != nil,
             outcome: DeliveryOutcomeClass(outcome),
             messageID: receipt?.messageID,

@@ -72,6 +72,14 @@ import Testing
         }
     }
 
+    @Test func theStorageGetsWhatTheProvidersHalfLeaves() {
+        let deadline = Duration.milliseconds(8_000)
+        #expect(Dispatcher.storageBudget(remaining: deadline, deadline: deadline) == .milliseconds(4_000))
+        #expect(Dispatcher.storageBudget(remaining: .milliseconds(6_000), deadline: deadline) == .milliseconds(2_000))
+        // A dispatch that waited more than half the deadline for a place splits what is left.
+        #expect(Dispatcher.storageBudget(remaining: .milliseconds(3_000), deadline: deadline) == .milliseconds(1_500))
+    }
+
     @Test func aStalledReservationIsAnsweredAsStorageBusyAndNeverBlamesTheProvider() async throws {
         let database = try PushRelayDatabase(path: TestServer.tempPath())
         try database.migrate()
