@@ -40,6 +40,14 @@ bench_server_ready() {
   URL="http://127.0.0.1:$1"
 }
 
+# bench_wrk_stats FILE: from the output of `wrk --latency`, sets RPS (requests/s), P99 (ms) and ERRS (non-2xx answers,
+# socket errors and timeouts).
+bench_wrk_stats() {
+  RPS=$(awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$1")
+  P99=$(awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) } else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$1")
+  ERRS=$(awk '/Non-2xx/ {n += $NF} /Socket errors/ {gsub(/,/, ""); n += $4 + $6 + $8 + $10} END {print n + 0}' "$1")
+}
+
 # bench_cpu_ticks: the server's CPU time so far (utime + stime of $SERVER, in clock ticks).
 bench_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
 # bench_cpu_us TICKS REQUESTS: server CPU microseconds per request.

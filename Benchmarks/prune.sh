@@ -50,9 +50,7 @@ stop_server() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null |
 # window: one wrk run of BENCH_WINDOW seconds; sets RPS, P99 (ms) and ERRS.
 window() {
   wrk -t2 -c"$CONNECTIONS" -d"${WINDOW}s" --latency -s Benchmarks/ha.lua "$URL" > "$WORK/w.txt" 2>&1 || true
-  RPS=$(awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$WORK/w.txt")
-  P99=$(awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) } else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$WORK/w.txt")
-  ERRS=$(awk '/Non-2xx/ {n += $NF} /Socket errors/ {gsub(/,/, ""); n += $4 + $6 + $8 + $10} END {print n + 0}' "$WORK/w.txt")
+  bench_wrk_stats "$WORK/w.txt"
 }
 pruned() { curl -sf "$URL/metrics" | awk '$1 == "pushrelay_pruned_rows_total" {printf "%d", $2}' || echo 0; }
 mb() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1048576}'; }

@@ -63,9 +63,7 @@ sim_now() { awk -v s="$SERVER_START" -v n="$(date +%s.%N)" -v x="$SPEED" -v e="$
 window() {
   BENCH_TOKENS=$TOKENS BENCH_POOL=50000 wrk -t2 -c"$CONNECTIONS" -d"${WINDOW}s" --latency -s Benchmarks/ha.lua "$URL" \
     > "$WORK/w.txt" 2>&1 || true
-  RPS=$(awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$WORK/w.txt")
-  P99=$(awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) } else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$WORK/w.txt")
-  ERRS=$(awk '/Non-2xx/ {n += $NF} /Socket errors/ {gsub(/,/, ""); n += $4 + $6 + $8 + $10} END {print n + 0}' "$WORK/w.txt")
+  bench_wrk_stats "$WORK/w.txt"
 }
 # probe: three notifications for the probe token; adds to SERVED[day] and REFUSED[day] (the day the server answered
 # for, read from the 429's or 201's rateLimits.resetsAt).
