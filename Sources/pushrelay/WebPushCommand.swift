@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import PushRelayServer
 import PushRelayWebPush
 
 /// `pushrelay webpush …`: WebPush helpers.
@@ -34,30 +33,6 @@ struct WebPushCommand: ParsableCommand {
             }
             print("wrote \(out)")
             print("applicationServerKey: \(VAPIDSigner(key: key, contact: "unused@example.org").applicationServerKey)")
-        }
-    }
-}
-
-/// `pushrelay import-sygnal-config sygnal.yaml`.
-struct ImportSygnalConfig: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "import-sygnal-config",
-        abstract: "Convert a Sygnal config's apps: into PushRelay providers: and matrix.apps: (YAML on stdout)."
-    )
-
-    @Argument(help: "The Sygnal config file (sygnal.yaml).") var file: String
-
-    func run() throws {
-        let text: String
-        do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
-        } catch {
-            throw ValidationError("cannot read '\(file)': \(error.localizedDescription)")
-        }
-        do {
-            print(try SygnalConfigImport.convert(yaml: text, source: file), terminator: "")
-        } catch let e as SygnalConfigImport.Failure {
-            throw ValidationError(e.description)
         }
     }
 }
