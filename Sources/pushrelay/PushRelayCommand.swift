@@ -28,7 +28,7 @@ struct PushRelay: AsyncParsableCommand {
         version: "\(PushRelayVersion.string) (commit \(BuildInfo.commit))",
         subcommands: [
             Serve.self, Migrate.self, CheckConfig.self, Quota.self, ChannelToken.self, APIKey.self, WebPushCommand.self, ImportSygnalConfig.self,
-            MigrateData.self, Backup.self,
+            MigrateData.self, Backup.self, Doctor.self,
         ],
         defaultSubcommand: nil
     )

@@ -83,7 +83,7 @@ public final class APNsProvider: PushProvider {
         }
     }
 
-    private func providerToken() throws(DeliveryFailure) -> String? {
+    func providerToken() throws(DeliveryFailure) -> String? {
         guard let tokens else { return nil }
         do {
             return try tokens.current()
@@ -101,7 +101,7 @@ public final class APNsProvider: PushProvider {
         }
     }
 
-    private func post(_ r: APNsPreparedRequest, jwt: String?) async throws(DeliveryFailure) -> UpstreamResponse {
+    func post(_ r: APNsPreparedRequest, jwt: String?) async throws(DeliveryFailure) -> UpstreamResponse {
         guard let origin else { throw .configuration(message: "\(name): endpoint is not an http(s) URL") }
         var headers = r.headers.sorted(by: { $0.key < $1.key }).map { (name: $0.key, value: $0.value) }
         if let jwt { headers.append((name: "authorization", value: "bearer \(jwt)")) }

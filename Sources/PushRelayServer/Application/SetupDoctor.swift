@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayProviders
+import PushRelayStore
+
+/// What `pushrelay doctor` checks, after the config has loaded: the storage (opened and migrated as `serve` would,
+/// a write, the free disk of a SQLite file) and each configured provider against its push service (`SelfChecking`),
+/// without delivering anything to a device.
+public enum SetupDoctor {
+    /// Below this much free space on a SQLite database's file system, the check fails.
+    public static let minimumFreeBytes: Int64 = 1 << 30
+
+    public static func run(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
+        var checks = await storage(config, logger: logger)
+        checks += await providers(config, logger: logger)
+        return checks
+    }
+
+    static func storage(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
+        let location = config.storage.location
+        let storage: Storage
+        do {
+            storage = try await StorageOpener.open(config.storage, migrate: true, logger: logger)
+        } catch {
+            return [
+                SetupCheck(
+                    subject: "storage",
+                    check: "open and migrate",
+                    passed: false,
+                    detail: "\(location): \(error)",
+                    remedy: config.storage.backend == .sqlite
+                        ? "Make the directory of storage.sqlite.path exist and writable by the user PushRelay runs as."
+                        : "Check storage.postgres.url (host, port, user, password, database) and that PostgreSQL accepts connections from this machine."
+                )
+            ]
+        }
+        var checks = [SetupCheck(subject: "storage", check: "open and migrate", passed: true, detail: location)]
+        let health = await storage.engine.probe()
+        checks.append(
+            SetupCheck(
+                subject: "storage",
+                check: "a write",
+                passed: health.isOK,
+                detail: health.message ?? "committed",
+                remedy: health.isOK ? nil : "The database refuses writes: check the disk (df, dmesg) and the file's owner and permissions."
+            )
+        )
+        if config.storage.backend == .sqlite {
+            checks.append(freeDisk(path: config.storage.sqlitePath))
+        }
+        try? await storage.engine.flushAndClose()
+        return checks
+    }
+
+    static func freeDisk(path: String) -> SetupCheck {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: directory),
+            let free = (attributes[.systemFreeSize] as? NSNumber)?.int64Value
+        else {
+            return SetupCheck(subject: "storage", check: "free disk", passed: false, detail: "cannot read the file system of \(directory)")
+        }
+        let gib = String(format: "%.1f GiB", Double(free) / Double(1 << 30))
+        return SetupCheck(
+            subject: "storage",
+            check: "free disk",
+            passed: free >= minimumFreeBytes,
+            detail: "\(gib) free in \(directory)",
+            remedy: free >= minimumFreeBytes
+                ? nil : "Free space there or move storage.sqlite.path: a busy instance writes about 340 bytes per notification (docs/operations.md)."
+        )
+    }
+
+    static func providers(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
+        let registry: ProviderRegistry
+        do {
+            registry = try await PushRelayApplication.makeRegistry(config, logger: logger)
+        } catch {
+            return [
+                SetupCheck(
+                    subject: "providers",
+                    check: "build",
+                    passed: false,
+                    detail: "\(error)",
+                    remedy: "Fix the provider's options as the message says."
+                )
+            ]
+        }
+        var checks: [SetupCheck] = []
+        for (name, provider) in registry.providers.sorted(by: { $0.key < $1.key }) {
+            if let checking = provider as? any SelfChecking {
+                checks += await checking.selfCheck()
+            } else {
+                checks.append(SetupCheck(subject: "providers.\(name)", check: "built", passed: true, detail: "no further checks for this type"))
+            }
+            await provider.shutdown()
+        }
+        return checks
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayServer
+
+/// `pushrelay doctor`: the setup checked, each failure with what to do about it.
+struct Doctor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the configuration, the storage and each provider's credentials against its push service (nothing is delivered).",
+        discussion: "Exits 0 only when every check passes."
+    )
+    @OptionGroup var options: ConfigOption
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        var checks: [SetupCheck]
+        do {
+            let config = try options.load()
+            checks = [
+                SetupCheck(
+                    subject: "config",
+                    check: "load",
+                    passed: true,
+                    detail: options.config ?? "the embedded defaults and PUSHRELAY_* variables"
+                )
+            ]
+            var logger = Logger(label: "pushrelay.doctor")
+            logger.logLevel = .critical
+            checks += await SetupDoctor.run(config, logger: logger)
+        } catch {
+            checks = [
+                SetupCheck(
+                    subject: "config",
+                    check: "load",
+                    passed: false,
+                    detail: "\(error)",
+                    remedy: "Fix the key the message names (docs/configuration.md lists every key)."
+                )
+            ]
+        }
+        if json {
+            let list: [JSONValue] = checks.map { c in
+                var o: [String: JSONValue] = [
+                    "subject": .string(c.subject), "check": .string(c.check), "passed": .bool(c.passed), "detail": .string(c.detail),
+                ]
+                if let remedy = c.remedy { o["remedy"] = .string(remedy) }
+                return .object(o)
+            }
+            print(JSONWriter.string(["passed": .bool(checks.allSatisfy(\.passed)), "checks": .array(list)]))
+        } else {
+            for c in checks {
+                print("\(c.passed ? "ok  " : "FAIL") \(c.subject): \(c.check): \(c.detail)")
+                if let remedy = c.remedy, !c.passed { print("     → \(remedy)") }
+            }
+            let failed = checks.filter { !$0.passed }.count
+            print(failed == 0 ? "every check passed" : "\(failed) check\(failed == 1 ? "" : "s") failed")
+        }
+        if !checks.allSatisfy(\.passed) { throw ExitCode.failure }
+    }
+}

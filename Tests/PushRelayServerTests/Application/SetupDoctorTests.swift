@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayServer
+import PushRelayTestHarness
+import PushRelayTestSupport
+import Testing
+
+/// `pushrelay doctor`'s checks against the strict fakes over real TLS and HTTP/2: a good setup passes every check, and
+/// each misconfiguration fails the check it concerns, with its remedy.
+@Suite struct SetupDoctorTests {
+    static func run(
+        _ env: FakeProviderEnvironment,
+        sqlitePath: String = TestServer.tempPath(),
+        configure: (inout PushRelayConfig) -> Void = { _ in }
+    ) async throws -> [SetupCheck] {
+        var config = try PushRelayConfig.load(file: nil, environment: [:])
+        config.storage.sqlitePath = sqlitePath
+        config.providers = [
+            "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
+            "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
+        ]
+        config.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")]
+        configure(&config)
+        return await SetupDoctor.run(config, logger: Logger(label: "test"))
+    }
+
+    static func withFakes(_ body: (FakeProviderEnvironment) async throws -> Void) async throws {
+        let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
+        let env = try await FakeProviderEnvironment.start(directory: dir)
+        do {
+            try await body(env)
+        } catch {
+            await env.shutdown()
+            throw error
+        }
+        await env.shutdown()
+    }
+
+    static func failed(_ checks: [SetupCheck], _ check: String) -> SetupCheck? {
+        checks.first { $0.check == check && !$0.passed }
+    }
+
+    @Test func aGoodSetupPassesEveryCheckAndDeliversNothing() async throws {
+        try await Self.withFakes { env in
+            let checks = try await Self.run(env)
+            let failures = checks.filter { !$0.passed }
+            #expect(failures.isEmpty, "\(failures)")
+            #expect(Set(checks.map(\.subject)) == ["storage", "providers.fcm", "providers.apns"])
+            #expect(checks.contains { $0.check == "OAuth access token" && $0.passed })
+            #expect(checks.contains { $0.check == "APNs accepts the credentials" && $0.passed })
+            #expect(env.fcm.records.isEmpty, "no FCM message was sent")
+        }
+    }
+
+    @Test func aRevokedServiceAccountKeyFailsTheOAuthCheck() async throws {
+        try await Self.withFakes { env in
+            env.fcm.failTokenRequests([.invalidGrant])
+            let checks = try await Self.run(env)
+            let failure = try #require(Self.failed(checks, "OAuth access token"))
+            #expect(failure.detail.contains("invalid_grant"))
+            #expect(failure.remedy?.contains("Generate") == true || failure.remedy?.contains("new key") == true)
+            #expect(checks.filter { !$0.passed }.count == 1)
+        }
+    }
+
+    @Test func aProjectIDOfAnotherProjectFails() async throws {
+        try await Self.withFakes { env in
+            let checks = try await Self.run(env) { c in
+                c.providers["fcm"]?.options["project_id"] = "someone-elses-project"
+            }
+            let failure = try #require(Self.failed(checks, "project id"))
+            #expect(failure.detail.contains("someone-elses-project"))
+            #expect(failure.remedy?.contains("set project_id to") == true)
+        }
+    }
+
+    @Test func anAPNsKeyThatIsNotTheTeamsFailsWithItsRemedy() async throws {
+        try await Self.withFakes { env in
+            // The same key id and team, another key: APNs cannot verify the provider token.
+            let other = try TestAPNsKey().write(to: env.directory + "/other")
+            let checks = try await Self.run(env) { c in c.providers["apns"]?.options["key_file"] = .string(other) }
+            let failure = try #require(Self.failed(checks, "APNs accepts the credentials"))
+            #expect(failure.detail.contains("InvalidProviderToken"))
+            #expect(failure.remedy?.contains("key_id") == true)
+        }
+    }
+
+    @Test func aTopicOfAnotherAppFailsWithItsRemedy() async throws {
+        try await Self.withFakes { env in
+            let checks = try await Self.run(env) { c in c.providers["apns"]?.options["topic"] = "com.example.other" }
+            let failure = try #require(Self.failed(checks, "APNs accepts the credentials"))
+            #expect(failure.remedy?.contains("com.example.other") == true, "\(failure)")
+        }
+    }
+
+    @Test func anUnwritableDatabaseDirectoryFailsTheStorageCheck() async throws {
+        try await Self.withFakes { env in
+            let checks = try await Self.run(env, sqlitePath: "/proc/pushrelay-doctor/db.sqlite")
+            let failure = try #require(Self.failed(checks, "open and migrate"))
+            #expect(failure.remedy?.contains("storage.sqlite.path") == true)
+        }
+    }
+}
