@@ -35,10 +35,10 @@ enum APNsOutcome {
             switch reason {
             case .badDeviceToken:
                 detail =
-                    "APNs says \(token) is not a valid device token for the \(environment) environment (a development build's token sent to production, or the reverse, gives this too)."
+                    "APNs says \(token) is not a valid device token for the \(environment) environment. \(APNsRemedy.line(for: reason.rawValue, topic: topic) ?? "")"
             case .deviceTokenNotForTopic, .topicDisallowed:
                 detail =
-                    "APNs says device token \(token) does not belong to topic '\(topic)' (\(reason)). Check the provider's topic, or route this app to the right provider."
+                    "APNs says device token \(token) does not belong to topic '\(topic)' (\(reason)). \(APNsRemedy.line(for: reason.rawValue, topic: topic) ?? "")"
             default:
                 detail = "APNs says device token \(token) is no longer active (\(reason))"
                 if let ms = r.json?["timestamp"]?.doubleValue {
@@ -54,11 +54,15 @@ enum APNsOutcome {
         case 413:
             return .payloadTooLarge(message: "APNs rejected the payload as too large (\(reasonText)); the limit is 4096 bytes, 5120 for VoIP.")
         case 403:
-            return .configuration(message: "\(providerName): APNs refused PushRelay's credentials (\(reasonText)). " + credentialsHint(reason))
+            return .configuration(
+                message: "\(providerName): APNs refused PushRelay's credentials (\(reasonText)). "
+                    + (APNsRemedy.line(for: reasonText, topic: topic) ?? "Check the APNs key or certificate, team and topic.")
+            )
         case 429 where reason == .tooManyProviderTokenUpdates:
             return .transient(
                 reason: reasonText,
-                message: "\(providerName): APNs says the provider token changed too often on this connection (TooManyProviderTokenUpdates)",
+                message:
+                    "\(providerName): APNs says the provider token changed too often on this connection (TooManyProviderTokenUpdates). \(APNsRemedy.line(for: reasonText, topic: topic) ?? "")",
                 retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
             )
         case 429, 500...599:
@@ -75,19 +79,6 @@ enum APNsOutcome {
             return .invalidPayload(reason: reasonText, message: "APNs rejected the notification: \(reasonText) (HTTP \(r.status)).")
         default:
             return .transient(reason: reasonText, message: "\(providerName): unexpected answer from APNs (HTTP \(r.status))", retryAfterSeconds: nil)
-        }
-    }
-
-    static func credentialsHint(_ reason: APNsErrorReason?) -> String {
-        switch reason {
-        case .expiredProviderToken?:
-            return "The provider token is still considered expired after a renewal: check that this server's clock is correct."
-        case .invalidProviderToken?, .unrelatedKeyIdInToken?:
-            return "Check key_id, team_id and key_file: the key must belong to the team, be enabled for APNs, and match the topic's team."
-        case .badCertificate?, .badCertificateEnvironment?:
-            return "Check cert_file/cert_key_file and that the certificate's environment matches 'environment'."
-        default:
-            return "Check the APNs key or certificate, team and topic."
         }
     }
 }

@@ -22,8 +22,8 @@ enum FCMOutcome {
         let body = FCMErrorBody(json: r.json)
         let said = body.message.map { ": \($0)" } ?? ""
         let token = TokenDisplay.short(pushToken)
-        let reinstall =
-            "Open the Home Assistant companion app on that device so it registers a new token (and remove the old device from Home Assistant if it is gone)."
+        let reinstall = FCMRemedy.reinstall
+        func remedy(_ code: String) -> String { FCMRemedy.line(for: code, projectID: projectID) ?? "" }
 
         switch r.status {
         case 404 where body.errorCode == "UNREGISTERED" || (body.errorCode == nil && body.status == "NOT_FOUND"):
@@ -44,7 +44,7 @@ enum FCMOutcome {
         case 401 where body.errorCode == "THIRD_PARTY_AUTH_ERROR":
             return .configuration(
                 message:
-                    "\(providerName): FCM could not deliver through APNs because the APNs key or certificate uploaded to Firebase project '\(projectID)' is invalid or expired (THIRD_PARTY_AUTH_ERROR). Upload a valid APNs auth key in the Firebase console (Project settings → Cloud Messaging)."
+                    "\(providerName): FCM could not deliver through APNs: Firebase project '\(projectID)' has no valid APNs key for this app (THIRD_PARTY_AUTH_ERROR). \(remedy("THIRD_PARTY_AUTH_ERROR"))"
             )
         case 401:
             return .configuration(
@@ -54,12 +54,12 @@ enum FCMOutcome {
         case 403 where body.errorCode == "SENDER_ID_MISMATCH":
             return .configuration(
                 message:
-                    "\(providerName): push token \(token) belongs to a different Firebase project than '\(projectID)' (SENDER_ID_MISMATCH). Route this app to the provider configured for its own Firebase project."
+                    "\(providerName): push token \(token) belongs to a different Firebase project than '\(projectID)' (SENDER_ID_MISMATCH). \(remedy("SENDER_ID_MISMATCH"))"
             )
         case 403:
             return .configuration(
                 message:
-                    "\(providerName): FCM refused to send for project '\(projectID)' (\(body.reason ?? "HTTP 403"))\(said). Check project_id and the service account's permissions (cloudmessaging.messages.create)."
+                    "\(providerName): FCM refused to send for project '\(projectID)' (\(body.reason ?? "HTTP 403"))\(said). \(remedy("PERMISSION_DENIED"))"
             )
         case 404:
             return .configuration(

@@ -47,10 +47,7 @@ extension FCMProvider: SelfChecking {
 
     /// What to do when Google's token endpoint refused the service account.
     static func oauthRemedy(_ message: String, tokenURI: String) -> String {
-        if message.contains("invalid_grant") {
-            return
-                "Google refused the service account's key (invalid_grant): it was deleted or disabled, or this machine's clock is off by minutes. Check the clock (timedatectl), then generate a new key in Firebase console → Project settings → Service accounts."
-        }
+        if message.contains("invalid_grant"), let line = FCMRemedy.line(for: "invalid_grant", projectID: "") { return line }
         return
             "PushRelay could not get an access token from Google: check that this machine reaches \(tokenURI) (DNS, firewall, proxy) and that the service-account file is the one Firebase generated."
     }

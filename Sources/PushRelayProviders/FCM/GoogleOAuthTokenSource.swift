@@ -164,7 +164,8 @@ enum GoogleOAuthTokenResponse {
             .configuration(
                 message:
                     "\(providerName): Google refused an access token for service account \(account.clientEmail): \(code)\(description). "
-                    + "Check that the key is current (not deleted in the Cloud console) and that this server's clock is correct."
+                    + (FCMRemedy.line(for: code, projectID: account.projectID ?? "")
+                        ?? "Check that the key is current (not deleted in the Cloud console) and that this server's clock is correct.")
             )
         )
     }

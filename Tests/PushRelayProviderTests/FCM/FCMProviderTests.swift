@@ -111,6 +111,8 @@ import Testing
                 return
             }
             #expect(message.contains("THIRD_PARTY_AUTH_ERROR"))
+            // The answer Home Assistant logs says where the APNs key goes.
+            #expect(message.contains("Project settings → Cloud Messaging → Apple app configuration"))
             #expect(fake.records.count == 1)
             #expect(fake.tokenRequests == 1)
         }
