@@ -12,6 +12,13 @@ struct Doctor: AsyncParsableCommand {
     )
     @OptionGroup var options: ConfigOption
     @Flag(help: "Print JSON.") var json = false
+    @Option(help: "A device's push token: also try one notification for it (FCM checks it without delivering it).") var token: String?
+    @Option(help: "With --token: the app id the device registered with (default: the first route's).") var app: String?
+    @Flag(help: "With --token: deliver the notification for real (the only check APNs offers).") var send = false
+
+    func validate() throws {
+        if token == nil && (app != nil || send) { throw ValidationError("--app and --send go with --token") }
+    }
 
     func run() async throws {
         var checks: [SetupCheck]
@@ -28,6 +35,9 @@ struct Doctor: AsyncParsableCommand {
             var logger = Logger(label: "pushrelay.doctor")
             logger.logLevel = .critical
             checks += await SetupDoctor.run(config, logger: logger)
+            if let token {
+                checks += await SetupDoctor.tryToken(token, appID: app, send: send, config: config, logger: logger)
+            }
         } catch {
             checks = [
                 SetupCheck(

@@ -53,8 +53,17 @@ public final class FCMProvider: PushProvider {
     }
 
     public func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+        try await send(delivery, validateOnly: false)
+    }
+
+    /// Has FCM check the notification as it would send it, token included, without delivering it (`validate_only`).
+    public func validate(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+        try await send(delivery, validateOnly: true)
+    }
+
+    private func send(_ delivery: Delivery, validateOnly: Bool) async throws(DeliveryFailure) -> DeliveryReceipt {
         let message = delivery.notification.fcmMessage
-        let body = JSONWriter.bytes(["message": message])
+        let body = JSONWriter.bytes(validateOnly ? ["validate_only": true, "message": message] : ["message": message])
         var accessToken = try await tokenSource.accessToken()
         var response = try await post(body, accessToken: accessToken)
         if response.status == 401, FCMErrorBody(json: response.json).errorCode != "THIRD_PARTY_AUTH_ERROR" {

@@ -41,6 +41,8 @@ public struct FakeFCMRecord: Sendable {
     public var body: JSONValue? { request.json }
     /// `message.token`.
     public var token: String? { request.json?["message"]?["token"]?.stringValue }
+    /// `validate_only: true`: FCM checked the message, token included, and delivered nothing.
+    public var validateOnly: Bool { request.json?["validate_only"]?.boolValue == true }
     /// The access token from `authorization: Bearer …`.
     public var accessToken: String? {
         guard let auth = request.header("authorization"), auth.lowercased().hasPrefix("bearer ") else { return nil }

@@ -101,4 +101,69 @@ import Testing
             #expect(failure.remedy?.contains("storage.sqlite.path") == true)
         }
     }
+
+    static func config(_ env: FakeProviderEnvironment) throws -> PushRelayConfig {
+        var config = try PushRelayConfig.load(file: nil, environment: [:])
+        config.storage.sqlitePath = TestServer.tempPath()
+        config.providers = [
+            "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
+            "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
+        ]
+        config.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")]
+        return config
+    }
+
+    @Test func aTokenIsValidatedByFCMWithoutADelivery() async throws {
+        try await Self.withFakes { env in
+            let checks = await SetupDoctor.tryToken(
+                "fcm-doctor-token",
+                appID: "io.homeassistant.companion.android",
+                send: false,
+                config: try Self.config(env),
+                logger: Logger(label: "test")
+            )
+            #expect(checks.count == 1 && checks.allSatisfy(\.passed), "\(checks)")
+            #expect(env.fcm.records.count == 1)
+            #expect(env.fcm.records.allSatisfy { $0.validateOnly && $0.token == "fcm-doctor-token" })
+        }
+    }
+
+    @Test func aDeadFCMTokenFailsWithWhatToDo() async throws {
+        try await Self.withFakes { env in
+            env.fcm.script("fcm-dead-token", [.unregistered])
+            let checks = await SetupDoctor.tryToken(
+                "fcm-dead-token",
+                appID: "io.homeassistant.companion.android",
+                send: false,
+                config: try Self.config(env),
+                logger: Logger(label: "test")
+            )
+            let failure = try #require(checks.first { !$0.passed })
+            #expect(failure.detail.contains("UNREGISTERED"))
+            #expect(failure.remedy?.contains("companion app") == true)
+        }
+    }
+
+    @Test func apnsIsAskedOnlyWithSendAndABadDeviceTokenNamesTheEnvironment() async throws {
+        try await Self.withFakes { env in
+            let token = String(repeating: "ab", count: 32)
+            let config = try Self.config(env)
+            let dry = await SetupDoctor.tryToken(token, appID: "io.robbie.HomeAssistant", send: false, config: config, logger: Logger(label: "test"))
+            #expect(dry.allSatisfy(\.passed) && env.apns.records.isEmpty, "without --send nothing is sent to APNs")
+            let sent = await SetupDoctor.tryToken(token, appID: "io.robbie.HomeAssistant", send: true, config: config, logger: Logger(label: "test"))
+            #expect(sent.contains { $0.check == "a notification is delivered" && $0.passed }, "\(sent)")
+            #expect(env.apns.records.count == 1)
+            env.apns.script(token, [.badDeviceToken])
+            let wrongEnvironment = await SetupDoctor.tryToken(
+                token,
+                appID: "io.robbie.HomeAssistant",
+                send: true,
+                config: config,
+                logger: Logger(label: "test")
+            )
+            let failure = try #require(wrongEnvironment.first { !$0.passed })
+            #expect(failure.detail.contains("BadDeviceToken"))
+            #expect(failure.remedy?.contains("sandbox") == true)
+        }
+    }
 }
