@@ -10,7 +10,7 @@
     rejectedByQuota: { label: "Rejected by quota", color: "#d97706" },
     failed: { label: "Failed", color: "#dc2626" },
   };
-  const VIEWS = ["overview", "quotas", "dead-tokens", "matrix"];
+  const VIEWS = ["overview", "quotas", "dead-tokens", "matrix", "providers"];
   const state = { quotas: [], quotaDay: "", currentView: "overview" };
 
   const $ = (id) => document.getElementById(id);
@@ -80,9 +80,9 @@
 
   function clearData() {
     for (const id of ["cards", "chart-hours", "chart-days", "chart-providers", "legend-hours", "legend-days", "matrix-cards"]) $(id).replaceChildren();
-    for (const id of ["quota-table", "dead-table", "matrix-table", "latency-table"]) $(id).tBodies[0].replaceChildren();
+    for (const id of ["quota-table", "dead-table", "matrix-table", "latency-table", "providers-table"]) $(id).tBodies[0].replaceChildren();
     $("latency").hidden = true;
-    for (const id of ["overview-day", "overview-note", "quota-note", "dead-note", "matrix-note", "status"]) $(id).textContent = "";
+    for (const id of ["overview-day", "overview-note", "quota-note", "dead-note", "matrix-note", "providers-note", "status"]) $(id).textContent = "";
     state.quotas = [];
   }
 
@@ -142,6 +142,7 @@
       else if (name === "quotas") await loadQuotas();
       else if (name === "dead-tokens") await loadDeadTokens();
       else if (name === "matrix") await loadMatrix();
+      else if (name === "providers") await loadProviders();
       document.body.dataset.loaded = name;
     });
   }
@@ -457,6 +458,24 @@
       );
     }
     $("matrix-note").textContent = data.queued > data.items.length ? `Showing the first ${data.items.length}.` : "";
+  }
+
+  // Providers --------------------------------------------------------------------------------------------------------
+
+  async function loadProviders() {
+    const report = await api("GET", "v1/setup");
+    $("providers-table").tBodies[0].replaceChildren(
+      ...report.checks.map((c) =>
+        el("tr", { "data-subject": c.subject, "data-passed": String(c.passed) }, [
+          el("td", { text: c.subject }),
+          el("td", { text: c.check }),
+          el("td", { className: c.passed ? "ok" : "fail", text: c.passed ? "ok" : "failed" }),
+          el("td", {}, c.remedy && !c.passed ? [el("div", { text: c.detail }), el("div", { className: "remedy", text: "→ " + c.remedy })] : [el("div", { text: c.detail })]),
+        ])
+      )
+    );
+    const failed = report.checks.filter((c) => !c.passed).length;
+    $("providers-note").textContent = failed === 0 ? "Every check passed." : `${failed} check${failed === 1 ? "" : "s"} failed: each says what to do.`;
   }
 
   // Confirm dialog ---------------------------------------------------------------------------------------------------

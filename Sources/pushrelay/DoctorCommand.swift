@@ -50,14 +50,7 @@ struct Doctor: AsyncParsableCommand {
             ]
         }
         if json {
-            let list: [JSONValue] = checks.map { c in
-                var o: [String: JSONValue] = [
-                    "subject": .string(c.subject), "check": .string(c.check), "passed": .bool(c.passed), "detail": .string(c.detail),
-                ]
-                if let remedy = c.remedy { o["remedy"] = .string(remedy) }
-                return .object(o)
-            }
-            print(JSONWriter.string(["passed": .bool(checks.allSatisfy(\.passed)), "checks": .array(list)]))
+            print(JSONWriter.string(SetupCheck.report(checks)))
         } else {
             for c in checks {
                 print("\(c.passed ? "ok  " : "FAIL") \(c.subject): \(c.check): \(c.detail)")

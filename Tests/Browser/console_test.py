@@ -303,9 +303,23 @@ def main():
         check(queued == str(expect.get("matrixQueued", 0)), f"the Matrix queue shows {expect.get('matrixQueued', 0)} ({queued})")
         console.logs()
 
+        print("providers")
+        console.view("providers")
+        rows = console.js("return [...document.querySelectorAll('#providers-table tbody tr')].map(r => [r.dataset.subject, r.dataset.passed])")
+        report = api(base, args.token, "v1/setup")
+        check(len(rows) == len(report["checks"]) and len(rows) > 0, f"the page lists the {len(report['checks'])} checks of the admin API ({len(rows)})")
+        check(["storage", "true"] in rows, f"the storage check passed ({rows})")
+        check(any(s.startswith("providers.") for s, _ in rows), f"the providers are checked ({rows})")
+        for check_row in report["checks"]:
+            if not check_row["passed"]:
+                check(bool(check_row.get("remedy")), f"a failed check says what to do ({check_row})")
+        console.logs()
+        if args.screenshots:
+            console.screenshot(f"{args.screenshots}/console-providers.png")
+
         print("phone width (390x844)")
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
-        for name in ("overview", "quotas", "dead-tokens", "matrix"):
+        for name in ("overview", "quotas", "dead-tokens", "matrix", "providers"):
             console.view(name)
             no_horizontal_overflow(console, name)
         console.view("overview")

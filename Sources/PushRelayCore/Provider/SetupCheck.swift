@@ -20,6 +20,20 @@ public struct SetupCheck: Sendable, Equatable {
     }
 }
 
+extension SetupCheck {
+    /// `{"subject", "check", "passed", "detail", "remedy"?}`.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["subject": .string(subject), "check": .string(check), "passed": .bool(passed), "detail": .string(detail)]
+        if let remedy { o["remedy"] = .string(remedy) }
+        return .object(o)
+    }
+
+    /// `{"passed": every check passed, "checks": [...]}`: what `pushrelay doctor --json` prints and the admin API answers.
+    public static func report(_ checks: [SetupCheck]) -> JSONValue {
+        ["passed": .bool(checks.allSatisfy(\.passed)), "checks": .array(checks.map(\.json))]
+    }
+}
+
 /// A provider that can check its own setup against its push service without delivering anything.
 public protocol SelfChecking: Sendable {
     /// The checks of this provider instance, in order; each one passed or failed with its remedy.

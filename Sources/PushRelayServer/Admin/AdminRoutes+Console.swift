@@ -5,7 +5,7 @@ import PushRelayStore
 
 /// The endpoints the admin console reads and writes (all behind `AdminAuth`; documented in docs/admin-console.md):
 /// `GET /admin/v1/stats`, `POST /admin/v1/quotas/{token}/reset`, `GET /admin/v1/dead-tokens`,
-/// `DELETE /admin/v1/dead-tokens/{token}`, `GET /admin/v1/matrix/queue`.
+/// `DELETE /admin/v1/dead-tokens/{token}`, `GET /admin/v1/matrix/queue`, `GET /admin/v1/setup`.
 extension AdminRoutes {
     /// At most this many delivery-log rows are read for today's charts (`DeliverySummary.complete` says if it was all).
     static var deliveryScanLimit: Int { 50_000 }
@@ -47,6 +47,17 @@ extension AdminRoutes {
                         let token = try tokenParameter(ctx)
                         guard try await deliveries.forgetDead(token) else { throw APIError.notFound("This token is not remembered as dead.") }
                         return JSONResponse.make(status: .ok, body: ["target": .string(token), "forgotten": true])
+                    }
+                ]
+            )
+        }
+        if let setup {
+            routes.on(
+                "/admin/v1/setup",
+                [
+                    .get: { request, ctx in
+                        try authorize(request, ctx)
+                        return JSONResponse.make(status: .ok, body: SetupCheck.report(await setup()))
                     }
                 ]
             )

@@ -59,6 +59,8 @@ struct AdminRoutes<Context: PeerAddressContext> {
     var gauges: LocalPushGauges? = nil
     /// `/metrics`' registry (with `metrics.enabled`): the stats' delivery latency.
     var metrics: PushRelayMetrics? = nil
+    /// The setup checks of `GET /admin/v1/setup` (`SetupDoctor.running`); without them it is not registered.
+    var setup: (@Sendable () async -> [SetupCheck])? = nil
 
     func register(_ routes: RouteTable<Context>) {
         routes.on(

@@ -149,7 +149,10 @@ public enum PushRelayApplication {
                 deliveries: storage.deliveries,
                 matrix: storage.matrix,
                 gauges: hubHolder,
-                metrics: metrics
+                metrics: metrics,
+                setup: { [engine = storage.engine, providers = registry.providers] in
+                    await SetupDoctor.running(config, engine: engine, providers: providers)
+                }
             ).register(routes)
         }
 

@@ -17,6 +17,25 @@ public enum SetupDoctor {
         return checks
     }
 
+    /// The checks of a running server (the admin console's *Providers* page): its own storage engine probed with a
+    /// write, the free disk of a SQLite file, and its provider instances checked as they are.
+    public static func running(_ config: PushRelayConfig, engine: any StorageEngine, providers: [String: any PushProvider]) async -> [SetupCheck] {
+        let health = await engine.probe()
+        var checks = [
+            SetupCheck(
+                subject: "storage",
+                check: "a write",
+                passed: health.isOK,
+                detail: health.isOK ? "\(config.storage.location): committed" : (health.message ?? "failing"),
+                remedy: health.isOK ? nil : writeRemedy
+            )
+        ]
+        if config.storage.backend == .sqlite { checks.append(freeDisk(path: config.storage.sqlitePath)) }
+        return checks + (await check(providers))
+    }
+
+    static let writeRemedy = "The database refuses writes: check the disk (df, dmesg) and the file's owner and permissions."
+
     static func storage(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
         let location = config.storage.location
         let storage: Storage
@@ -43,7 +62,7 @@ public enum SetupDoctor {
                 check: "a write",
                 passed: health.isOK,
                 detail: health.message ?? "committed",
-                remedy: health.isOK ? nil : "The database refuses writes: check the disk (df, dmesg) and the file's owner and permissions."
+                remedy: health.isOK ? nil : writeRemedy
             )
         )
         if config.storage.backend == .sqlite {
@@ -86,14 +105,20 @@ public enum SetupDoctor {
                 )
             ]
         }
+        let checks = await check(registry.providers)
+        for provider in registry.providers.values { await provider.shutdown() }
+        return checks
+    }
+
+    /// Each provider's own checks, by name.
+    static func check(_ providers: [String: any PushProvider]) async -> [SetupCheck] {
         var checks: [SetupCheck] = []
-        for (name, provider) in registry.providers.sorted(by: { $0.key < $1.key }) {
+        for (name, provider) in providers.sorted(by: { $0.key < $1.key }) {
             if let checking = provider as? any SelfChecking {
                 checks += await checking.selfCheck()
             } else {
                 checks.append(SetupCheck(subject: "providers.\(name)", check: "built", passed: true, detail: "no further checks for this type"))
             }
-            await provider.shutdown()
         }
         return checks
     }
