@@ -166,4 +166,50 @@ import Testing
             #expect(failure.remedy?.contains("sandbox") == true)
         }
     }
+
+    /// Each FCM refusal of a validated notification fails the token's check with its remedy.
+    @Test(arguments: [
+        (FakeFCMOutcome.thirdPartyAuthError, "THIRD_PARTY_AUTH_ERROR", "Apple app configuration"),
+        (FakeFCMOutcome.senderIDMismatch, "SENDER_ID_MISMATCH", "Firebase project the app was built with"),
+    ])
+    func anFCMRefusalOfTheTokenSaysWhatToDo(outcome: FakeFCMOutcome, reason: String, remedy: String) async throws {
+        try await Self.withFakes { env in
+            env.fcm.script("fcm-refused", [outcome])
+            let checks = await SetupDoctor.tryToken(
+                "fcm-refused",
+                appID: "io.homeassistant.companion.android",
+                send: false,
+                config: try Self.config(env),
+                logger: Logger(label: "test")
+            )
+            let failure = try #require(checks.first { !$0.passed })
+            #expect(failure.remedy?.contains(reason) == true && failure.remedy?.contains(remedy) == true, "\(failure)")
+        }
+    }
+
+    /// Each APNs refusal that says the setup is wrong fails the token's check with its remedy.
+    @Test(arguments: [
+        (403, "InvalidProviderToken", "team_id"),
+        (400, "DeviceTokenNotForTopic", "topic"),
+        (400, "TopicDisallowed", "bundle id"),
+        (403, "BadCertificateEnvironment", "environment"),
+        (429, "TooManyProviderTokenUpdates", "own key"),
+    ])
+    func anAPNsRefusalOfTheTokenSaysWhatToDo(status: Int, reason: String, remedy: String) async throws {
+        try await Self.withFakes { env in
+            let token = String(repeating: "cd", count: 32)
+            // Twice: a refusal PushRelay retries (a renewed provider token, a transient answer) is refused again.
+            env.apns.script(token, Array(repeating: .reject(status: status, reason: reason), count: 8))
+            let checks = await SetupDoctor.tryToken(
+                token,
+                appID: "io.robbie.HomeAssistant",
+                send: true,
+                config: try Self.config(env),
+                logger: Logger(label: "test")
+            )
+            let failure = try #require(checks.first { !$0.passed })
+            #expect(failure.detail.contains(reason) || failure.remedy?.contains(reason) == true, "\(failure)")
+            #expect(failure.remedy?.contains(remedy) == true, "\(failure)")
+        }
+    }
 }
