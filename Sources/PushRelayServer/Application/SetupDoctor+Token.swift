@@ -5,8 +5,16 @@ import PushRelayProviders
 extension SetupDoctor {
     /// One test notification for a device's push token, through the provider its app routes to: FCM checks it, token
     /// included, without delivering it (`validate_only`), and with `send` it is delivered. APNs has no such check, so
-    /// without `send` nothing is asked of it; with `send`, a `BadDeviceToken` names the environment mismatch.
-    public static func tryToken(_ token: String, appID: String?, send: Bool, config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
+    /// without `send` nothing is asked of it; with `send`, a `BadDeviceToken` is tried in the other APNs environment
+    /// (at `endpoint(environment)`, Apple's host by default), which tells which one the token belongs to.
+    public static func tryToken(
+        _ token: String,
+        appID: String?,
+        send: Bool,
+        config: PushRelayConfig,
+        logger: Logger,
+        endpoint: @escaping @Sendable (APNsProvider.Environment) -> String = { $0.endpoint }
+    ) async -> [SetupCheck] {
         let subject = "token \(TokenDisplay.short(token))"
         let registry: ProviderRegistry
         do {
@@ -22,7 +30,14 @@ extension SetupDoctor {
                 )
             ]
         }
-        let checks = await tryToken(token, appID: appID, send: send, registry: registry, config: config, subject: subject)
+        var checks = await tryToken(token, appID: appID, send: send, registry: registry, config: config, subject: subject)
+        if let name = registry.routes.provider(for: appID), let apns = registry.providers[name] as? APNsProvider,
+            checks.last.map({ !$0.passed && $0.detail.hasSuffix("BadDeviceToken") }) == true
+        {
+            checks.append(
+                await otherEnvironment(of: apns, token: token, appID: appID, config: config, subject: subject, endpoint: endpoint, logger: logger)
+            )
+        }
         for p in registry.providers.values { await p.shutdown() }
         return checks
     }
@@ -49,15 +64,7 @@ extension SetupDoctor {
         let platform: HAPlatform = provider is APNsProvider || (appID?.contains("io.robbie.HomeAssistant") ?? false) ? .ios : .android
         let delivery: Delivery
         do {
-            let n = try HANotification(body: [
-                "message": "PushRelay doctor: this device gets PushRelay's notifications.", "title": "PushRelay",
-                "push_token": .string(token), "registration_info": ["app_id": appID.map(JSONValue.string) ?? .null],
-            ])
-            let translated =
-                platform == .ios
-                ? IOSTranslation.translate(n, options: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs))
-                : AndroidTranslation.translate(n)
-            delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
+            delivery = try testDelivery(token: token, appID: appID, platform: platform, config: config)
         } catch {
             return [SetupCheck(subject: subject, check: "notification", passed: false, detail: "\(error)")]
         }
@@ -104,5 +111,59 @@ extension SetupDoctor {
             }
             return SetupCheck(subject: subject, check: check, passed: false, detail: "providers.\(provider): \(reason)", remedy: error.message)
         }
+    }
+
+    /// The same notification in the APNs environment the provider is not configured for.
+    private static func otherEnvironment(
+        of apns: APNsProvider,
+        token: String,
+        appID: String?,
+        config: PushRelayConfig,
+        subject: String,
+        endpoint: (APNsProvider.Environment) -> String,
+        logger: Logger
+    ) async -> SetupCheck {
+        var configuration = apns.configuration
+        let configured = configuration.environment
+        let other: APNsProvider.Environment = configured == .production ? .sandbox : .production
+        configuration.environment = other
+        configuration.endpoint = endpoint(other)
+        let probe = APNsProvider(name: apns.name, configuration: configuration, logger: logger)
+        let check: SetupCheck
+        do {
+            _ = try await probe.send(try testDelivery(token: token, appID: appID, platform: .ios, config: config))
+            check = SetupCheck(
+                subject: subject,
+                check: "the token's APNs environment",
+                passed: false,
+                detail: "the token belongs to \(other.rawValue), providers.\(apns.name) sends to \(configured.rawValue)",
+                remedy:
+                    "Set environment: \(other.rawValue) for providers.\(apns.name) (a Debug build's token is a sandbox one), or route this app to a provider for \(other.rawValue)."
+            )
+        } catch {
+            check = SetupCheck(
+                subject: subject,
+                check: "the token's APNs environment",
+                passed: false,
+                detail: "\(other.rawValue) refused it too (\((error as? DeliveryFailure)?.message ?? "\(error)"))",
+                remedy:
+                    "The token is not a device token of this app in either environment: open the Home Assistant companion app on that device so it registers a new token."
+            )
+        }
+        await probe.shutdown()
+        return check
+    }
+
+    /// The doctor's test notification, translated for `platform` as Home Assistant's would be.
+    static func testDelivery(token: String, appID: String?, platform: HAPlatform, config: PushRelayConfig) throws -> Delivery {
+        let n = try HANotification(body: [
+            "message": "PushRelay doctor: this device gets PushRelay's notifications.", "title": "PushRelay",
+            "push_token": .string(token), "registration_info": ["app_id": appID.map(JSONValue.string) ?? .null],
+        ])
+        let translated =
+            platform == .ios
+            ? IOSTranslation.translate(n, options: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs))
+            : AndroidTranslation.translate(n)
+        return Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
     }
 }

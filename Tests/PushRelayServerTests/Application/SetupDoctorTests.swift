@@ -212,4 +212,45 @@ import Testing
             #expect(failure.remedy?.contains(remedy) == true, "\(failure)")
         }
     }
+
+    /// A token APNs calls bad in the configured environment is tried in the other one: the verdict says which
+    /// environment it belongs to (the other environment is a second fake here, Apple's host in use).
+    @Test func aBadDeviceTokenIsTriedInTheOtherEnvironment() async throws {
+        try await Self.withFakes { env in
+            let token = String(repeating: "ef", count: 32)
+            let sandbox = FakeAPNs(authority: env.authority, key: env.apnsKey, bundleID: env.bundleID)
+            try await sandbox.start()
+            env.apns.script(token, [.badDeviceToken])
+            let checks = await SetupDoctor.tryToken(
+                token,
+                appID: "io.robbie.HomeAssistant",
+                send: true,
+                config: try Self.config(env),
+                logger: Logger(label: "test"),
+                endpoint: { _ in sandbox.endpoint }
+            )
+            await sandbox.shutdown()
+            let verdict = try #require(checks.first { $0.check == "the token's APNs environment" })
+            #expect(verdict.detail.contains("belongs to sandbox"), "\(verdict)")
+            #expect(verdict.remedy?.contains("environment: sandbox") == true)
+            #expect(sandbox.records.count == 1)
+
+            // Refused in both: the token is no device's.
+            env.apns.script(token, [.badDeviceToken])
+            let sandboxToo = FakeAPNs(authority: env.authority, key: env.apnsKey, bundleID: env.bundleID)
+            try await sandboxToo.start()
+            sandboxToo.script(token, [.badDeviceToken])
+            let neither = await SetupDoctor.tryToken(
+                token,
+                appID: "io.robbie.HomeAssistant",
+                send: true,
+                config: try Self.config(env),
+                logger: Logger(label: "test"),
+                endpoint: { _ in sandboxToo.endpoint }
+            )
+            await sandboxToo.shutdown()
+            let none = try #require(neither.first { $0.check == "the token's APNs environment" })
+            #expect(none.remedy?.contains("either environment") == true, "\(none)")
+        }
+    }
 }
