@@ -54,7 +54,9 @@ public enum SetupDoctor {
                 )
             ]
         }
-        var checks = [SetupCheck(subject: "storage", check: "open and migrate", passed: true, detail: location)]
+        // Opening refuses a database whose schema is newer than this binary's; migrating brings an older one to it.
+        let version = PushRelayDatabase.migrations.map(\.version).max() ?? 0
+        var checks = [SetupCheck(subject: "storage", check: "open and migrate", passed: true, detail: "\(location), schema version \(version)")]
         let health = await storage.engine.probe()
         checks.append(
             SetupCheck(
