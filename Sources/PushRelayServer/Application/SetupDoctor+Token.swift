@@ -17,18 +17,9 @@ extension SetupDoctor {
     ) async -> [SetupCheck] {
         let subject = "token \(TokenDisplay.short(token))"
         let registry: ProviderRegistry
-        do {
-            registry = try await PushRelayApplication.makeRegistry(config, logger: logger)
-        } catch {
-            return [
-                SetupCheck(
-                    subject: subject,
-                    check: "provider",
-                    passed: false,
-                    detail: "\(error)",
-                    remedy: "Fix the provider's options as the message says."
-                )
-            ]
+        switch await makeRegistry(config, subject: subject, logger: logger) {
+        case .success(let r): registry = r
+        case .failure(let failed): return [failed.check]
         }
         var checks = await tryToken(token, appID: appID, send: send, registry: registry, config: config, subject: subject)
         if let name = registry.routes.provider(for: appID), let apns = registry.providers[name] as? APNsProvider,

@@ -94,22 +94,37 @@ public enum SetupDoctor {
 
     static func providers(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
         let registry: ProviderRegistry
-        do {
-            registry = try await PushRelayApplication.makeRegistry(config, logger: logger)
-        } catch {
-            return [
-                SetupCheck(
-                    subject: "providers",
-                    check: "build",
-                    passed: false,
-                    detail: "\(error)",
-                    remedy: "Fix the provider's options as the message says."
-                )
-            ]
+        switch await makeRegistry(config, subject: "providers", logger: logger) {
+        case .success(let r): registry = r
+        case .failure(let failed): return [failed.check]
         }
         let checks = await check(registry.providers)
         for provider in registry.providers.values { await provider.shutdown() }
         return checks
+    }
+
+    /// A provider that cannot be built, as a failed check.
+    struct BuildFailure: Error {
+        let check: SetupCheck
+    }
+
+    /// The configured providers, built as `serve` builds them; a failure is a check that names the problem.
+    static func makeRegistry(_ config: PushRelayConfig, subject: String, logger: Logger) async -> Result<ProviderRegistry, BuildFailure> {
+        do {
+            return .success(try await PushRelayApplication.makeRegistry(config, logger: logger))
+        } catch {
+            return .failure(
+                BuildFailure(
+                    check: SetupCheck(
+                        subject: subject,
+                        check: "build",
+                        passed: false,
+                        detail: "\(error)",
+                        remedy: "Fix the provider's options as the message says."
+                    )
+                )
+            )
+        }
     }
 
     /// Each provider's own checks, by name.

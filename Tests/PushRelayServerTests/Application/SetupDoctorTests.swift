@@ -113,15 +113,22 @@ import Testing
         return config
     }
 
+    /// `SetupDoctor.tryToken` against the fakes.
+    static func tryToken(
+        _ env: FakeProviderEnvironment,
+        _ token: String,
+        app: String = "io.homeassistant.companion.android",
+        send: Bool = false,
+        otherEnvironment: String? = nil
+    ) async throws -> [SetupCheck] {
+        // The other APNs environment is a fake too (by default the same one): nothing leaves the machine.
+        let other = otherEnvironment ?? env.apns.endpoint
+        return await SetupDoctor.tryToken(token, appID: app, send: send, config: try Self.config(env), logger: Logger(label: "test")) { _ in other }
+    }
+
     @Test func aTokenIsValidatedByFCMWithoutADelivery() async throws {
         try await Self.withFakes { env in
-            let checks = await SetupDoctor.tryToken(
-                "fcm-doctor-token",
-                appID: "io.homeassistant.companion.android",
-                send: false,
-                config: try Self.config(env),
-                logger: Logger(label: "test")
-            )
+            let checks = try await Self.tryToken(env, "fcm-doctor-token")
             #expect(checks.count == 1 && checks.allSatisfy(\.passed), "\(checks)")
             #expect(env.fcm.records.count == 1)
             #expect(env.fcm.records.allSatisfy { $0.validateOnly && $0.token == "fcm-doctor-token" })
@@ -131,13 +138,7 @@ import Testing
     @Test func aDeadFCMTokenFailsWithWhatToDo() async throws {
         try await Self.withFakes { env in
             env.fcm.script("fcm-dead-token", [.unregistered])
-            let checks = await SetupDoctor.tryToken(
-                "fcm-dead-token",
-                appID: "io.homeassistant.companion.android",
-                send: false,
-                config: try Self.config(env),
-                logger: Logger(label: "test")
-            )
+            let checks = try await Self.tryToken(env, "fcm-dead-token")
             let failure = try #require(checks.first { !$0.passed })
             #expect(failure.detail.contains("UNREGISTERED"))
             #expect(failure.remedy?.contains("companion app") == true)
@@ -147,20 +148,13 @@ import Testing
     @Test func apnsIsAskedOnlyWithSendAndABadDeviceTokenNamesTheEnvironment() async throws {
         try await Self.withFakes { env in
             let token = String(repeating: "ab", count: 32)
-            let config = try Self.config(env)
-            let dry = await SetupDoctor.tryToken(token, appID: "io.robbie.HomeAssistant", send: false, config: config, logger: Logger(label: "test"))
+            let dry = try await Self.tryToken(env, token, app: "io.robbie.HomeAssistant")
             #expect(dry.allSatisfy(\.passed) && env.apns.records.isEmpty, "without --send nothing is sent to APNs")
-            let sent = await SetupDoctor.tryToken(token, appID: "io.robbie.HomeAssistant", send: true, config: config, logger: Logger(label: "test"))
+            let sent = try await Self.tryToken(env, token, app: "io.robbie.HomeAssistant", send: true)
             #expect(sent.contains { $0.check == "a notification is delivered" && $0.passed }, "\(sent)")
             #expect(env.apns.records.count == 1)
             env.apns.script(token, [.badDeviceToken])
-            let wrongEnvironment = await SetupDoctor.tryToken(
-                token,
-                appID: "io.robbie.HomeAssistant",
-                send: true,
-                config: config,
-                logger: Logger(label: "test")
-            )
+            let wrongEnvironment = try await Self.tryToken(env, token, app: "io.robbie.HomeAssistant", send: true)
             let failure = try #require(wrongEnvironment.first { !$0.passed })
             #expect(failure.detail.contains("BadDeviceToken"))
             #expect(failure.remedy?.contains("sandbox") == true)
@@ -175,13 +169,7 @@ import Testing
     func anFCMRefusalOfTheTokenSaysWhatToDo(outcome: FakeFCMOutcome, reason: String, remedy: String) async throws {
         try await Self.withFakes { env in
             env.fcm.script("fcm-refused", [outcome])
-            let checks = await SetupDoctor.tryToken(
-                "fcm-refused",
-                appID: "io.homeassistant.companion.android",
-                send: false,
-                config: try Self.config(env),
-                logger: Logger(label: "test")
-            )
+            let checks = try await Self.tryToken(env, "fcm-refused")
             let failure = try #require(checks.first { !$0.passed })
             #expect(failure.remedy?.contains(reason) == true && failure.remedy?.contains(remedy) == true, "\(failure)")
         }
@@ -200,13 +188,7 @@ import Testing
             let token = String(repeating: "cd", count: 32)
             // Twice: a refusal PushRelay retries (a renewed provider token, a transient answer) is refused again.
             env.apns.script(token, Array(repeating: .reject(status: status, reason: reason), count: 8))
-            let checks = await SetupDoctor.tryToken(
-                token,
-                appID: "io.robbie.HomeAssistant",
-                send: true,
-                config: try Self.config(env),
-                logger: Logger(label: "test")
-            )
+            let checks = try await Self.tryToken(env, token, app: "io.robbie.HomeAssistant", send: true)
             let failure = try #require(checks.first { !$0.passed })
             #expect(failure.detail.contains(reason) || failure.remedy?.contains(reason) == true, "\(failure)")
             #expect(failure.remedy?.contains(remedy) == true, "\(failure)")
@@ -221,14 +203,7 @@ import Testing
             let sandbox = FakeAPNs(authority: env.authority, key: env.apnsKey, bundleID: env.bundleID)
             try await sandbox.start()
             env.apns.script(token, [.badDeviceToken])
-            let checks = await SetupDoctor.tryToken(
-                token,
-                appID: "io.robbie.HomeAssistant",
-                send: true,
-                config: try Self.config(env),
-                logger: Logger(label: "test"),
-                endpoint: { _ in sandbox.endpoint }
-            )
+            let checks = try await Self.tryToken(env, token, app: "io.robbie.HomeAssistant", send: true, otherEnvironment: sandbox.endpoint)
             await sandbox.shutdown()
             let verdict = try #require(checks.first { $0.check == "the token's APNs environment" })
             #expect(verdict.detail.contains("belongs to sandbox"), "\(verdict)")
@@ -240,14 +215,7 @@ import Testing
             let sandboxToo = FakeAPNs(authority: env.authority, key: env.apnsKey, bundleID: env.bundleID)
             try await sandboxToo.start()
             sandboxToo.script(token, [.badDeviceToken])
-            let neither = await SetupDoctor.tryToken(
-                token,
-                appID: "io.robbie.HomeAssistant",
-                send: true,
-                config: try Self.config(env),
-                logger: Logger(label: "test"),
-                endpoint: { _ in sandboxToo.endpoint }
-            )
+            let neither = try await Self.tryToken(env, token, app: "io.robbie.HomeAssistant", send: true, otherEnvironment: sandboxToo.endpoint)
             await sandboxToo.shutdown()
             let none = try #require(neither.first { $0.check == "the token's APNs environment" })
             #expect(none.remedy?.contains("either environment") == true, "\(none)")
