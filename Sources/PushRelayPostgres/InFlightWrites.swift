@@ -1,7 +1,7 @@
 import PushRelayCore
 
-/// The fire-and-forget writes still running (a delivered record, a Matrix dedupe mark), so that `flush` can wait for
-/// every write started before it.
+/// The fire-and-forget writes still running (delivered records, channel counters), so that `flush` can wait for every
+/// write started before it.
 final class InFlightWrites: Sendable {
     private struct State {
         var next: UInt64 = 0
@@ -10,21 +10,13 @@ final class InFlightWrites: Sendable {
     }
 
     private let state = Locked(State())
-    /// Also tracks this tracker's writes (the engine's, which `flush` waits for).
-    private let parent: InFlightWrites?
-
-    init(parent: InFlightWrites? = nil) {
-        self.parent = parent
-    }
 
     /// Runs `work` in a task of its own, tracked until it ends.
     func start(_ work: @escaping @Sendable () async -> Void) {
         let id = begin()
-        let parentID = parent?.begin()
         Task {
             await work()
             self.finished(id)
-            if let parentID { self.parent?.finished(parentID) }
         }
     }
 

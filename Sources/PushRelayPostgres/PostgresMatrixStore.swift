@@ -8,13 +8,9 @@ import PushRelayStore
 /// `claimed_until`) so that no two instances retry the same item.
 public final class PostgresMatrixStore: MatrixStorage {
     let engine: PostgresStorageEngine
-    /// Fire-and-forget `markSent` writes still running: a lookup or claim waits for those started before it, so it sees
-    /// every mark made before it was asked.
-    private let marks: InFlightWrites
 
     public init(engine: PostgresStorageEngine) {
         self.engine = engine
-        marks = InFlightWrites(parent: engine.inFlight)
     }
 
     static func ms(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
@@ -31,7 +27,6 @@ public final class PostgresMatrixStore: MatrixStorage {
     ) async throws -> (seen: Set<String>, dead: Set<String>) {
         let cutoff = Self.ms(since)
         let stamp = ISO8601UTC.string(now)
-        await marks.wait()
         let rows = try await engine.rows(
             """
             SELECT 's', pushkey FROM matrix_dedup WHERE event_id = \(eventID) AND pushkey = ANY(\(pushkeys)) AND seen_at >= \(cutoff)
@@ -54,7 +49,6 @@ public final class PostgresMatrixStore: MatrixStorage {
         guard !pushkeys.isEmpty else { return [] }
         let stamp = Self.ms(at)
         let cutoff = Self.ms(since)
-        await marks.wait()
         // A row older than the window is an expired mark: claiming refreshes it.
         let rows = try await engine.rows(
             """
@@ -81,15 +75,6 @@ public final class PostgresMatrixStore: MatrixStorage {
         guard !pushkeys.isEmpty else { return }
         let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: Self.ms(at))
         try await engine.rows(query, write: true)
-    }
-
-    public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
-        guard !pushkeys.isEmpty else { return }
-        let engine = self.engine
-        let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: Self.ms(at))
-        marks.start {
-            do { try await engine.rows(query, write: true) } catch { onError(error) }
-        }
     }
 
     /// Upserts `(eventIDs[i], pushkeys[i])` seen at `at`, in one statement.

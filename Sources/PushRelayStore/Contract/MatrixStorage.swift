@@ -21,11 +21,9 @@ public protocol MatrixStorage: Sendable {
     /// of the event is pushed to them. A mark written since (`markSent`, a queued retry) stays. Returns once `lookup`
     /// and `claim` no longer see the claims.
     func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws
-    /// Remembers that `eventID` went to `pushkeys`. Returns once `lookup` and `claim` see it.
+    /// Remembers that `eventID` went to `pushkeys`, whatever the window (the gateway's own deliveries are marked by
+    /// their `claim`). Returns once `lookup` and `claim` see it.
     func markSent(eventID: String, pushkeys: [String], at: Date) async throws
-    /// Remembers that `eventID` went to `pushkeys` without waiting: `lookup` and `claim` may miss it until it is
-    /// written, which the engine's `flush` waits for. `onError` hears about a failed write.
-    func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void)
     /// Queues device deliveries for a retry at `nextAttemptAt`. Returns once durable.
     func enqueue(
         _ items: [(appID: String, pushkey: String, eventID: String?, notification: String, lastError: String)],

@@ -81,24 +81,15 @@ public final class SQLiteMatrixStore: MatrixStorage {
     public func markSent(eventID: String, pushkeys: [String], at: Date) async throws {
         guard !pushkeys.isEmpty else { return }
         let stamp = Self.ms(at)
-        try await database.batcher.write { db in try Self.mark(db, eventID: eventID, pushkeys: pushkeys, stamp: stamp) }
-    }
-
-    /// Written with the next group-committed transaction, without waiting for it.
-    public func markSent(eventID: String, pushkeys: [String], at: Date, onError: @escaping @Sendable (any Error) -> Void) {
-        guard !pushkeys.isEmpty else { return }
-        let stamp = Self.ms(at)
-        database.batcher.enqueue({ db in try Self.mark(db, eventID: eventID, pushkeys: pushkeys, stamp: stamp) }, onError: onError)
-    }
-
-    private static func mark(_ db: Database, eventID: String, pushkeys: [String], stamp: Int64) throws {
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
-                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
-                """
-        )
-        for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
+        try await database.batcher.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                    ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at
+                    """
+            )
+            for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
+        }
     }
 
     /// `keys` without repeats, in their first order.

@@ -117,7 +117,7 @@ import Testing
             nextAttemptAt: now.addingTimeInterval(30),
             now: now
         )
-        storage.matrix.markSent(eventID: "$event1", pushkeys: ["matrix-pushkey-2"], at: now) { Issue.record("markSent failed: \($0)") }
+        try await storage.matrix.markSent(eventID: "$event1", pushkeys: ["matrix-pushkey-2"], at: now)
         try await storage.engine.flush()
 
         let expected = try await read(
