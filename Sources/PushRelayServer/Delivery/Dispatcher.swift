@@ -88,6 +88,8 @@ final class Dispatcher: Sendable {
     /// Reserves quota (or checks the dead-token memory) within `budget`. Past it the dispatch is answered
     /// `.storageBusy`; a reservation that commits later is turned into an error at once, so it holds no slot.
     private func reserve(_ d: Dispatch, within budget: Duration) async -> QuotaStep {
+        // Nothing to read or write: no storage to wait for.
+        if case .uncounted(checkDead: false) = d.quota { return .proceed(nil) }
         let first = FirstResult<QuotaStep>()
         let timedOut = QuotaStep.answer(.storageBusy)
         return await withCheckedContinuation { continuation in
