@@ -20,6 +20,11 @@ public enum SetupDoctor {
     /// The checks of a running server (the admin console's *Providers* page): its own storage engine probed with a
     /// write, the free disk of a SQLite file, and its provider instances checked as they are.
     public static func running(_ config: PushRelayConfig, engine: any StorageEngine, providers: [String: any PushProvider]) async -> [SetupCheck] {
+        await writes(config, engine: engine) + (await check(providers))
+    }
+
+    /// A write probed on `engine`, and the free disk of a SQLite file.
+    static func writes(_ config: PushRelayConfig, engine: any StorageEngine) async -> [SetupCheck] {
         let health = await engine.probe()
         var checks = [
             SetupCheck(
@@ -27,14 +32,12 @@ public enum SetupDoctor {
                 check: "a write",
                 passed: health.isOK,
                 detail: health.isOK ? "\(config.storage.location): committed" : (health.message ?? "failing"),
-                remedy: health.isOK ? nil : writeRemedy
+                remedy: health.isOK ? nil : "The database refuses writes: check the disk (df, dmesg) and the file's owner and permissions."
             )
         ]
         if config.storage.backend == .sqlite { checks.append(freeDisk(path: config.storage.sqlitePath)) }
-        return checks + (await check(providers))
+        return checks
     }
-
-    static let writeRemedy = "The database refuses writes: check the disk (df, dmesg) and the file's owner and permissions."
 
     static func storage(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
         let location = config.storage.location
@@ -56,20 +59,8 @@ public enum SetupDoctor {
         }
         // Opening refuses a database whose schema is newer than this binary's; migrating brings an older one to it.
         let version = PushRelayDatabase.migrations.map(\.version).max() ?? 0
-        var checks = [SetupCheck(subject: "storage", check: "open and migrate", passed: true, detail: "\(location), schema version \(version)")]
-        let health = await storage.engine.probe()
-        checks.append(
-            SetupCheck(
-                subject: "storage",
-                check: "a write",
-                passed: health.isOK,
-                detail: health.message ?? "committed",
-                remedy: health.isOK ? nil : writeRemedy
-            )
-        )
-        if config.storage.backend == .sqlite {
-            checks.append(freeDisk(path: config.storage.sqlitePath))
-        }
+        let opened = SetupCheck(subject: "storage", check: "open and migrate", passed: true, detail: "\(location), schema version \(version)")
+        let checks = [opened] + (await writes(config, engine: storage.engine))
         try? await storage.engine.flushAndClose()
         return checks
     }
