@@ -70,42 +70,42 @@ final class MatrixGateway: Sendable {
         let since = now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000)
         var seen: Set<String> = []
         var dead: Set<String> = []
-        do {
-            (seen, dead) = try await store.lookup(
-                eventID: n.eventID,
-                pushkeys: n.devices.map(\.pushkey),
-                deadKeys: n.devices.map(Self.deviceKey),
-                since: since,
-                now: now
-            )
-        } catch {
-            logger.error("reading the de-duplication window failed; sending without it", metadata: ["error": .string("\(error)")])
-        }
         // The event is claimed for the pushkeys about to be sent: of identical notifications arriving together, only
-        // the one holding a pushkey's claim pushes to it.
+        // the one holding a pushkey's claim pushes to it. The claim and the dead-token check are one storage trip.
         var claimed: Set<String> = []
-        let toSend = n.devices.filter { !dead.contains(Self.deviceKey($0)) && !seen.contains($0.pushkey) }.map(\.pushkey)
-        if let eventID = n.eventID, !toSend.isEmpty {
+        if let eventID = n.eventID, !n.devices.isEmpty {
             do {
-                claimed = try await store.claim(eventID: eventID, pushkeys: toSend, since: since, at: now)
-                seen.formUnion(Set(toSend).subtracting(claimed))
+                (claimed, dead) = try await store.claimUnlessDead(
+                    eventID: eventID,
+                    devices: n.devices.map { (pushkey: $0.pushkey, deadKey: Self.deviceKey($0)) },
+                    since: since,
+                    at: now
+                )
+                seen = Set(n.devices.lazy.filter { !dead.contains(Self.deviceKey($0)) }.map(\.pushkey)).subtracting(claimed)
             } catch {
                 logger.error("claiming the event for de-duplication failed; sending without it", metadata: ["error": .string("\(error)")])
+                (seen, dead) = await lookup(n, since: since, now: now)
             }
+        } else {
+            (seen, dead) = await lookup(n, since: since, now: now)
         }
-        let outcomes: [DeviceOutcome] = await withTaskGroup(of: (Int, DeviceOutcome).self) { group in
-            for (i, device) in n.devices.enumerated() {
-                if dead.contains(Self.deviceKey(device)) {
-                    group.addTask { (i, .rejected(reason: "an earlier delivery found this pushkey dead", provider: nil)) }
-                } else if seen.contains(device.pushkey) {
-                    group.addTask { (i, .skipped("event \(n.eventID ?? "") was already sent to this pushkey")) }
-                } else {
-                    group.addTask { (i, await self.dispatch(n, device: device)) }
+        let outcomes: [DeviceOutcome]
+        if n.devices.count == 1 {
+            // One device (the common case): no child task.
+            outcomes = [await outcome(n, device: n.devices[0], dead: dead, seen: seen)]
+        } else {
+            outcomes = await withTaskGroup(of: (Int, DeviceOutcome).self) { group in
+                var out = [DeviceOutcome](repeating: .skipped(""), count: n.devices.count)
+                for (i, device) in n.devices.enumerated() {
+                    if dead.contains(Self.deviceKey(device)) || seen.contains(device.pushkey) {
+                        out[i] = await outcome(n, device: device, dead: dead, seen: seen)
+                    } else {
+                        group.addTask { (i, await self.dispatch(n, device: device)) }
+                    }
                 }
+                for await (i, o) in group { out[i] = o }
+                return out
             }
-            var out = [DeviceOutcome](repeating: .skipped(""), count: n.devices.count)
-            for await (i, o) in group { out[i] = o }
-            return out
         }
 
         let (reply, sent) = await settle(n, outcomes: outcomes)
@@ -122,6 +122,36 @@ final class MatrixGateway: Sendable {
             }
         }
         return reply
+    }
+
+    /// Which pushkeys of `n` already got its event since `since` and which devices are remembered as dead, without a
+    /// claim (no event id, or the claim failed); nothing when the storage cannot say (the devices are then sent to).
+    private func lookup(_ n: MatrixNotification, since: Date, now: Date) async -> (seen: Set<String>, dead: Set<String>) {
+        guard !n.devices.isEmpty else { return ([], []) }
+        do {
+            return try await store.lookup(
+                eventID: n.eventID,
+                pushkeys: n.devices.map(\.pushkey),
+                deadKeys: n.devices.map(Self.deviceKey),
+                since: since,
+                now: now
+            )
+        } catch {
+            logger.error("reading the de-duplication window failed; sending without it", metadata: ["error": .string("\(error)")])
+            return ([], [])
+        }
+    }
+
+    /// One device's outcome: rejected when remembered dead, skipped when the event already went to its pushkey,
+    /// otherwise dispatched.
+    private func outcome(_ n: MatrixNotification, device: MatrixDevice, dead: Set<String>, seen: Set<String>) async -> DeviceOutcome {
+        if dead.contains(Self.deviceKey(device)) {
+            return .rejected(reason: "an earlier delivery found this pushkey dead", provider: nil)
+        }
+        if seen.contains(device.pushkey) {
+            return .skipped("event \(n.eventID ?? "") was already sent to this pushkey")
+        }
+        return await dispatch(n, device: device)
     }
 
     /// The answer for `outcomes`, after queueing the transiently failed devices for a retry when that is the answer,

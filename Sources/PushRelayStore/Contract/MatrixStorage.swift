@@ -17,6 +17,15 @@ public protocol MatrixStorage: Sendable {
     /// instance, exactly one gets it. From the return on, a claim counts as sent, stamped `at`, for `lookup` and later
     /// claims, until `release` ends it.
     func claim(eventID: String, pushkeys: [String], since: Date, at: Date) async throws -> Set<String>
+    /// `lookup`'s dead keys and `claim` in one step: which `deadKey`s of `devices` are remembered as dead at `now`, and
+    /// the claims of `eventID` (as `claim` makes them) for the pushkeys of the other devices. A pushkey is claimed
+    /// when at least one of its devices is not dead. What `claim` promises holds for the returned claims.
+    func claimUnlessDead(
+        eventID: String,
+        devices: [(pushkey: String, deadKey: String)],
+        since: Date,
+        at now: Date
+    ) async throws -> (claimed: Set<String>, dead: Set<String>)
     /// Ends the claims that `claim` made at `claimedAt` on `pushkeys` (their delivery did not happen), so that a repeat
     /// of the event is pushed to them. A mark written since (`markSent`, a queued retry) stays. Returns once `lookup`
     /// and `claim` no longer see the claims.
@@ -45,6 +54,25 @@ public protocol MatrixStorage: Sendable {
 }
 
 extension MatrixStorage {
+    /// `lookup`, then `claim` for the pushkeys with a device that is not dead and not seen: two round trips.
+    public func claimUnlessDead(
+        eventID: String,
+        devices: [(pushkey: String, deadKey: String)],
+        since: Date,
+        at now: Date
+    ) async throws -> (claimed: Set<String>, dead: Set<String>) {
+        let (seen, dead) = try await lookup(
+            eventID: eventID,
+            pushkeys: devices.map(\.pushkey),
+            deadKeys: devices.map(\.deadKey),
+            since: since,
+            now: now
+        )
+        let toClaim = devices.filter { !dead.contains($0.deadKey) && !seen.contains($0.pushkey) }.map(\.pushkey)
+        guard !toClaim.isEmpty else { return ([], dead) }
+        return (try await claim(eventID: eventID, pushkeys: toClaim, since: since, at: now), dead)
+    }
+
     /// For an engine used by one process only (SQLite): its one retry loop is the only claimer, so what is due is
     /// what it claims.
     public func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem] {

@@ -51,21 +51,47 @@ public final class SQLiteMatrixStore: MatrixStorage {
         guard !keys.isEmpty else { return [] }
         let stamp = Self.ms(at)
         let cutoff = Self.ms(since)
+        return try await database.batcher.write { db in try Self.claim(db, eventID: eventID, keys: keys, stamp: stamp, cutoff: cutoff) }
+    }
+
+    /// The dead-token check and the claims in one group-committed transaction (one trip to the writer instead of a
+    /// read and a write): the writer sees every committed mark, dead token and claim.
+    public func claimUnlessDead(
+        eventID: String,
+        devices: [(pushkey: String, deadKey: String)],
+        since: Date,
+        at now: Date
+    ) async throws -> (claimed: Set<String>, dead: Set<String>) {
+        guard !devices.isEmpty else { return ([], []) }
+        let stamp = Self.ms(now)
+        let cutoff = Self.ms(since)
+        let deadStamp = ISO8601UTC.string(now)
         return try await database.batcher.write { db in
-            // A row older than the window is an expired mark: claiming refreshes it.
-            let statement = try db.cachedStatement(
-                sql: """
-                    INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
-                    ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at WHERE matrix_dedup.seen_at < ?
-                    """
-            )
-            var won: Set<String> = []
-            for key in keys {
-                try statement.execute(arguments: [eventID, key, stamp, cutoff])
-                if db.changesCount > 0 { won.insert(key) }
+            let deadStatement = try db.cachedStatement(sql: "SELECT 1 FROM dead_tokens WHERE push_token = ? AND expires_at > ?")
+            var dead: Set<String> = []
+            for device in devices where try Bool.fetchOne(deadStatement, arguments: [device.deadKey, deadStamp]) != nil {
+                dead.insert(device.deadKey)
             }
-            return won
+            let keys = Self.unique(devices.filter { !dead.contains($0.deadKey) }.map(\.pushkey))
+            return (try Self.claim(db, eventID: eventID, keys: keys, stamp: stamp, cutoff: cutoff), dead)
         }
+    }
+
+    /// Claims `eventID` for each of `keys` (without repeats) that has no row since `cutoff`; returns those.
+    private static func claim(_ db: Database, eventID: String, keys: [String], stamp: Int64, cutoff: Int64) throws -> Set<String> {
+        // A row older than the window is an expired mark: claiming refreshes it.
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO matrix_dedup (event_id, pushkey, seen_at) VALUES (?, ?, ?)
+                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at WHERE matrix_dedup.seen_at < ?
+                """
+        )
+        var won: Set<String> = []
+        for key in keys {
+            try statement.execute(arguments: [eventID, key, stamp, cutoff])
+            if db.changesCount > 0 { won.insert(key) }
+        }
+        return won
     }
 
     public func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws {

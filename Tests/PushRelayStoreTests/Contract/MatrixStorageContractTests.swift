@@ -77,6 +77,36 @@ import Testing
     }
 
     @Test(arguments: StorageEngineUnderTest.all)
+    func claimUnlessDeadSkipsDeadDevicesAndOneOfConcurrentClaimsWins(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.matrix
+        let since = now.addingTimeInterval(-60)
+        try await storage.deliveries.markDead(
+            "matrix:a:k3",
+            DeadMark(provider: "fcm", reason: "UNREGISTERED", message: "gone", until: now.addingTimeInterval(60)),
+            now: now
+        )
+        try await store.markSent(eventID: "$e1", pushkeys: ["k2"], at: now)
+        // k1 is free, k2 was sent already, k3 is dead under app a; k4 is dead under a but alive under b, so it is claimed.
+        try await storage.deliveries.markDead(
+            "matrix:a:k4",
+            DeadMark(provider: "fcm", reason: "UNREGISTERED", message: "gone", until: now.addingTimeInterval(60)),
+            now: now
+        )
+        let devices = [("k1", "a"), ("k2", "a"), ("k3", "a"), ("k4", "a"), ("k4", "b")].map { (pushkey: $0.0, deadKey: "matrix:\($0.1):\($0.0)") }
+        let wins = try await withThrowingTaskGroup(of: (claimed: Set<String>, dead: Set<String>).self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await store.claimUnlessDead(eventID: "$e1", devices: devices, since: since, at: self.now) }
+            }
+            return try await group.reduce(into: [(claimed: Set<String>, dead: Set<String>)]()) { $0.append($1) }
+        }
+        #expect(wins.flatMap { $0.claimed.sorted() }.sorted() == ["k1", "k4"])
+        #expect(wins.allSatisfy { $0.dead == ["matrix:a:k3", "matrix:a:k4"] })
+        #expect(try await store.lookup(eventID: "$e1", pushkeys: ["k1", "k3", "k4"], deadKeys: [], since: since, now: now).seen == ["k1", "k4"])
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
     func theRetryQueueHandsOutDueItemsInOrder(engine: StorageEngineUnderTest) async throws {
         let (storage, close) = try await engine.open()
         let store = storage.matrix
