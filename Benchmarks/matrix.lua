@@ -2,7 +2,9 @@
 -- By default the device is an FCM pusher with a fresh pushkey per request. With BENCH_SUBSCRIPTIONS_FILE set (lines of
 -- endpoint, p256dh, auth, from `pushrelay-dev fake-providers --webpush-subscriptions N`) it is a web client's WebPush
 -- pusher: the pushkey is the subscription's p256dh, data carries endpoint and auth.
+-- BENCH_DEVICES=N (default 1): N devices per notify, each its own pushkey (or subscription).
 local counter = 0
+local devices = tonumber(os.getenv("BENCH_DEVICES") or "1")
 -- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
 -- of the same name would hide it, and every thread would then send the same requests).
 local next_thread = 0
@@ -22,15 +24,21 @@ function init(args)
   end
 end
 
-local function device()
+local function device(k)
   if #subscriptions == 0 then
-    return string.format('{"app_id":"im.bench.android","pushkey":"bench-%d-%d","pushkey_ts":1700000000}',
-      thread_id, counter % 5000)
+    return string.format('{"app_id":"im.bench.android","pushkey":"bench-%d-%d-%d","pushkey_ts":1700000000}',
+      thread_id, counter % 5000, k)
   end
-  local s = subscriptions[(counter * 7919 + thread_id) % #subscriptions + 1]
+  local s = subscriptions[(counter * 7919 + thread_id + k * 131) % #subscriptions + 1]
   return string.format(
     '{"app_id":"im.bench.web","pushkey":"%s","pushkey_ts":1700000000,"data":{"endpoint":"%s","auth":"%s"}}',
     s[2], s[1], s[3])
+end
+
+local function device_list()
+  local list = {}
+  for k = 1, devices do list[k] = device(k) end
+  return table.concat(list, ",")
 end
 
 request = function()
@@ -40,7 +48,7 @@ request = function()
     '"sender":"@alice:example.org","sender_display_name":"Alice","room_name":"Bench",' ..
     '"content":{"msgtype":"m.text","body":"Message %d"},"counts":{"unread":%d},"prio":"high",' ..
     '"devices":[%s]}}',
-    thread_id, counter, counter, counter % 50, device())
+    thread_id, counter, counter, counter % 50, device_list())
   return wrk.format("POST", "/_matrix/push/v1/notify", {["Content-Type"] = "application/json"}, body)
 end
 
