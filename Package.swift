@@ -85,7 +85,6 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayWebPush",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -180,6 +179,7 @@ let package = Package(
                 "PushRelayCore",
                 "PushRelayProviders",
                 "PushRelayTestSupport",
+                "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Logging
 import NIOCore
 import NIOPosix
@@ -6,8 +5,9 @@ import NIOSSL
 import PushRelayCore
 
 /// How a provider talks to its upstream: HTTP/2 over TLS on one long-lived connection per origin (as FCM, APNs and
-/// the big WebPush services serve it), and HTTP/1.1 through AsyncHTTPClient for `http://` endpoints and for servers
-/// that do not offer HTTP/2.
+/// the big WebPush services serve it), and HTTP/1.1 on a pool of keep-alive connections per origin for `http://`
+/// endpoints and for servers that do not offer HTTP/2. Both run on the event loops directly, with the same TLS
+/// settings, deadlines and failures.
 ///
 /// Every outcome that is not an HTTP answer (refused connection, TLS failure, reset, GOAWAY, deadline) is a
 /// `DeliveryFailure.transient`, so callers only ever see typed outcomes. A request the server says it did not
@@ -15,8 +15,7 @@ import PushRelayCore
 final class ProviderHTTPClient: Sendable {
     private let transport: ProviderTransport
     private let pool: UpstreamHTTP2Pool
-    /// Made at the first HTTP/1.1 request: most providers never make one.
-    private let http1 = Locked<HTTPClient?>(nil)
+    private let http1: UpstreamHTTP1Pool
     /// Origins that finished a TLS handshake without offering HTTP/2.
     private let http1Origins = Locked<Set<UpstreamOrigin>>([])
 
@@ -28,23 +27,30 @@ final class ProviderHTTPClient: Sendable {
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
             idleTimeout: transport.idleTimeout
         )
+        http1 = UpstreamHTTP1Pool(
+            tls: transport.tlsConfiguration(alpn: ["http/1.1"]),
+            group: MultiThreadedEventLoopGroup.singleton,
+            maxConnections: transport.maxConnections,
+            connectTimeout: min(transport.requestTimeout, .seconds(10)),
+            idleTimeout: transport.idleTimeout
+        )
     }
 
     /// Sends `request` and returns the answer, or throws a transient failure before `timeout` has passed.
     func execute(_ request: UpstreamRequest, timeout: TimeAmount, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
         let deadline = NIODeadline.now() + timeout
         guard request.origin.secure, !http1Origins.withLock({ $0.contains(request.origin) }) else {
-            return try await viaHTTP1(request, timeout: timeout, providerName: providerName)
+            return try await viaHTTP1(request, deadline: deadline, providerName: providerName)
         }
         var attempt = 0
         while true {
             attempt += 1
             let connection: UpstreamHTTP2Connection
             do {
-                connection = try await pool.connection(to: request.origin)
+                connection = try await pool.connection(to: request.origin, at: request.connectAddresses)
             } catch UpstreamHTTP2Connection.ConnectError.http2NotOffered {
                 http1Origins.withLock { _ = $0.insert(request.origin) }
-                return try await viaHTTP1(request, timeout: deadline - .now(), providerName: providerName)
+                return try await viaHTTP1(request, deadline: deadline, providerName: providerName)
             } catch {
                 throw Self.failure(connecting: error, origin: request.origin, providerName: providerName)
             }
@@ -58,34 +64,20 @@ final class ProviderHTTPClient: Sendable {
         }
     }
 
-    private func viaHTTP1(_ request: UpstreamRequest, timeout: TimeAmount, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
-        var r = HTTPClientRequest(url: request.url)
-        r.method = .init(rawValue: request.method)
-        for (name, value) in request.headers { r.headers.add(name: name, value: value) }
-        if request.body.readableBytes > 0 { r.body = .bytes(request.body) }
-        let client = http1.withLock { client in
-            if let client { return client }
-            let made = transport.makeClient()
-            client = made
-            return made
+    private func viaHTTP1(_ request: UpstreamRequest, deadline: NIODeadline, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
+        do {
+            return try await http1.execute(request, deadline: deadline).get()
+        } catch let failure as UpstreamStreamFailure {
+            throw Self.failure(exchanging: failure, origin: request.origin, providerName: providerName)
+        } catch {
+            throw Self.failure(connecting: error, origin: request.origin, providerName: providerName)
         }
-        return try await UpstreamExchange.perform(
-            r,
-            on: client,
-            origin: request.origin,
-            timeout: max(timeout, .milliseconds(1)),
-            providerName: providerName
-        )
     }
 
     /// Closes every connection.
     func shutdown() async {
         await pool.shutdown()
-        let client = http1.withLock { client in
-            defer { client = nil }
-            return client
-        }
-        try? await client?.shutdown()
+        await http1.shutdown()
     }
 
     private static func failure(connecting error: any Error, origin: UpstreamOrigin, providerName: String) -> DeliveryFailure {

@@ -1,10 +1,9 @@
-import AsyncHTTPClient
 import NIOCore
 import NIOSSL
 
-/// The connection settings shared by the FCM and APNs clients: TLS trust, optional client identity, pool size and
-/// timeouts. Each provider instance builds its own `HTTPClient` from these, so a slow upstream only ever fills its
-/// own pool.
+/// The connection settings shared by the provider clients: TLS trust, optional client identity, pool size and
+/// timeouts. Each provider instance builds its own `ProviderHTTPClient` from these, so a slow upstream only ever fills
+/// its own pool.
 struct ProviderTransport: Sendable {
     /// Extra CA certificates (PEM) trusted in addition to the system roots: the fake servers' CA in tests.
     var extraTrustRoots: [NIOSSLCertificate] = []
@@ -65,19 +64,5 @@ struct ProviderTransport: Sendable {
         }
         tls.applicationProtocols = alpn
         return tls
-    }
-
-    /// An AsyncHTTPClient with its own connection pool, for HTTP/1.1 upstreams (see `ProviderHTTPClient`).
-    /// The caller owns it and must `shutdown()` it.
-    func makeClient() -> HTTPClient {
-        var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tlsConfiguration(alpn: ["http/1.1"]),
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: min(requestTimeout, .seconds(10)), read: requestTimeout),
-            connectionPool: .init(idleTimeout: idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnections)
-        )
-        configuration.httpVersion = .http1Only
-        configuration.decompression = .disabled
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHPACK
+import NIOPosix
 
 /// Where a provider request goes: scheme, host and port (the connection is shared by every request to the same one).
 struct UpstreamOrigin: Hashable, Sendable {
@@ -58,6 +59,13 @@ struct UpstreamOrigin: Hashable, Sendable {
         return port == (secure ? 443 : 80) ? h : "\(h):\(port)"
     }
 
+    /// Connects `bootstrap` to the first of `addresses` (with this origin's port), or to the host when there are none.
+    static func connect(_ bootstrap: ClientBootstrap, to origin: UpstreamOrigin, at addresses: [SocketAddress]) -> EventLoopFuture<any Channel> {
+        guard var address = addresses.first else { return bootstrap.connect(host: origin.host, port: origin.port) }
+        address.port = origin.port
+        return bootstrap.connect(to: address)
+    }
+
     /// `scheme://authority`, for messages (never a path: APNs paths carry device tokens).
     var description: String { (secure ? "https://" : "http://") + authority }
 }
@@ -70,6 +78,9 @@ struct UpstreamRequest: Sendable {
     var path: String
     var headers: [(name: String, value: String)]
     var body: ByteBuffer
+    /// Where a new connection for this request connects, instead of resolving the origin's host again: the addresses
+    /// `OutboundAddressGuard` checked, so that what was checked is what is reached. Empty: resolve the host.
+    var connectAddresses: [SocketAddress] = []
 
     /// - Parameter url: an absolute `http(s)` URL; nil when it is not one.
     init?(method: String = "POST", url: String, headers: [(name: String, value: String)], body: ByteBuffer) {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Logging
 import PushRelayCore
 import PushRelayProviders
@@ -138,27 +137,16 @@ final class WebPushRelayService: Sendable {
         let logger = self.logger
         let addressGuard = OutboundAddressGuard(policy: settings.unsubscribeAddressPolicy)
         work.submit {
-            // The host a sender chose must not be, or resolve to, a loopback or private address (SSRF).
-            if case .failure(let refusal) = await addressGuard.check(url: url) {
-                logger.notice("not sending the Unsubscribe-URL DELETE", metadata: ["problem": .string(refusal.message)])
-                return
+            // The host a sender chose must not be, or resolve to, a loopback or private address (SSRF); the DELETE goes
+            // to the addresses checked, and no redirect is followed.
+            switch await OneOffRequest.send(method: "DELETE", url: url, addressGuard: addressGuard, timeout: .seconds(10)) {
+            case .answered(let status):
+                logger.info("sent Unsubscribe-URL DELETE", metadata: ["status": .stringConvertible(status)])
+            case .refused(let problem):
+                logger.notice("not sending the Unsubscribe-URL DELETE", metadata: ["problem": .string(problem)])
+            case .failed(let problem):
+                logger.notice("Unsubscribe-URL DELETE failed", metadata: ["error": .string(problem)])
             }
-            var request = HTTPClientRequest(url: url)
-            request.method = .DELETE
-            // A client of its own, shut down after this one request (a dead token with an Unsubscribe-URL is rare). It
-            // follows no redirect: an answer must not send the DELETE on to an address that was not checked.
-            let client = HTTPClient(
-                eventLoopGroupProvider: .singleton,
-                configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
-            )
-            do {
-                let response = try await client.execute(request, timeout: .seconds(10))
-                _ = try? await response.body.collect(upTo: 64 * 1024)
-                logger.info("sent Unsubscribe-URL DELETE", metadata: ["status": .stringConvertible(response.status.code)])
-            } catch {
-                logger.notice("Unsubscribe-URL DELETE failed", metadata: ["error": .string("\(error)")])
-            }
-            try? await client.shutdown()
         }
     }
 }

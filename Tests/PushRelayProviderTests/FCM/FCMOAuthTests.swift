@@ -5,8 +5,8 @@ import PushRelayTestSupport
 import Testing
 
 @Suite struct FCMOAuthTests {
-    @Test func theAccessTokenIsCachedAcrossRequests() async throws {
-        try await withFCM { fake, provider, clock in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func theAccessTokenIsCachedAcrossRequests(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, clock in
             for i in 0..<5 {
                 _ = try await provider.send(androidDelivery(token: fcmToken(i)))
                 clock.advance(by: 60)
@@ -17,8 +17,8 @@ import Testing
         }
     }
 
-    @Test func theTokenIsRefreshedFiveMinutesBeforeItExpires() async throws {
-        try await withFCM(lifetime: 3600) { fake, provider, clock in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func theTokenIsRefreshedFiveMinutesBeforeItExpires(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(lifetime: 3600, offerHTTP2: http == .http2) { fake, provider, clock in
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
             clock.advance(by: 3600 - 300 - 1)
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
@@ -32,8 +32,8 @@ import Testing
         }
     }
 
-    @Test func shortLivedTokensAreRefreshedAtHalfTheirLifetime() async throws {
-        try await withFCM(lifetime: 120) { fake, provider, clock in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func shortLivedTokensAreRefreshedAtHalfTheirLifetime(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(lifetime: 120, offerHTTP2: http == .http2) { fake, provider, clock in
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
             clock.advance(by: 59)
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
@@ -45,8 +45,8 @@ import Testing
         }
     }
 
-    @Test func an401RenewsTheTokenAndRetriesOnce() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func an401RenewsTheTokenAndRetriesOnce(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
             fake.revokeAccessTokens()
             let receipt = try await provider.send(androidDelivery(token: fcmToken(2)))
@@ -60,8 +60,8 @@ import Testing
         }
     }
 
-    @Test func aPersistent401IsAConfigurationErrorAfterOneRetry() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func aPersistent401IsAConfigurationErrorAfterOneRetry(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             fake.script(fcmToken(1), [.unauthenticated, .unauthenticated, .unauthenticated])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(1))) }
             guard case .configuration(let message)? = f else {
@@ -74,8 +74,8 @@ import Testing
         }
     }
 
-    @Test func concurrentRequestsShareOneTokenFetch() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func concurrentRequestsShareOneTokenFetch(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             try await withThrowingTaskGroup(of: DeliveryReceipt.self) { group in
                 for i in 0..<24 {
                     group.addTask { try await provider.send(androidDelivery(token: fcmToken(i))) }
@@ -87,8 +87,8 @@ import Testing
         }
     }
 
-    @Test func concurrent401sShareOneRenewal() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func concurrent401sShareOneRenewal(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             _ = try await provider.send(androidDelivery(token: fcmToken(0)))
             fake.revokeAccessTokens()
             try await withThrowingTaskGroup(of: DeliveryReceipt.self) { group in
@@ -102,8 +102,8 @@ import Testing
         }
     }
 
-    @Test func arejectedServiceAccountIsAConfigurationError() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func arejectedServiceAccountIsAConfigurationError(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             fake.failTokenRequests([.invalidGrant])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(1))) }
             guard case .configuration(let message)? = f else {
@@ -118,8 +118,8 @@ import Testing
         }
     }
 
-    @Test func anUnavailableTokenEndpointIsTransient() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func anUnavailableTokenEndpointIsTransient(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             fake.failTokenRequests([.unavailable])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(1))) }
             guard case .transient(let reason, _, let retryAfter)? = f else {
@@ -131,8 +131,8 @@ import Testing
         }
     }
 
-    @Test func aFailedRefreshKeepsUsingTheStillValidToken() async throws {
-        try await withFCM(lifetime: 3600) { fake, provider, clock in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func aFailedRefreshKeepsUsingTheStillValidToken(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(lifetime: 3600, offerHTTP2: http == .http2) { fake, provider, clock in
             _ = try await provider.send(androidDelivery(token: fcmToken(1)))
             clock.advance(by: 3400)  // inside the refresh margin, not yet expired
             fake.failTokenRequests([.unavailable])

@@ -5,8 +5,9 @@ import PushRelayTestSupport
 import Testing
 
 @Suite struct FCMProviderTests {
-    @Test func sendsTheExactUpstreamRequestAndReturnsTheMessageName() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func sendsTheExactUpstreamRequestAndReturnsTheMessageName(_ http: UpstreamHTTPVersion) async throws
+    {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let delivery = androidDelivery(token: fcmToken(1), data: ["tag": "door"])
             let receipt = try await provider.send(delivery)
 
@@ -25,8 +26,8 @@ import Testing
         }
     }
 
-    @Test func iOSMessagesViaFCMAreAccepted() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func iOSMessagesViaFCMAreAccepted(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let delivery = iosDelivery(token: fcmToken(2), data: ["push": ["sound": "default"], "url": "/lovelace"])
             _ = try await provider.send(delivery)
             #expect(fake.records.map(\.status) == [200])
@@ -34,8 +35,8 @@ import Testing
         }
     }
 
-    @Test func unregisteredTokenIsInvalidToken() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func unregisteredTokenIsInvalidToken(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let token = fcmToken(3)
             fake.script(token, [.unregistered])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
@@ -50,8 +51,8 @@ import Testing
         }
     }
 
-    @Test func invalidRegistrationTokenIsInvalidToken() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func invalidRegistrationTokenIsInvalidToken(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             fake.script(fcmToken(4), [.invalidToken])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(4))) }
             guard case .invalidToken(let reason, _)? = f else {
@@ -62,8 +63,10 @@ import Testing
         }
     }
 
-    @Test func otherBadRequestsAreInvalidPayloadWithTheFieldViolation() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func otherBadRequestsAreInvalidPayloadWithTheFieldViolation(
+        _ http: UpstreamHTTPVersion
+    ) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let token = fcmToken(5)
             let message: JSONValue = ["token": .string(token), "data": ["a": "ok", "b": 5]]
             let delivery = Delivery(platform: .android, pushToken: token, appID: nil, notification: TranslatedNotification(fcmMessage: message))
@@ -78,8 +81,8 @@ import Testing
         }
     }
 
-    @Test func oversizedMessagesArePayloadTooLarge() async throws {
-        try await withFCM { _, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func oversizedMessagesArePayloadTooLarge(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { _, provider, _ in
             let delivery = androidDelivery(token: fcmToken(6), message: String(repeating: "x", count: 5000))
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(delivery) }
             guard case .payloadTooLarge? = f else {
@@ -89,8 +92,8 @@ import Testing
         }
     }
 
-    @Test func senderIDMismatchIsAConfigurationError() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func senderIDMismatchIsAConfigurationError(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             fake.script(fcmToken(7), [.senderIDMismatch])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(7))) }
             guard case .configuration(let message)? = f else {
@@ -102,8 +105,10 @@ import Testing
         }
     }
 
-    @Test func thirdPartyAuthErrorIsConfigurationWithoutATokenRefresh() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func thirdPartyAuthErrorIsConfigurationWithoutATokenRefresh(
+        _ http: UpstreamHTTPVersion
+    ) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             fake.script(fcmToken(8), [.thirdPartyAuthError])
             let f = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: fcmToken(8))) }
             guard case .configuration(let message)? = f else {
@@ -118,8 +123,9 @@ import Testing
         }
     }
 
-    @Test func throttlingAndServerErrorsAreTransientWithRetryAfter() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func throttlingAndServerErrorsAreTransientWithRetryAfter(_ http: UpstreamHTTPVersion) async throws
+    {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let token = fcmToken(9)
             fake.script(token, [.quotaExceeded(retryAfter: 7), .unavailable(retryAfter: 3), .internalError])
             var got: [DeliveryFailure?] = []
@@ -141,8 +147,8 @@ import Testing
         }
     }
 
-    @Test func droppedConnectionsAreTransient() async throws {
-        try await withFCM { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func droppedConnectionsAreTransient(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let token = fcmToken(10)
             fake.script(token, [.dropConnection])
             let dropped = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
@@ -153,12 +159,13 @@ import Testing
             #expect(reason == "ConnectionError")
             // The provider recovers on a new connection.
             try await sendRecovering { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
-            #expect(fake.acceptedConnections == 2)
+            // Over HTTP/1.1 one more: the first handshake learned that the server does not offer HTTP/2.
+            #expect(fake.acceptedConnections == (http == .http2 ? 2 : 3))
         }
     }
 
-    @Test func slowAnswersTimeOut() async throws {
-        try await withFCM(extraOptions: ["request_timeout_ms": 500]) { fake, provider, _ in
+    @Test(arguments: UpstreamHTTPVersion.allCases) func slowAnswersTimeOut(_ http: UpstreamHTTPVersion) async throws {
+        try await withFCM(extraOptions: ["request_timeout_ms": 500], offerHTTP2: http == .http2) { fake, provider, _ in
             let token = fcmToken(12)
             fake.script(token, [.delayed(milliseconds: 1500, .success)])
             let slow = await failure { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }

@@ -162,3 +162,11 @@ func sendRecovering(_ body: () async throws(DeliveryFailure) -> DeliveryReceipt)
         }
     }
 }
+
+/// The HTTP version a strict fake speaks, for tests that must hold over both.
+enum UpstreamHTTPVersion: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case http2
+    case http1
+
+    var testDescription: String { rawValue }
+}

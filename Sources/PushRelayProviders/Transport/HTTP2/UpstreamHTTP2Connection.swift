@@ -3,7 +3,6 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
-import Synchronization
 
 /// One TLS connection to a provider that speaks HTTP/2 (ALPN `h2`), carrying many requests at once.
 ///
@@ -50,9 +49,11 @@ final class UpstreamHTTP2Connection: Sendable {
         channel.close(promise: nil)
     }
 
-    /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface) on `eventLoop`, within `timeout`.
+    /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface) on `eventLoop`, within `timeout`; at the
+    /// first of `addresses` when there are any, else wherever the origin's host resolves to.
     static func connect(
         to origin: UpstreamOrigin,
+        at addresses: [SocketAddress] = [],
         tls: NIOSSLContext,
         eventLoop: any EventLoop,
         timeout: TimeAmount,
@@ -91,7 +92,7 @@ final class UpstreamHTTP2Connection: Sendable {
                 }
             }
         let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(ConnectError.timedOut) }
-        bootstrap.connect(host: origin.host, port: origin.port).whenComplete { result in
+        UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
             switch result {
             case .success(let channel):
                 // A handshake that fails or is cut closes the channel before ALPN answered.
@@ -112,22 +113,4 @@ final class UpstreamHTTP2Connection: Sendable {
         HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
     ]
-}
-
-/// Fails a connection being opened with the first error its pipeline reports (TLS errors say what went wrong).
-private final class ConnectFailureHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = ByteBuffer
-    private let ready: EventLoopPromise<UpstreamHTTP2Connection>
-
-    init(ready: EventLoopPromise<UpstreamHTTP2Connection>) { self.ready = ready }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        ready.fail(error)
-        context.fireErrorCaught(error)
-    }
-}
-
-/// Whether a connection still takes new requests (a class, so the channel's handler can clear it).
-final class UsableFlag: Sendable {
-    let value = Atomic<Bool>(true)
 }

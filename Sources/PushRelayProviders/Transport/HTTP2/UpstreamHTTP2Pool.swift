@@ -41,10 +41,11 @@ final class UpstreamHTTP2Pool: Sendable {
         self.idleTimeout = idleTimeout
     }
 
-    /// The connection to `origin` that takes new requests, opening one when there is none.
+    /// The connection to `origin` that takes new requests, opening one (at the first of `addresses` when there are
+    /// any) when there is none.
     /// Throws `UpstreamHTTP2Connection.ConnectError`, NIO's connect and TLS errors, or `CancellationError` after
     /// `shutdown`.
-    func connection(to origin: UpstreamOrigin) async throws -> UpstreamHTTP2Connection {
+    func connection(to origin: UpstreamOrigin, at addresses: [SocketAddress] = []) async throws -> UpstreamHTTP2Connection {
         let (slot, opening): (Slot, (EventLoopPromise<UpstreamHTTP2Connection>, NIOSSLContext)?) = try state.withLock { state in
             if state.shutDown { throw CancellationError() }
             switch state.slots[origin] {
@@ -62,7 +63,7 @@ final class UpstreamHTTP2Pool: Sendable {
             }
         }
         if let (promise, tls) = opening {
-            open(origin, id: slot.id, tls: tls, into: promise)
+            open(origin, at: addresses, id: slot.id, tls: tls, into: promise)
         }
         switch slot {
         case .ready(_, let connection):
@@ -73,9 +74,16 @@ final class UpstreamHTTP2Pool: Sendable {
     }
 
     /// Connects on the promise's event loop; the slot becomes ready, or goes away when connecting failed.
-    private func open(_ origin: UpstreamOrigin, id: Int, tls: NIOSSLContext, into promise: EventLoopPromise<UpstreamHTTP2Connection>) {
+    private func open(
+        _ origin: UpstreamOrigin,
+        at addresses: [SocketAddress],
+        id: Int,
+        tls: NIOSSLContext,
+        into promise: EventLoopPromise<UpstreamHTTP2Connection>
+    ) {
         let future = UpstreamHTTP2Connection.connect(
             to: origin,
+            at: addresses,
             tls: tls,
             eventLoop: promise.futureResult.eventLoop,
             timeout: connectTimeout,

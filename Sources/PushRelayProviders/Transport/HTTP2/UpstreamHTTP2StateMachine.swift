@@ -63,7 +63,7 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     private var nextStreamID = HTTP2StreamID(1)
     private var unacknowledgedBytes = 0
 
-    init(maxBodyBytes: Int = UpstreamExchange.maxBodyBytes, windowUpdateThreshold: Int = 32 * 1024) {
+    init(maxBodyBytes: Int = UpstreamResponse.maxBodyBytes, windowUpdateThreshold: Int = 32 * 1024) {
         self.maxBodyBytes = maxBodyBytes
         self.windowUpdateThreshold = windowUpdateThreshold
     }

@@ -1,0 +1,107 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// One connection to a provider over HTTP/1.1, plain TCP for `http://` origins or TLS (ALPN `http/1.1`) for
+/// `https://`, carrying one request at a time.
+///
+/// `connect` opens it (the TLS handshake included, so that certificate errors are connection errors); `execute` sends
+/// a request from the connection's event loop directly, from anywhere else with one hop to it. Once an answer says
+/// `Connection: close`, the deadline of a request passes, the connection breaks or stays idle too long, `isUsable`
+/// turns false; the pool then opens another.
+final class UpstreamHTTP1Connection: Sendable {
+    let channel: any Channel
+    private let handler: NIOLoopBound<UpstreamHTTP1Handler>
+    private let usable: UsableFlag
+
+    private init(channel: any Channel, handler: UpstreamHTTP1Handler, usable: UsableFlag) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        self.usable = usable
+    }
+
+    /// False once the connection takes no new request.
+    var isUsable: Bool { usable.value.load(ordering: .relaxed) }
+
+    /// Sends `request`. The future fails with `UpstreamStreamFailure` when no answer came.
+    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
+        let promise = channel.eventLoop.makePromise(of: UpstreamResponse.self)
+        let handler = self.handler
+        if channel.eventLoop.inEventLoop {
+            handler.value.start(request, deadline: deadline, promise: promise)
+        } else {
+            channel.eventLoop.execute { handler.value.start(request, deadline: deadline, promise: promise) }
+        }
+        return promise.futureResult
+    }
+
+    func close() {
+        usable.value.store(false, ordering: .relaxed)
+        channel.close(promise: nil)
+    }
+
+    /// Opens a connection to `origin` (at the first of `addresses` when there are any, else wherever its host resolves
+    /// to) on `eventLoop` within `timeout`: TCP, then for a secure origin the TLS handshake with `tls`. Fails with `UpstreamHTTP2Connection.ConnectError.timedOut`, NIO's connect errors or the TLS error.
+    static func connect(
+        to origin: UpstreamOrigin,
+        at addresses: [SocketAddress] = [],
+        tls: NIOSSLContext?,
+        eventLoop: any EventLoop,
+        timeout: TimeAmount,
+        idleTimeout: TimeAmount
+    ) -> EventLoopFuture<UpstreamHTTP1Connection> {
+        let ready = eventLoop.makePromise(of: UpstreamHTTP1Connection.self)
+        let usable = UsableFlag()
+        let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) {
+                        usable.value.store(false, ordering: .relaxed)
+                    }
+                    let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
+                    if origin.secure, let tls {
+                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        try sync.addHandler(ConnectFailureHandler(ready: ready))
+                        try sync.addHandler(HandshakeDoneHandler { ready.succeed(connection) })
+                    } else {
+                        try sync.addHandler(ConnectFailureHandler(ready: ready))
+                    }
+                    try sync.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
+                    try sync.addHandler(handler)
+                    if !origin.secure { ready.succeed(connection) }
+                }
+            }
+        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamHTTP2Connection.ConnectError.timedOut) }
+        UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
+            switch result {
+            case .success(let channel):
+                // A handshake that fails or is cut closes the channel before it completed.
+                channel.closeFuture.whenComplete { _ in ready.fail(UpstreamStreamFailure.connectionClosed) }
+                ready.futureResult.whenFailure { _ in channel.close(promise: nil) }
+            case .failure(let error):
+                ready.fail(error)
+            }
+        }
+        ready.futureResult.whenComplete { _ in timer.cancel() }
+        return ready.futureResult
+    }
+}
+
+/// Calls `done` once the TLS handshake completed.
+private final class HandshakeDoneHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    private let done: @Sendable () -> Void
+
+    init(done: @escaping @Sendable () -> Void) { self.done = done }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { done() }
+        context.fireUserInboundEventTriggered(event)
+    }
+}

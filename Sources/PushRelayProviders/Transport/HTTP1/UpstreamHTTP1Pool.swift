@@ -1,0 +1,230 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PushRelayCore
+
+/// The HTTP/1.1 connections of one provider, up to `maxConnections` per origin, each carrying one request at a time.
+///
+/// A request takes the connection that finished last (so that the others idle out), opens a new one while the origin
+/// has fewer than `maxConnections`, or else waits, first come first served, for the first connection to come free;
+/// a request still waiting at its deadline fails with `UpstreamStreamFailure.timedOut`. An origin with no connection
+/// and no waiting request is forgotten, so the pool holds nothing for the WebPush services it no longer sends to.
+final class UpstreamHTTP1Pool: Sendable {
+    private struct Waiting {
+        var id: Int
+        var request: UpstreamRequest
+        var deadline: NIODeadline
+        var promise: EventLoopPromise<UpstreamResponse>
+        var timer: Scheduled<Void>?
+    }
+
+    private struct Origin {
+        /// Connections open or being opened.
+        var open = 0
+        /// Connections that take a request now, the one that finished last at the end.
+        var idle: [UpstreamHTTP1Connection] = []
+        var waiting = CircularBuffer<Waiting>()
+
+        var isEmpty: Bool { open == 0 && idle.isEmpty && waiting.isEmpty }
+    }
+
+    private struct State {
+        var origins: [UpstreamOrigin: Origin] = [:]
+        var live: [ObjectIdentifier: UpstreamHTTP1Connection] = [:]
+        var nextID = 0
+        var shutDown = false
+        /// Made at the first secure connection: a provider that never sends does not load the trust store.
+        var tls: NIOSSLContext?
+    }
+
+    /// What a request does once the pool's books are updated (outside the lock).
+    private enum Step {
+        case run(UpstreamHTTP1Connection)
+        case connect(NIOSSLContext?)
+        case wait(EventLoopFuture<UpstreamResponse>)
+        case fail(any Error)
+    }
+
+    private let state = Locked(State())
+    private let tlsConfiguration: TLSConfiguration
+    private let group: any EventLoopGroup
+    private let maxConnections: Int
+    private let connectTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
+
+    init(tls: TLSConfiguration, group: any EventLoopGroup, maxConnections: Int, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
+        self.tlsConfiguration = tls
+        self.group = group
+        self.maxConnections = max(1, maxConnections)
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Connections open or being opened to `origin` (for tests).
+    func openConnections(to origin: UpstreamOrigin) -> Int { state.withLock { $0.origins[origin]?.open ?? 0 } }
+
+    /// Sends `request` on a connection to its origin and returns its answer. Fails with `UpstreamStreamFailure`, with
+    /// `UpstreamHTTP2Connection.ConnectError.timedOut`, NIO's connect and TLS errors, or `CancellationError` after
+    /// `shutdown`.
+    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
+        let origin = request.origin
+        let step: Step = state.withLock { state in
+            if state.shutDown { return .fail(CancellationError()) }
+            var entry = state.origins[origin, default: Origin()]
+            defer { state.origins[origin] = entry.isEmpty ? nil : entry }
+            while let connection = entry.idle.popLast() {
+                if connection.isUsable { return .run(connection) }
+            }
+            if entry.open < maxConnections {
+                entry.open += 1
+                do {
+                    return .connect(origin.secure ? try Self.tls(&state, tlsConfiguration) : nil)
+                } catch {
+                    entry.open -= 1
+                    return .fail(error)
+                }
+            }
+            state.nextID += 1
+            let promise = group.next().makePromise(of: UpstreamResponse.self)
+            entry.waiting.append(Waiting(id: state.nextID, request: request, deadline: deadline, promise: promise))
+            armWaitingTimer(origin: origin, id: state.nextID, deadline: deadline, on: promise.futureResult.eventLoop, &entry)
+            return .wait(promise.futureResult)
+        }
+        switch step {
+        case .run(let connection):
+            return run(request, deadline: deadline, on: connection)
+        case .connect(let tls):
+            let promise = group.next().makePromise(of: UpstreamResponse.self)
+            open(origin, tls: tls, for: request, deadline: deadline, promise: promise)
+            return promise.futureResult
+        case .wait(let future):
+            return future
+        case .fail(let error):
+            return group.next().makeFailedFuture(error)
+        }
+    }
+
+    /// Closes every connection and fails the waiting requests; later requests fail.
+    func shutdown() async {
+        let (connections, waiting) = state.withLock { state in
+            state.shutDown = true
+            let waiting = state.origins.values.flatMap { $0.waiting }
+            defer {
+                state.origins = [:]
+                state.live = [:]
+            }
+            return (Array(state.live.values), waiting)
+        }
+        for entry in waiting {
+            entry.timer?.cancel()
+            entry.promise.fail(CancellationError())
+        }
+        for connection in connections {
+            connection.close()
+            try? await connection.channel.closeFuture.get()
+        }
+    }
+
+    private static func tls(_ state: inout State, _ configuration: TLSConfiguration) throws -> NIOSSLContext {
+        if let tls = state.tls { return tls }
+        let tls = try NIOSSLContext(configuration: configuration)
+        state.tls = tls
+        return tls
+    }
+
+    /// A request that still waits at its deadline fails.
+    private func armWaitingTimer(origin: UpstreamOrigin, id: Int, deadline: NIODeadline, on eventLoop: any EventLoop, _ entry: inout Origin) {
+        let timer = eventLoop.scheduleTask(deadline: deadline) { [state] in
+            let expired: Waiting? = state.withLock { state in
+                guard var entry = state.origins[origin], let index = entry.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                let expired = entry.waiting.remove(at: index)
+                state.origins[origin] = entry
+                return expired
+            }
+            expired?.promise.fail(UpstreamStreamFailure.timedOut)
+        }
+        entry.waiting[entry.waiting.index(before: entry.waiting.endIndex)].timer = timer
+    }
+
+    private func run(_ request: UpstreamRequest, deadline: NIODeadline, on connection: UpstreamHTTP1Connection) -> EventLoopFuture<UpstreamResponse> {
+        let answer = connection.execute(request, deadline: deadline)
+        answer.whenComplete { [self] _ in release(connection, origin: request.origin) }
+        return answer
+    }
+
+    /// Connects for `request`; once connected, the connection is the pool's and the request runs on it.
+    private func open(
+        _ origin: UpstreamOrigin,
+        tls: NIOSSLContext?,
+        for request: UpstreamRequest,
+        deadline: NIODeadline,
+        promise: EventLoopPromise<UpstreamResponse>
+    ) {
+        UpstreamHTTP1Connection.connect(
+            to: origin,
+            at: request.connectAddresses,
+            tls: tls,
+            eventLoop: promise.futureResult.eventLoop,
+            timeout: min(connectTimeout, max(deadline - .now(), .milliseconds(1))),
+            idleTimeout: idleTimeout
+        ).whenComplete { [self] result in
+            switch result {
+            case .success(let connection):
+                let kept = state.withLock { state in
+                    guard !state.shutDown else { return false }
+                    state.live[ObjectIdentifier(connection)] = connection
+                    return true
+                }
+                guard kept else {
+                    connection.close()
+                    promise.fail(CancellationError())
+                    return
+                }
+                connection.channel.closeFuture.whenComplete { [self] _ in closed(connection, origin: origin) }
+                run(request, deadline: deadline, on: connection).cascade(to: promise)
+            case .failure(let error):
+                promise.fail(error)
+                connectionGone(origin)
+            }
+        }
+    }
+
+    /// An exchange is over: a usable connection takes the first waiting request or goes idle. One that is not usable
+    /// is closing; `closed` does its books.
+    private func release(_ connection: UpstreamHTTP1Connection, origin: UpstreamOrigin) {
+        guard connection.isUsable else { return }
+        let waiting: Waiting? = state.withLock { state in
+            guard !state.shutDown, var entry = state.origins[origin] else { return nil }
+            defer { state.origins[origin] = entry }
+            if let first = entry.waiting.popFirst() { return first }
+            entry.idle.append(connection)
+            return nil
+        }
+        guard let waiting else { return }
+        waiting.timer?.cancel()
+        run(waiting.request, deadline: waiting.deadline, on: connection).cascade(to: waiting.promise)
+    }
+
+    private func closed(_ connection: UpstreamHTTP1Connection, origin: UpstreamOrigin) {
+        state.withLock { state in
+            state.live[ObjectIdentifier(connection)] = nil
+            state.origins[origin]?.idle.removeAll { $0 === connection }
+        }
+        connectionGone(origin)
+    }
+
+    /// A connection to `origin` is gone (closed, or never opened): the first waiting request opens another.
+    private func connectionGone(_ origin: UpstreamOrigin) {
+        let step: (Waiting, NIOSSLContext?)? = state.withLock { state in
+            guard var entry = state.origins[origin] else { return nil }
+            entry.open -= 1
+            defer { state.origins[origin] = entry.isEmpty ? nil : entry }
+            guard !state.shutDown, entry.open < maxConnections, let first = entry.waiting.popFirst() else { return nil }
+            entry.open += 1
+            return (first, origin.secure ? state.tls : nil)
+        }
+        guard let (waiting, tls) = step else { return }
+        waiting.timer?.cancel()
+        open(origin, tls: tls, for: waiting.request, deadline: waiting.deadline, promise: waiting.promise)
+    }
+}

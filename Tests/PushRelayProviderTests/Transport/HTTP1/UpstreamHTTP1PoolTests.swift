@@ -1,0 +1,125 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PushRelayCore
+import Testing
+
+@testable import PushRelayProviders
+
+/// The HTTP/1.1 pool against a real server on loopback: connections kept alive and reused, at most `maxConnections`
+/// per origin with the rest waiting in turn, `Connection: close` and hung answers honoured, deadlines kept while
+/// waiting, and a checked address connected to without resolving the host again.
+@Suite struct UpstreamHTTP1PoolTests {
+    private func withPool(maxConnections: Int = 8, _ body: (PlainHTTPServer, UpstreamHTTP1Pool) async throws -> Void) async throws {
+        let server = try await PlainHTTPServer()
+        let pool = UpstreamHTTP1Pool(
+            tls: .makeClientConfiguration(),
+            group: MultiThreadedEventLoopGroup.singleton,
+            maxConnections: maxConnections,
+            connectTimeout: .seconds(5),
+            idleTimeout: .minutes(1)
+        )
+        do {
+            try await body(server, pool)
+        } catch {
+            await pool.shutdown()
+            await server.shutdown()
+            throw error
+        }
+        await pool.shutdown()
+        await server.shutdown()
+    }
+
+    private func request(_ path: String, on server: PlainHTTPServer, host: String = "127.0.0.1", body: String = #"{"n":1}"#) -> UpstreamRequest {
+        UpstreamRequest(
+            origin: UpstreamOrigin(secure: false, host: host, port: server.port),
+            path: path,
+            headers: [(name: "content-type", value: "application/json")],
+            body: ByteBuffer(string: body)
+        )
+    }
+
+    private func deadline(_ amount: TimeAmount = .seconds(20)) -> NIODeadline { .now() + amount }
+
+    @Test func sequentialRequestsShareOneKeptAliveConnection() async throws {
+        try await withPool { server, pool in
+            for n in 0..<5 {
+                let answer = try await pool.execute(request("/send/\(n)", on: server, body: "{\"n\":\(n)}"), deadline: deadline()).get()
+                #expect(answer.status == 200)
+                #expect(String(decoding: answer.body, as: UTF8.self) == #"{"name":"ok"}"#)
+            }
+            #expect(server.acceptedConnections == 1)
+            #expect(server.requests.map(\.uri) == (0..<5).map { "/send/\($0)" })
+            #expect(server.requests.map(\.body) == (0..<5).map { "{\"n\":\($0)}" })
+            #expect(server.requests.allSatisfy { $0.method == "POST" && $0.host == "127.0.0.1:\(server.port)" })
+        }
+    }
+
+    @Test func concurrentRequestsOpenAtMostMaxConnectionsAndTheRestWaitTheirTurn() async throws {
+        try await withPool(maxConnections: 3) { server, pool in
+            let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 0..<12 {
+                    group.addTask { try await pool.execute(request("/slow/\(n)", on: server), deadline: deadline()).get().status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers == Array(repeating: 200, count: 12))
+            #expect(server.acceptedConnections == 3)
+            #expect(pool.openConnections(to: UpstreamOrigin(secure: false, host: "127.0.0.1", port: server.port)) == 3)
+        }
+    }
+
+    @Test func anAnswerSayingCloseIsNotReused() async throws {
+        try await withPool { server, pool in
+            for n in 0..<3 {
+                let status = try await pool.execute(request("/close/\(n)", on: server), deadline: deadline()).get().status
+                #expect(status == 200)
+            }
+            #expect(server.acceptedConnections == 3)
+            let status = try await pool.execute(request("/send", on: server), deadline: deadline()).get().status
+            #expect(status == 200)
+            #expect(server.acceptedConnections == 4)
+        }
+    }
+
+    @Test func aHungAnswerTimesOutAndItsConnectionIsReplaced() async throws {
+        try await withPool(maxConnections: 1) { server, pool in
+            await #expect(throws: UpstreamStreamFailure.timedOut) {
+                try await pool.execute(request("/silent", on: server), deadline: deadline(.milliseconds(300))).get()
+            }
+            let status = try await pool.execute(request("/send", on: server), deadline: deadline()).get().status
+            #expect(status == 200)
+            #expect(server.acceptedConnections == 2)
+        }
+    }
+
+    @Test func aRequestStillWaitingForAConnectionAtItsDeadlineFails() async throws {
+        try await withPool(maxConnections: 1) { server, pool in
+            let hung = pool.execute(request("/silent", on: server), deadline: deadline(.seconds(30)))
+            await #expect(throws: UpstreamStreamFailure.timedOut) {
+                try await pool.execute(request("/send", on: server), deadline: deadline(.milliseconds(300))).get()
+            }
+            #expect(server.requests.map(\.uri) == ["/silent"], "the waiting request was never sent")
+            await pool.shutdown()
+            await #expect(throws: (any Error).self) { try await hung.get() }
+        }
+    }
+
+    @Test func aCheckedAddressIsConnectedToWithoutResolvingTheHostAgain() async throws {
+        try await withPool { server, pool in
+            var pinned = request("/send", on: server, host: "pushrelay-test.invalid")
+            pinned.connectAddresses = [try SocketAddress(ipAddress: "127.0.0.1", port: 0)]
+            let status = try await pool.execute(pinned, deadline: deadline()).get().status
+            #expect(status == 200)
+            #expect(server.requests.map(\.host) == ["pushrelay-test.invalid:\(server.port)"])
+        }
+    }
+
+    @Test func afterShutdownRequestsFail() async throws {
+        try await withPool { server, pool in
+            await pool.shutdown()
+            await #expect(throws: CancellationError.self) { try await pool.execute(request("/send", on: server), deadline: deadline()).get() }
+            #expect(server.requests.isEmpty)
+        }
+    }
+}
