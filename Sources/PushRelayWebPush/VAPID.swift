@@ -12,11 +12,14 @@ public struct VAPIDSigner: Sendable {
     public let subject: String
     /// How far ahead `exp` is set (RFC 8292 allows at most 24 h; push services reject more).
     public let lifetimeSeconds: Int64
+    /// The `applicationServerKey` browsers subscribe with: the public key, uncompressed, base64url.
+    public let applicationServerKey: String
 
     public init(key: P256.Signing.PrivateKey, contact: String, lifetimeSeconds: Int64 = 12 * 3600) {
         self.key = key
         self.subject = VAPIDSigner.subject(for: contact)
         self.lifetimeSeconds = min(max(lifetimeSeconds, 60), 24 * 3600)
+        self.applicationServerKey = Base64URL.encode(key.publicKey.x963Representation)
     }
 
     /// `mailto:` is added to a bare e-mail address; `mailto:` and `https:` contacts are kept as they are.
@@ -25,9 +28,6 @@ public struct VAPIDSigner: Sendable {
         if c.lowercased().hasPrefix("mailto:") || c.lowercased().hasPrefix("https:") { return c }
         return "mailto:" + c
     }
-
-    /// The `applicationServerKey` browsers subscribe with: the public key, uncompressed, base64url.
-    public var applicationServerKey: String { Base64URL.encode(key.publicKey.x963Representation) }
 
     /// A JWT for one push service origin (`https://host[:port]`), valid from `now` for `lifetimeSeconds`.
     public func token(audience: String, now: Date) -> (jwt: String, expires: Int64) {

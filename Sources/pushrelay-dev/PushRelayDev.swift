@@ -5,7 +5,7 @@ import ArgumentParser
 struct PushRelayDev: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushrelay-dev",
-        abstract: "PushRelay development helpers (fake providers on loopback, the provider client under load).",
-        subcommands: [FakeProviders.self, ProviderLoad.self]
+        abstract: "PushRelay development helpers (fake providers on loopback, the provider client under load, WebPush encryption's cost).",
+        subcommands: [FakeProviders.self, ProviderLoad.self, WebPushCost.self]
     )
 }

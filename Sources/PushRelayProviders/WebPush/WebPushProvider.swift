@@ -17,12 +17,12 @@ public final class WebPushProvider: PushProvider {
     public let name: String
     public let configuration: Configuration
     private let signer: VAPIDSigner
+    /// The `Authorization` header per push service, signed once per audience and reused until an hour before expiry.
+    private let authorizations: VAPIDAuthorizations
     private let addressGuard: OutboundAddressGuard
     private let client: ProviderHTTPClient
     private let clock: any WallClock
     private let logger: Logger
-    /// VAPID JWTs by audience, reused until an hour before they expire.
-    private let tokens = Locked<[String: (jwt: String, expires: Int64)]>([:])
 
     public convenience init(
         name: String,
@@ -40,6 +40,7 @@ public final class WebPushProvider: PushProvider {
         self.configuration = configuration
         self.clock = clock
         self.signer = VAPIDSigner(key: configuration.vapidKey, contact: configuration.contact)
+        self.authorizations = VAPIDAuthorizations(signer: signer)
         self.addressGuard = OutboundAddressGuard(policy: configuration.addressPolicy)
         var logger = logger ?? Logger(label: "pushrelay.provider.webpush")
         logger[metadataKey: "provider"] = "\(name)"
@@ -105,7 +106,7 @@ public final class WebPushProvider: PushProvider {
         if let t = message.topic { sentHeaders["topic"] = t }
         var headers = sentHeaders.sorted(by: { $0.key < $1.key }).map { (name: $0.key, value: $0.value) }
         headers.append((name: "content-type", value: "application/octet-stream"))
-        headers.append((name: "authorization", value: signer.authorization(jwt: jwt(audience: audience))))
+        headers.append((name: "authorization", value: authorizations.header(audience: audience, now: clock.now())))
         guard let request = UpstreamRequest(url: message.endpoint, headers: headers, body: ByteBuffer(bytes: body)) else {
             throw .invalidTarget(
                 reason: DeliveryFailure.endpointNotAllowed,
@@ -142,15 +143,6 @@ public final class WebPushProvider: PushProvider {
             )
             throw failure
         }
-    }
-
-    private func jwt(audience: String) -> String {
-        let now = clock.now()
-        let nowSeconds = Int64(now.timeIntervalSince1970)
-        if let cached = tokens.withLock({ $0[audience] }), cached.expires - nowSeconds > 3600 { return cached.jwt }
-        let fresh = signer.token(audience: audience, now: now)
-        tokens.withLock { $0[audience] = fresh }
-        return fresh.jwt
     }
 
     public func shutdown() async {
