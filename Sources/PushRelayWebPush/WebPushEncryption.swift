@@ -154,8 +154,13 @@ public enum WebPushEncryption {
         return (cek, n)
     }
 
+    /// `n` random bytes, eight from each draw of the system's generator.
     static func randomBytes(_ n: Int) -> [UInt8] {
         var g = SystemRandomNumberGenerator()
-        return (0..<n).map { _ in UInt8.random(in: 0...255, using: &g) }
+        var out = [UInt8]()
+        out.reserveCapacity(n + 7)
+        while out.count < n { withUnsafeBytes(of: g.next() as UInt64) { out.append(contentsOf: $0) } }
+        out.removeLast(out.count - n)
+        return out
     }
 }
