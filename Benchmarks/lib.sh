@@ -18,7 +18,7 @@ bench_workdir() {
   trap bench_cleanup EXIT
 }
 bench_cleanup() {
-  for p in ${SERVER:-} ${FAKES:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for p in ${SERVER:-} ${FAKES:-} ${FAKES2:-}; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 
@@ -26,7 +26,7 @@ bench_cleanup() {
 # PushRelay's config for them is $WORK/fakes/pushrelay.yaml, with the iOS companion app routed to the fake APNs (the
 # iOS runs send hex APNs tokens) and every other app to the fake FCM.
 bench_fakes() {
-  # BENCH_FCM_HTTP1=1: the fake FCM speaks only HTTP/1.1, so PushRelay reaches it over HTTP/1.1 (AsyncHTTPClient).
+  # BENCH_FCM_HTTP1=1: the fake FCM speaks only HTTP/1.1, so PushRelay reaches it over HTTP/1.1.
   # BENCH_WEBPUSH_SUBSCRIPTIONS=N: also a fake WebPush service with N subscriptions and a `webpush` provider for it.
   "$DEVBIN" fake-providers --out "$WORK/fakes" --apns-port 0 --fcm-port 0 --ios-via-apns ${BENCH_FCM_HTTP1:+--fcm-http1-only} \
     ${BENCH_WEBPUSH_SUBSCRIPTIONS:+--webpush-subscriptions "$BENCH_WEBPUSH_SUBSCRIPTIONS"} > "$WORK/fakes.log" 2>&1 &
