@@ -39,7 +39,7 @@ public enum WebPushEncryption {
         _ plaintext: [UInt8],
         p256dh: [UInt8],
         auth: [UInt8],
-        senderKey: P256.KeyAgreement.PrivateKey = .init(),
+        senderKey: P256.KeyAgreement.PrivateKey = ephemeralKey(),
         salt: [UInt8]? = nil,
         padding: Int = 0
     ) throws(Failure) -> [UInt8] {
@@ -152,6 +152,16 @@ public enum WebPushEncryption {
         // 12 bytes always make a valid nonce.
         let n = nonce.withUnsafeBytes { try! AES.GCM.Nonce(data: Array($0)) }
         return (cek, n)
+    }
+
+    /// A fresh P-256 key for one message: a scalar from the system's secure generator, drawn again in the rare case
+    /// (about 2^-32) that it is not in [1, n - 1]. swift-crypto's own generator also checks each key by an ECDSA
+    /// signature and its verification (the FIPS pairwise test) and keeps only keys with a compact form, which more
+    /// than doubles the cost of a key that is used for one ECDH and sent uncompressed.
+    public static func ephemeralKey() -> P256.KeyAgreement.PrivateKey {
+        while true {
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: randomBytes(32)) { return key }
+        }
     }
 
     /// `n` random bytes, eight from each draw of the system's generator.

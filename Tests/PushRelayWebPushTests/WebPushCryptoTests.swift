@@ -59,6 +59,24 @@ import Testing
         #expect(throws: WebPushEncryption.Failure.self) { try WebPushEncryption.decrypt(body, receiverKey: .init(), auth: auth) }
     }
 
+    @Test func ephemeralKeysAreFreshValidScalars() throws {
+        let keys = (0..<64).map { _ in WebPushEncryption.ephemeralKey() }
+        #expect(Set(keys.map { $0.rawRepresentation }).count == 64)
+        let ua = P256.KeyAgreement.PrivateKey()
+        for key in keys.prefix(4) {
+            // The public key is the scalar's: both sides agree on the secret.
+            let ours = try key.sharedSecretFromKeyAgreement(with: ua.publicKey)
+            let theirs = try ua.sharedSecretFromKeyAgreement(with: key.publicKey)
+            #expect(ours == theirs)
+        }
+        // What ephemeralKey relies on: a scalar outside [1, n - 1] is refused, so it is drawn again.
+        #expect(throws: (any Error).self) { try P256.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32)) }
+        #expect(throws: (any Error).self) { try P256.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: 0xFF, count: 32)) }
+        let order = try bytes("_____wAAAAD__________7zm-q2nF56E87nKwvxjJVE")
+        #expect(throws: (any Error).self) { try P256.KeyAgreement.PrivateKey(rawRepresentation: order) }
+        #expect(throws: Never.self) { try P256.KeyAgreement.PrivateKey(rawRepresentation: order.dropLast() + [order.last! - 1]) }
+    }
+
     @Test func refusesBadSubscriptionKeysAndOversizedMessages() throws {
         let ua = P256.KeyAgreement.PrivateKey()
         let auth = [UInt8](repeating: 1, count: 16)
