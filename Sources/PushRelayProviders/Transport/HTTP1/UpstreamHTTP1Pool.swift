@@ -35,6 +35,14 @@ final class UpstreamHTTP1Pool: Sendable {
         var shutDown = false
         /// Made at the first secure connection: a provider that never sends does not load the trust store.
         var tls: NIOSSLContext?
+
+        /// Runs `body` on the books of `origin` in place (a copy would copy every waiting request), and forgets the
+        /// origin when nothing is left in them.
+        mutating func withOrigin<Result>(_ origin: UpstreamOrigin, _ body: (inout Origin) -> Result) -> Result {
+            let result = body(&origins[origin, default: Origin()])
+            if origins[origin]?.isEmpty == true { origins[origin] = nil }
+            return result
+        }
     }
 
     /// What a request does once the pool's books are updated (outside the lock).
@@ -70,25 +78,27 @@ final class UpstreamHTTP1Pool: Sendable {
         let origin = request.origin
         let step: Step = state.withLock { state in
             if state.shutDown { return .fail(CancellationError()) }
-            var entry = state.origins[origin, default: Origin()]
-            defer { state.origins[origin] = entry.isEmpty ? nil : entry }
-            while let connection = entry.idle.popLast() {
-                if connection.isUsable { return .run(connection) }
-            }
-            if entry.open < maxConnections {
-                entry.open += 1
-                do {
-                    return .connect(origin.secure ? try Self.tls(&state, tlsConfiguration) : nil)
-                } catch {
-                    entry.open -= 1
-                    return .fail(error)
-                }
+            let tls: NIOSSLContext?
+            do {
+                tls = origin.secure ? try Self.tls(&state, tlsConfiguration) : nil
+            } catch {
+                return .fail(error)
             }
             state.nextID += 1
-            let promise = group.next().makePromise(of: UpstreamResponse.self)
-            entry.waiting.append(Waiting(id: state.nextID, request: request, deadline: deadline, promise: promise))
-            armWaitingTimer(origin: origin, id: state.nextID, deadline: deadline, on: promise.futureResult.eventLoop, &entry)
-            return .wait(promise.futureResult)
+            let id = state.nextID
+            return state.withOrigin(origin) { entry in
+                while let connection = entry.idle.popLast() {
+                    if connection.isUsable { return .run(connection) }
+                }
+                if entry.open < maxConnections {
+                    entry.open += 1
+                    return .connect(tls)
+                }
+                let promise = group.next().makePromise(of: UpstreamResponse.self)
+                let timer = waitingTimer(origin: origin, id: id, deadline: deadline, on: promise.futureResult.eventLoop)
+                entry.waiting.append(Waiting(id: id, request: request, deadline: deadline, promise: promise, timer: timer))
+                return .wait(promise.futureResult)
+            }
         }
         switch step {
         case .run(let connection):
@@ -132,18 +142,16 @@ final class UpstreamHTTP1Pool: Sendable {
         return tls
     }
 
-    /// A request that still waits at its deadline fails.
-    private func armWaitingTimer(origin: UpstreamOrigin, id: Int, deadline: NIODeadline, on eventLoop: any EventLoop, _ entry: inout Origin) {
-        let timer = eventLoop.scheduleTask(deadline: deadline) { [state] in
+    /// Fails the waiting request `id` if it still waits at its deadline.
+    private func waitingTimer(origin: UpstreamOrigin, id: Int, deadline: NIODeadline, on eventLoop: any EventLoop) -> Scheduled<Void> {
+        eventLoop.scheduleTask(deadline: deadline) { [state] in
             let expired: Waiting? = state.withLock { state in
-                guard var entry = state.origins[origin], let index = entry.waiting.firstIndex(where: { $0.id == id }) else { return nil }
-                let expired = entry.waiting.remove(at: index)
-                state.origins[origin] = entry
-                return expired
+                state.withOrigin(origin) { entry in
+                    entry.waiting.firstIndex { $0.id == id }.map { entry.waiting.remove(at: $0) }
+                }
             }
             expired?.promise.fail(UpstreamStreamFailure.timedOut)
         }
-        entry.waiting[entry.waiting.index(before: entry.waiting.endIndex)].timer = timer
     }
 
     private func run(_ request: UpstreamRequest, deadline: NIODeadline, on connection: UpstreamHTTP1Connection) -> EventLoopFuture<UpstreamResponse> {
@@ -194,11 +202,12 @@ final class UpstreamHTTP1Pool: Sendable {
     private func release(_ connection: UpstreamHTTP1Connection, origin: UpstreamOrigin) {
         guard connection.isUsable else { return }
         let waiting: Waiting? = state.withLock { state in
-            guard !state.shutDown, var entry = state.origins[origin] else { return nil }
-            defer { state.origins[origin] = entry }
-            if let first = entry.waiting.popFirst() { return first }
-            entry.idle.append(connection)
-            return nil
+            guard !state.shutDown else { return nil }
+            return state.withOrigin(origin) { entry in
+                if let first = entry.waiting.popFirst() { return first }
+                entry.idle.append(connection)
+                return nil
+            }
         }
         guard let waiting else { return }
         waiting.timer?.cancel()
@@ -216,12 +225,15 @@ final class UpstreamHTTP1Pool: Sendable {
     /// A connection to `origin` is gone (closed, or never opened): the first waiting request opens another.
     private func connectionGone(_ origin: UpstreamOrigin) {
         let step: (Waiting, NIOSSLContext?)? = state.withLock { state in
-            guard var entry = state.origins[origin] else { return nil }
-            entry.open -= 1
-            defer { state.origins[origin] = entry.isEmpty ? nil : entry }
-            guard !state.shutDown, entry.open < maxConnections, let first = entry.waiting.popFirst() else { return nil }
-            entry.open += 1
-            return (first, origin.secure ? state.tls : nil)
+            guard state.origins[origin] != nil else { return nil }
+            let shutDown = state.shutDown
+            let tls = origin.secure ? state.tls : nil
+            return state.withOrigin(origin) { entry in
+                entry.open -= 1
+                guard !shutDown, entry.open < maxConnections, let first = entry.waiting.popFirst() else { return nil }
+                entry.open += 1
+                return (first, tls)
+            }
         }
         guard let (waiting, tls) = step else { return }
         waiting.timer?.cancel()
