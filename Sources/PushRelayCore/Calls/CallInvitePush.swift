@@ -5,11 +5,11 @@ public enum CallInvitePush {
     public static let fcmLimit = 4096
 
     /// iOS: a PushKit VoIP push, `{"aps":{"alert":{…payload}}}`, priority 10, expiration 0 (ring now or never).
-    public static func apns(_ invite: CallInvite) throws(RelayPayloadError) -> TranslatedNotification {
+    public static func apns(_ invite: CallInvite) throws(CallInviteTooLarge) -> TranslatedNotification {
         let payload: JSONValue = ["aps": ["alert": invite.payload]]
         let size = JSONWriter.bytes(payload).count
         guard size <= apnsVoIPLimit else {
-            throw RelayPayloadError(size: size, limit: apnsVoIPLimit, provider: "APNs VoIP", bodyBytes: invite.inviteCiphertext.utf8.count)
+            throw CallInviteTooLarge(size: size, limit: apnsVoIPLimit, provider: "APNs VoIP", inviteBytes: invite.inviteCiphertext.utf8.count)
         }
         return TranslatedNotification(
             fcmMessage: .object([:]),
@@ -18,10 +18,10 @@ public enum CallInvitePush {
     }
 
     /// Android: FCM high priority, `{"notification":{"body":"<payload JSON>"},"data":{}}`.
-    public static func fcm(_ invite: CallInvite, token: String) throws(RelayPayloadError) -> TranslatedNotification {
+    public static func fcm(_ invite: CallInvite, token: String) throws(CallInviteTooLarge) -> TranslatedNotification {
         let body = invite.payload.jsonString()
         guard body.utf8.count + 4 <= fcmLimit else {
-            throw RelayPayloadError(size: body.utf8.count + 4, limit: fcmLimit, provider: "FCM", bodyBytes: invite.inviteCiphertext.utf8.count)
+            throw CallInviteTooLarge(size: body.utf8.count + 4, limit: fcmLimit, provider: "FCM", inviteBytes: invite.inviteCiphertext.utf8.count)
         }
         return TranslatedNotification(fcmMessage: [
             "token": .string(token),

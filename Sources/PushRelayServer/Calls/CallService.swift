@@ -199,7 +199,7 @@ final class CallService: Sendable {
             token = device.pushToken
             via = "fcm"
         }
-        do throws(RelayPayloadError) {
+        do throws(CallInviteTooLarge) {
             notification = device.platform == .ios ? try CallInvitePush.apns(invite) : try CallInvitePush.fcm(invite, token: device.pushToken)
         } catch {
             throw .inviteTooLarge(size: error.size, provider: error.provider, limit: error.limit)

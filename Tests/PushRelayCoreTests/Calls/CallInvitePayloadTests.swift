@@ -59,7 +59,26 @@ import Testing
         #expect(n.apns?.payload["aps"]?["alert"] == Self.invite.payload)
         var big = Self.invite
         big.inviteCiphertext = String(repeating: "A", count: 5200)
-        #expect(throws: RelayPayloadError.self) { try CallInvitePush.apns(big) }
+        #expect(throws: CallInviteTooLarge.self) { try CallInvitePush.apns(big) }
+    }
+
+    @Test func anInviteTooLargeForItsProviderNamesTheProviderAndItsLimit() {
+        var big = Self.invite
+        big.inviteCiphertext = String(repeating: "A", count: 5200)
+        #expect(throws: CallInviteTooLarge.self) { try CallInvitePush.fcm(big, token: "t") }
+        do {
+            _ = try CallInvitePush.apns(big)
+            Issue.record("a 5,200-byte invite fit an APNs VoIP push")
+        } catch {
+            #expect(error.provider == "APNs VoIP" && error.limit == CallInvitePush.apnsVoIPLimit && error.size > error.limit)
+            #expect(error.inviteBytes == 5200)
+        }
+        do {
+            _ = try CallInvitePush.fcm(big, token: "t")
+            Issue.record("a 5,200-byte invite fit an FCM message")
+        } catch {
+            #expect(error.provider == "FCM" && error.limit == CallInvitePush.fcmLimit && error.size > error.limit)
+        }
     }
 
     @Test func fcmCarriesThePayloadAsABodyString() throws {
