@@ -13,27 +13,22 @@ public struct CallSettings: Sendable {
 
 extension PushRelayConfig {
     static let callKeys: Set<String> = ["apns_provider", "fcm_provider", "channel_confirm_timeout_ms"]
-
-    /// Reads `calls.*`, falling back to `voip.*` key by key; each key read under the old name adds a deprecation.
-    mutating func readCalls(_ r: ConfigTreeReader) throws {
-        func key(_ name: String) -> String {
-            if r.has("calls.\(name)") || !r.has("voip.\(name)") { return "calls.\(name)" }
-            deprecations.append(Deprecation(key: "voip.\(name)", replacement: "calls.\(name)"))
-            return "voip.\(name)"
-        }
-        calls.apnsProvider = try providerName(r, key("apns_provider"), type: "apns")
-        calls.fcmProvider = try providerName(r, key("fcm_provider"), type: "fcm")
-        if let v = try r.int(key("channel_confirm_timeout_ms"), range: 100...60_000) { calls.channelConfirmTimeoutMs = v }
-    }
 }
 
-/// A config key read under an older name: the server logs it at start, so the file can be updated.
-public struct Deprecation: Sendable, Equatable {
-    public var key: String
-    public var replacement: String
-
-    public init(key: String, replacement: String) {
-        self.key = key
-        self.replacement = replacement
+extension CallSettings {
+    /// Reads `calls.*` over the defaults (after `providers`: the providers it names must exist with the right type),
+    /// falling back to `voip.*` key by key; each key read under the old name is appended to `deprecations`.
+    init(reading r: ConfigTreeReader, providers: ProviderReferences, deprecations: inout [Deprecation]) throws {
+        self.init()
+        var found: [Deprecation] = []
+        func key(_ name: String) -> String {
+            if r.has("calls.\(name)") || !r.has("voip.\(name)") { return "calls.\(name)" }
+            found.append(Deprecation(key: "voip.\(name)", replacement: "calls.\(name)"))
+            return "voip.\(name)"
+        }
+        apnsProvider = try providers.name(r, key("apns_provider"), type: "apns")
+        fcmProvider = try providers.name(r, key("fcm_provider"), type: "fcm")
+        if let v = try r.int(key("channel_confirm_timeout_ms"), range: 100...60_000) { channelConfirmTimeoutMs = v }
+        deprecations += found
     }
 }

@@ -48,74 +48,83 @@ extension PushRelayConfig {
         }
     }
 
+    /// The section checks its own keys (its errors differ from `knownKeys`' ones), so it is not in `knownKeys`.
     static let matrixKeys: Set<String> = ["apps", "dedup_window", "retry"]
     static let matrixRetryKeys: Set<String> = ["base_delay", "max_delay", "max_attempts", "poll_interval"]
     static let matrixAppKeys: Set<String> = [
         "provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options",
     ]
+}
 
-    /// Reads `matrix:` (after `providers`, which the apps refer to).
-    mutating func parseMatrix(_ tree: [String: JSONValue]) throws {
-        guard let raw = tree["matrix"], raw != .null else { return }
+extension PushRelayConfig.Matrix {
+    /// Reads `matrix:` over the defaults (after `providers`, which the apps name).
+    init(reading root: ConfigTreeReader, providers: ProviderReferences) throws {
+        self.init()
+        guard let raw = root.value("matrix") else { return }
         guard case .object(let m) = raw else { throw ConfigError(key: "matrix", problem: "must be a mapping with 'apps'") }
-        if let extra = m.keys.sorted().first(where: { !Self.matrixKeys.contains($0) }) {
-            throw ConfigError(key: "matrix.\(extra)", problem: "unknown key (known: \(Self.matrixKeys.sorted().joined(separator: ", ")))")
+        let keys = PushRelayConfig.matrixKeys
+        if let extra = m.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw ConfigError(key: "matrix.\(extra)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
         }
         let r = ConfigTreeReader(tree: m)
         if let v = try r.string("dedup_window") {
             guard let ms = DurationText.milliseconds(v) else {
                 throw ConfigError(key: "matrix.dedup_window", problem: "must be a duration such as 3600 (seconds), 90m or 1h; got '\(v)'")
             }
-            matrix.dedupWindowMs = ms
+            dedupWindowMs = ms
         }
-        if let retry = try r.object("retry") {
-            if let extra = retry.keys.sorted().first(where: { !Self.matrixRetryKeys.contains($0) }) {
-                throw ConfigError(
-                    key: "matrix.retry.\(extra)",
-                    problem: "unknown key (known: \(Self.matrixRetryKeys.sorted().joined(separator: ", ")))"
-                )
-            }
-            let rr = ConfigTreeReader(tree: retry)
-            func duration(_ key: String, min: Int64) throws -> Int64? {
-                guard let v = try rr.string(key) else { return nil }
-                guard let ms = DurationText.milliseconds(v), ms >= min else {
-                    throw ConfigError(
-                        key: "matrix.retry.\(key)",
-                        problem: "must be a duration of at least \(min) ms such as 30s, 5m or 500ms; got '\(v)'"
-                    )
-                }
-                return ms
-            }
-            if let v = try duration("base_delay", min: 10) { matrix.retry.baseDelayMs = v }
-            if let v = try duration("max_delay", min: 10) { matrix.retry.maxDelayMs = v }
-            if let v = try duration("poll_interval", min: 10) { matrix.retry.pollIntervalMs = v }
-            do {
-                if let v = try rr.int("max_attempts", range: 1...100) { matrix.retry.maxAttempts = v }
-            } catch let e as ConfigError {
-                throw ConfigError(key: "matrix.retry.\(e.key)", problem: e.problem)
-            }
-        }
+        if let section = try r.object("retry") { retry = try PushRelayConfig.MatrixRetry(reading: section) }
         guard let apps = try r.object("apps") else { return }
         for id in apps.keys.sorted() {
-            matrix.apps[id] = try parseMatrixApp(id: id, apps[id]!)
+            self.apps[id] = try PushRelayConfig.MatrixApp(id: id, reading: apps[id]!, providers: providers)
         }
     }
+}
 
-    private func parseMatrixApp(id: String, _ value: JSONValue) throws -> MatrixApp {
+extension PushRelayConfig.MatrixRetry {
+    /// Reads `matrix.retry` (the section's mapping) over the defaults.
+    init(reading section: [String: JSONValue]) throws {
+        self.init()
+        let keys = PushRelayConfig.matrixRetryKeys
+        if let extra = section.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw ConfigError(key: "matrix.retry.\(extra)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
+        }
+        let r = ConfigTreeReader(tree: section)
+        func duration(_ key: String, min: Int64) throws -> Int64? {
+            guard let v = try r.string(key) else { return nil }
+            guard let ms = DurationText.milliseconds(v), ms >= min else {
+                throw ConfigError(
+                    key: "matrix.retry.\(key)",
+                    problem: "must be a duration of at least \(min) ms such as 30s, 5m or 500ms; got '\(v)'"
+                )
+            }
+            return ms
+        }
+        if let v = try duration("base_delay", min: 10) { baseDelayMs = v }
+        if let v = try duration("max_delay", min: 10) { maxDelayMs = v }
+        if let v = try duration("poll_interval", min: 10) { pollIntervalMs = v }
+        do {
+            if let v = try r.int("max_attempts", range: 1...100) { maxAttempts = v }
+        } catch let e as ConfigError {
+            throw ConfigError(key: "matrix.retry.\(e.key)", problem: e.problem)
+        }
+    }
+}
+
+extension PushRelayConfig.MatrixApp {
+    /// Reads the entry `matrix.apps.<id>`: its provider (which must be defined), the payload shape (`platform`, else
+    /// the provider's type, else fcm) and that shape's options.
+    init(id: String, reading value: JSONValue, providers: ProviderReferences) throws {
         let key = "matrix.apps.\(id)"
         guard case .object(let o) = value else { throw ConfigError(key: key, problem: "must be a mapping with at least 'provider'") }
-        if let extra = o.keys.sorted().first(where: { !Self.matrixAppKeys.contains($0) }) {
-            throw ConfigError(key: "\(key).\(extra)", problem: "unknown key (known: \(Self.matrixAppKeys.sorted().joined(separator: ", ")))")
+        let keys = PushRelayConfig.matrixAppKeys
+        if let extra = o.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw ConfigError(key: "\(key).\(extra)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
         }
         guard case .string(let provider)? = o["provider"], !provider.isEmpty else {
             throw ConfigError(key: "\(key).provider", problem: "is required: the name of an entry under 'providers'")
         }
-        guard let p = providers[provider] else {
-            throw ConfigError(
-                key: "\(key).provider",
-                problem: "names '\(provider)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
-            )
-        }
+        let p = try providers.provider(provider, key: "\(key).provider")
         let r = ConfigTreeReader(tree: o)
         func scoped<T>(_ body: () throws -> T) throws -> T {
             do { return try body() } catch let e as ConfigError { throw ConfigError(key: "\(key).\(e.key)", problem: e.problem) }
@@ -166,6 +175,6 @@ extension PushRelayConfig {
             }
             format = .fcm(MatrixFCMOptions(fcmOptions: options, sendBadgeCounts: sendBadgeCounts))
         }
-        return MatrixApp(provider: provider, format: format, dailyLimit: dailyLimit)
+        self.init(provider: provider, format: format, dailyLimit: dailyLimit)
     }
 }

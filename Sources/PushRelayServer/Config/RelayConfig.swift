@@ -28,16 +28,20 @@ extension PushRelayConfig {
         "apns_provider", "fcm_provider", "alert_text", "unsubscribe_allowed_hosts", "daily_limit_per_token",
         "max_requests_per_minute_per_address", "max_body_bytes", "unsubscribe_allowed_private_networks",
     ]
-    /// Reads `relay.*` and `calls.*` (or its older name `voip.*`); the providers they name must exist with the right type.
-    mutating func readRelayAndCalls(_ r: ConfigTreeReader) throws {
-        relay.apnsProvider = try providerName(r, "relay.apns_provider", type: "apns")
-        relay.fcmProvider = try providerName(r, "relay.fcm_provider", type: "fcm")
+}
+
+extension WebPushRelaySettings {
+    /// Reads `relay.*` over the defaults (after `providers`: the providers it names must exist with the right type).
+    init(reading r: ConfigTreeReader, providers: ProviderReferences) throws {
+        self.init()
+        apnsProvider = try providers.name(r, "relay.apns_provider", type: "apns")
+        fcmProvider = try providers.name(r, "relay.fcm_provider", type: "fcm")
         if let v = try r.string("relay.alert_text") {
             guard !v.isEmpty, v.utf8.count <= 256 else { throw ConfigError(key: "relay.alert_text", problem: "must be 1 to 256 bytes of text") }
-            relay.alertText = v
+            alertText = v
         }
         if let hosts = try r.array("relay.unsubscribe_allowed_hosts") {
-            relay.unsubscribeAllowedHosts = try hosts.enumerated().map { (k, v) in
+            unsubscribeAllowedHosts = try hosts.enumerated().map { (k, v) in
                 guard case .string(let s) = v, !s.isEmpty, !s.contains("/"), !s.contains(":") || s.hasPrefix("[") else {
                     throw ConfigError(
                         key: "relay.unsubscribe_allowed_hosts[\(k)]",
@@ -50,7 +54,7 @@ extension PushRelayConfig {
         if let list = try r.array("relay.unsubscribe_allowed_private_networks") {
             let networks = list.map { v -> String in if case .string(let s) = v { s } else { "" } }
             switch OutboundAddressPolicy.networks(networks) {
-            case .success(let n): relay.unsubscribeAddressPolicy = OutboundAddressPolicy(allowedNetworks: n)
+            case .success(let n): unsubscribeAddressPolicy = OutboundAddressPolicy(allowedNetworks: n)
             case .failure(let e):
                 throw ConfigError(
                     key: "relay.unsubscribe_allowed_private_networks[\(e.index)]",
@@ -58,30 +62,8 @@ extension PushRelayConfig {
                 )
             }
         }
-        if let v = try r.int("relay.daily_limit_per_token", range: 0...10_000_000) { relay.dailyLimitPerToken = v }
-        if let v = try r.int("relay.max_requests_per_minute_per_address", range: 0...10_000_000) { relay.maxRequestsPerMinutePerAddress = v }
-        if let v = try r.int("relay.max_body_bytes", range: 4096...65_536) { relay.maxBodyBytes = v }
-        try readCalls(r)
-    }
-
-    /// `apps[k].encrypt_payloads`.
-    static func encryptPayloads(_ v: JSONValue?, key: String) throws -> Bool {
-        switch v {
-        case nil, .null?: return false
-        case .bool(let b)?: return b
-        default: throw ConfigError(key: key, problem: "must be true or false")
-        }
-    }
-
-    func providerName(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
-        guard let name = try r.string(key), !name.isEmpty else { return nil }
-        guard let p = providers[name] else {
-            throw ConfigError(
-                key: key,
-                problem: "names '\(name)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
-            )
-        }
-        guard p.type == type else { throw ConfigError(key: key, problem: "names '\(name)', a \(p.type) provider; it must be a \(type) provider") }
-        return name
+        if let v = try r.int("relay.daily_limit_per_token", range: 0...10_000_000) { dailyLimitPerToken = v }
+        if let v = try r.int("relay.max_requests_per_minute_per_address", range: 0...10_000_000) { maxRequestsPerMinutePerAddress = v }
+        if let v = try r.int("relay.max_body_bytes", range: 4096...65_536) { maxBodyBytes = v }
     }
 }

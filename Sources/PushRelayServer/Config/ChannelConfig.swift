@@ -23,19 +23,25 @@ public struct LocalPushSettings: Sendable {
 }
 
 extension PushRelayConfig {
+    /// `channel.max_failed_auths_per_minute` is the older name of `security.max_failed_auths_per_minute`
+    /// (`SecurityConfig.swift` reads both).
     static let channelKeys: Set<String> = [
         "confirm_timeout_ms", "offline_ttl", "max_channels", "max_pending", "max_frame_bytes", "outbound_buffer",
         "auth_timeout_ms", "ping_interval_ms", "max_failed_auths_per_minute",
     ]
+}
 
-    mutating func readChannel(_ r: ConfigTreeReader) throws {
-        if let v = try r.int("channel.confirm_timeout_ms", range: 100...600_000) { channel.confirmTimeoutMs = v }
-        if let ms = try r.durationMs("channel.offline_ttl") { channel.offlineTTLms = ms }
-        if let v = try r.int("channel.max_channels", range: 1...1_000_000) { channel.maxChannels = v }
-        if let v = try r.int("channel.max_pending", range: 1...100_000) { channel.maxPending = v }
-        if let v = try r.int("channel.max_frame_bytes", range: 1024...(16 * 1024 * 1024)) { channel.maxFrameBytes = v }
-        if let v = try r.int("channel.outbound_buffer", range: 1...100_000) { channel.outboundBuffer = v }
-        if let v = try r.int("channel.auth_timeout_ms", range: 100...600_000) { channel.authTimeoutMs = v }
-        if let v = try r.int("channel.ping_interval_ms", range: 1000...3_600_000) { channel.pingIntervalMs = v }
+extension LocalPushSettings {
+    /// Reads `channel.*` over the defaults.
+    init(reading r: ConfigTreeReader) throws {
+        self.init()
+        if let v = try r.int("channel.confirm_timeout_ms", range: 100...600_000) { confirmTimeoutMs = v }
+        if let ms = try r.durationMs("channel.offline_ttl") { offlineTTLms = ms }
+        if let v = try r.int("channel.max_channels", range: 1...1_000_000) { maxChannels = v }
+        if let v = try r.int("channel.max_pending", range: 1...100_000) { maxPending = v }
+        if let v = try r.int("channel.max_frame_bytes", range: 1024...(16 * 1024 * 1024)) { maxFrameBytes = v }
+        if let v = try r.int("channel.outbound_buffer", range: 1...100_000) { outboundBuffer = v }
+        if let v = try r.int("channel.auth_timeout_ms", range: 100...600_000) { authTimeoutMs = v }
+        if let v = try r.int("channel.ping_interval_ms", range: 1000...3_600_000) { pingIntervalMs = v }
     }
 }

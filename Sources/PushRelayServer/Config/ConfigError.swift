@@ -1,0 +1,6 @@
+/// A configuration problem, naming the key so the admin can fix it.
+public struct ConfigError: Error, CustomStringConvertible, Sendable {
+    public var key: String
+    public var problem: String
+    public var description: String { key.isEmpty ? "invalid configuration: \(problem)" : "invalid configuration: \(key): \(problem)" }
+}

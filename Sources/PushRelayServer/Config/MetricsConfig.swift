@@ -1,0 +1,8 @@
+extension PushRelayConfig {
+    static let metricsKeys: Set<String> = ["enabled"]
+
+    /// Reads `metrics.enabled`; nil when not set.
+    static func metricsEnabled(reading r: ConfigTreeReader) throws -> Bool? {
+        try r.bool("metrics.enabled")
+    }
+}

@@ -1,0 +1,31 @@
+/// The providers a config defines, as the sections that name one (`apps`, `matrix.apps`, `relay`, `calls`) check
+/// their references: a name that is not defined, or a provider of the wrong type, is refused with the key named.
+struct ProviderReferences {
+    let providers: [String: PushRelayConfig.ProviderConfig]
+
+    init(_ providers: [String: PushRelayConfig.ProviderConfig]) {
+        self.providers = providers
+    }
+
+    /// The provider `name` (given under `key`), which must be defined.
+    func provider(_ name: String, key: String) throws -> PushRelayConfig.ProviderConfig {
+        guard let p = providers[name] else { throw undefined(name, key: key) }
+        return p
+    }
+
+    /// The provider name `key` gives, if it gives a non-empty one; the provider must be defined and be a `type` provider.
+    func name(_ r: ConfigTreeReader, _ key: String, type: String) throws -> String? {
+        guard let name = try r.string(key), !name.isEmpty else { return nil }
+        let p = try provider(name, key: key)
+        guard p.type == type else { throw ConfigError(key: key, problem: "names '\(name)', a \(p.type) provider; it must be a \(type) provider") }
+        return name
+    }
+
+    /// `key` names `name`, which no entry under `providers` defines.
+    func undefined(_ name: String, key: String) -> ConfigError {
+        ConfigError(
+            key: key,
+            problem: "names '\(name)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
+        )
+    }
+}
