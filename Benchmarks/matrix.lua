@@ -3,7 +3,10 @@
 -- endpoint, p256dh, auth, from `pushrelay-dev fake-providers --webpush-subscriptions N`) it is a web client's WebPush
 -- pusher: the pushkey is the subscription's p256dh, data carries endpoint and auth.
 -- BENCH_DEVICES=N (default 1): N devices per notify, each its own pushkey (or subscription).
+-- BENCH_RUN names the run in every event id, so that no run repeats another's (event id, pushkey) pairs: a repeat
+-- within the de-duplication window is skipped without a push, which would flatter the figures.
 local counter = 0
+local run = os.getenv("BENCH_RUN") or "0"
 local devices = tonumber(os.getenv("BENCH_DEVICES") or "1")
 -- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
 -- of the same name would hide it, and every thread would then send the same requests).
@@ -44,11 +47,11 @@ end
 request = function()
   counter = counter + 1
   local body = string.format(
-    '{"notification":{"event_id":"$bench-%d-%d","room_id":"!room:example.org","type":"m.room.message",' ..
+    '{"notification":{"event_id":"$bench-%s-%d-%d","room_id":"!room:example.org","type":"m.room.message",' ..
     '"sender":"@alice:example.org","sender_display_name":"Alice","room_name":"Bench",' ..
     '"content":{"msgtype":"m.text","body":"Message %d"},"counts":{"unread":%d},"prio":"high",' ..
     '"devices":[%s]}}',
-    thread_id, counter, counter, counter % 50, device_list())
+    run, thread_id, counter, counter, counter % 50, device_list())
   return wrk.format("POST", "/_matrix/push/v1/notify", {["Content-Type"] = "application/json"}, body)
 end
 

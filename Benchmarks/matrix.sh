@@ -62,7 +62,9 @@ measure() { # name, wrk args…: prints "req/s p99 cpu_us_per_request"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-wrk -t1 -c8 -d2s -s "$SCRIPT" "$URL" >/dev/null
+# Every wrk run of matrix.lua gets its own BENCH_RUN, so no run's event ids repeat another's (a repeat is a
+# de-duplicated skip, not a push).
+BENCH_RUN=warmup wrk -t1 -c8 -d2s -s "$SCRIPT" "$URL" >/dev/null
 [ -z "${BENCH_HA:-}" ] || wrk -t1 -c8 -d2s -s Benchmarks/ha.lua "$URL" >/dev/null
 RATIOS=()
 for r in $(seq 1 "$ROUNDS"); do
@@ -72,7 +74,7 @@ for r in $(seq 1 "$ROUNDS"); do
     perf record -e cpu-clock -F 999 -g -p "$SERVER" -o "$WORK/perf.data" -- sleep "$((${DURATION%s} + 1))" 2>"$WORK/perf.log" &
     PERF=$!
   fi
-  read -r rps p99 cpu < <(measure notify -s "$SCRIPT" "$URL")
+  read -r rps p99 cpu < <(BENCH_RUN="round$r" measure notify -s "$SCRIPT" "$URL")
   [ -z "${PERF:-}" ] || wait "$PERF" || true
   if [ -n "${BENCH_HA:-}" ]; then
     RATIOS+=("$(ratio "$cpu" "$ha_cpu")")
