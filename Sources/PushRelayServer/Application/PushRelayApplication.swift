@@ -20,6 +20,31 @@ public enum PushRelayApplication {
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
+        try await build(
+            config: config,
+            storage: storage,
+            clock: clock,
+            timers: timers,
+            providerInstances: providerInstances,
+            notifyInPipeline: true,
+            logger: logger,
+            onServerRunning: onServerRunning
+        )
+    }
+
+    /// - Parameter notifyInPipeline: Home Assistant's notify POSTs are answered in the connection's pipeline
+    ///   (`HomeAssistantFastPath`); false leaves them to the router, like every other route. The server always runs
+    ///   with true; the HTTP layer's differential test compares the two.
+    static func build(
+        config: PushRelayConfig,
+        storage: Storage,
+        clock: any WallClock,
+        timers: (any TimerScheduling)?,
+        providerInstances: [String: any PushProvider],
+        notifyInPipeline: Bool,
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void
+    ) async throws -> some ApplicationProtocol {
         let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
         for deprecation in config.deprecations {
             logger.warning("deprecated config key", metadata: ["key": .string(deprecation.key), "use": .string(deprecation.replacement)])
@@ -174,7 +199,7 @@ public enum PushRelayApplication {
                 PushRelayHTTPChannel(
                     responder: responder,
                     sockets: sockets,
-                    notify: notify,
+                    notify: notifyInPipeline ? notify : nil,
                     slowClients: slowClients,
                     connections: connections,
                     trustedProxies: config.http.trustedProxies

@@ -1,11 +1,5 @@
-import HTTPTypes
 import Hummingbird
 import PushRelayCore
-
-extension HTTPField.Name {
-    static let xForwardedFor = HTTPField.Name(TrustedProxies.forwardedForHeader)!
-    static let forwarded = HTTPField.Name(TrustedProxies.forwardedHeader)!
-}
 
 /// Replaces the request's peer address by the client its forwarding headers name, when the connection comes from a
 /// trusted proxy (`http.trusted_proxies`); from anyone else those headers change nothing. Runs before every route, so
@@ -16,13 +10,7 @@ struct ClientAddressMiddleware<Context: PeerAddressContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        if proxies.trusts(context.peerAddress) {
-            context.peerAddress = proxies.clientAddress(
-                peer: context.peerAddress,
-                forwardedFor: request.headers[values: .xForwardedFor],
-                forwarded: request.headers[values: .forwarded]
-            )
-        }
+        context.peerAddress = proxies.client(peer: context.peerAddress, headers: request.headers)
         return try await ClientAddress.$current.withValue(context.peerAddress) { try await next(request, context) }
     }
 }

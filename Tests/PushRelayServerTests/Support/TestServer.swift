@@ -7,11 +7,12 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
-import PushRelayServer
 import PushRelayStore
 import PushRelayTestHarness
 import ServiceLifecycle
 import Testing
+
+@testable import PushRelayServer
 
 /// A clock the test moves by hand.
 final class TestClock: WallClock {
@@ -105,6 +106,7 @@ final class TestServer: Sendable {
         timers: (any TimerScheduling)? = nil,
         dbPath: String = TestServer.tempPath(),
         providers: [String: any PushProvider] = [:],
+        notifyInPipeline: Bool = true,
         configure: (inout PushRelayConfig) -> Void = { _ in },
         _ body: @Sendable (TestServer) async throws -> T
     ) async throws -> T {
@@ -132,6 +134,7 @@ final class TestServer: Sendable {
             clock: clock,
             timers: timers,
             providerInstances: providers,
+            notifyInPipeline: notifyInPipeline,
             logger: logger
         ) { channel in
             portCont.yield(channel.localAddress?.port ?? 0)

@@ -10,8 +10,11 @@ import Synchronization
 /// These three routes are the product's hot path. The router's request and body async sequences, response writer and
 /// their task hops cost more CPU than the rest of a notification's handling (`Benchmarks/README.md`); here the body
 /// is collected by this handler and the request runs as one short task that writes its answer back on the loop. The
-/// decisions are `StateMachine`'s; this handler only performs them. The rules are the same code: `HomeAssistantRequest` reads the body, `HomeAssistantService`
-/// decides, `HomeAssistantAnswer` renders the outcome.
+/// decisions are `StateMachine`'s; this handler only performs them. The rules are the router's own components:
+/// `HomeAssistantRequest` reads the body, `HomeAssistantService` decides, `HomeAssistantAnswer` renders the outcome,
+/// `RequestID.accept` names the request, `TrustedProxies.client` finds its client, `APIError.bodyTooLarge` is the 413,
+/// `JSONResponse.headers` and `PushRelayMetrics.record` are the answer's headers and its metrics.
+/// `NotifyPathsDifferentialTests` holds both paths to the same bytes for every notify route.
 ///
 /// Everything else passes through untouched to Hummingbird, which still serves these paths for other methods (the
 /// JSON 405). The handler sits after Hummingbird's `HTTPConnectionStateHandler`, which therefore still sees every
@@ -176,12 +179,7 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
     private func clientAddress(_ head: HTTPRequest, context: ChannelHandlerContext) -> String {
         let peer = self.peer ?? context.channel.remoteAddress?.ipAddress ?? "unknown"
         self.peer = peer
-        guard endpoint.trustedProxies.trusts(peer) else { return peer }
-        return endpoint.trustedProxies.clientAddress(
-            peer: peer,
-            forwardedFor: head.headerFields[values: .xForwardedFor],
-            forwarded: head.headerFields[values: .forwarded]
-        )
+        return endpoint.trustedProxies.client(peer: peer, headers: head.headerFields)
     }
 
     private func write(
