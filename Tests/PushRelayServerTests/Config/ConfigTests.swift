@@ -45,15 +45,6 @@ import Testing
         )
     }
 
-    @Test func failedAuthLimitHasANewNameAndKeepsItsOldOne() throws {
-        #expect(try load("security:\n  max_failed_auths_per_minute: 4\n", env: [:]).maxFailedAuthsPerMinute == 4)
-        #expect(try load("channel:\n  max_failed_auths_per_minute: 5\n", env: [:]).maxFailedAuthsPerMinute == 5)
-        let both = "channel:\n  max_failed_auths_per_minute: 5\nsecurity:\n  max_failed_auths_per_minute: 6\n"
-        #expect(try load(both, env: [:]).maxFailedAuthsPerMinute == 6, "the new name wins")
-        #expect(try load("", env: ["PUSHRELAY_SECURITY_MAX_FAILED_AUTHS_PER_MINUTE": "7"]).maxFailedAuthsPerMinute == 7)
-        #expect(throws: ConfigError.self) { try load("security:\n  max_failed_auths_per_minute: 0\n", env: [:]) }
-    }
-
     @Test func environmentOverridesTheFile() throws {
         let c = try load(
             "http:\n  port: 9000\nquota:\n  daily_limit: 10\n",
@@ -91,29 +82,5 @@ import Testing
         for e in [problem("http:\n  port: abc\n"), problem("htp: 1\n")] {
             #expect(e?.description.contains("invalid configuration") == true)
         }
-    }
-
-    @Test func theWaitForAPlaceIsHalfTheDeadlineUnlessSet() throws {
-        #expect(try load("delivery:\n  deadline_ms: 3000\n").delivery.maxWaitMs == 1500)
-        #expect(try load("delivery:\n  deadline_ms: 3000\n  max_wait_ms: 0\n").delivery.maxWaitMs == 0)
-        #expect(try load("", env: ["PUSHRELAY_DELIVERY_MAX_WAIT_MS": "2500"]).delivery.maxWaitMs == 2500)
-    }
-
-    @Test func routesAndProviders() throws {
-        let c = try load(
-            """
-            providers:
-              main: {type: sandbox}
-              beta: {type: sandbox}
-            apps:
-              - {match: "io.example.beta", provider: beta}
-              - {match: "*", provider: main}
-            """
-        )
-        #expect(!c.usingDefaultRoutes)
-        #expect(AppRoutes(c.apps).provider(for: "io.example.beta") == "beta")
-        #expect(AppRoutes(c.apps).provider(for: "io.other") == "main")
-        let single = try load("providers:\n  only: {type: sandbox}\n")
-        #expect(single.apps == [.init(match: "*", provider: "only")])
     }
 }

@@ -4,7 +4,7 @@ import Testing
 @testable import PushRelayServer
 
 /// `http.request_timeout`, `http.idle_timeout`, `http.max_connections_per_address` and `http.trusted_proxies`.
-@Suite struct HTTPLimitsConfigTests {
+@Suite struct HTTPConfigTests {
     @Test func defaultsAndOverrides() throws {
         let defaults = try PushRelayConfig.load(file: nil, environment: [:])
         #expect(defaults.http.requestTimeoutMs == 30_000)
@@ -43,20 +43,22 @@ import Testing
             "\(error)".contains("http.trusted_proxies[1]") && "\(error)".contains("proxy.example")
         }
     }
-}
 
-/// `delivery.breaker_*`.
-@Suite struct CircuitBreakerConfigTests {
-    @Test func defaultsOverridesAndOff() throws {
-        let d = try PushRelayConfig.load(file: nil, environment: [:])
-        #expect(d.delivery.breaker == .init(failureRatio: 0.5, minimumRequests: 20, window: 30, coolDown: 30, probeTimeout: 16))
-        let set = try PushRelayConfig.load(
-            file: nil,
-            environment: ["PUSHRELAY_DELIVERY_BREAKER_FAILURE_RATIO": "0.8", "PUSHRELAY_DELIVERY_BREAKER_COOL_DOWN": "2m"]
+    @Test func eachKeyIsReadAndItsErrorsNameIt() throws {
+        let http = try PushRelayConfig.HTTP(
+            reading: ConfigTreeReader(tree: ["http": ["host": "0.0.0.0", "port": 9000, "max_body_bytes": 2048, "idle_timeout": "90s"]])
         )
-        #expect(set.delivery.breaker?.failureRatio == 0.8)
-        #expect(set.delivery.breaker?.coolDown == 120)
-        #expect(try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_DELIVERY_BREAKER_COOL_DOWN": "0"]).delivery.breaker == nil)
-        #expect(throws: (any Error).self) { try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_DELIVERY_BREAKER_FAILURE_RATIO": "2"]) }
+        #expect(http.host == "0.0.0.0" && http.port == 9000 && http.maxBodyBytes == 2048 && http.idleTimeoutMs == 90_000)
+        #expect(configProblem(["http": ["host": ""]]) == "http.host: must not be empty")
+        #expect(configProblem(["http": ["port": 70000]]) == "http.port: must be a whole number from 0 to 65535; got 70000")
+        #expect(configProblem(["http": ["max_body_bytes": 10]]) == "http.max_body_bytes: must be a whole number from 1024 to 67108864; got 10")
+        #expect(configProblem(["http": ["request_timeout": "500ms"]]) == "http.request_timeout: must be at least 1s")
+        #expect(
+            configProblem(["http": ["idle_timeout": "soon"]])
+                == "http.idle_timeout: must be a duration such as 3600 (seconds), 90m, 24h or 7d; got 'soon'"
+        )
+        #expect(
+            configProblem(["http": ["trusted_proxies": 5]]) == "http.trusted_proxies: must be a list of addresses or networks in CIDR form"
+        )
     }
 }
