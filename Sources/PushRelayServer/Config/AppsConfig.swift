@@ -36,12 +36,12 @@ extension PushRelayConfig {
         }
         if providersGiven && !appsGiven {
             // Providers without routes: route everything to the only provider, if there is exactly one.
-            guard providers.providers.count == 1, let only = providers.providers.keys.first else {
+            guard providers.defined.count == 1, let only = providers.defined.keys.first else {
                 throw ConfigError(key: "apps", problem: "is required when several providers are configured: map app ids to provider names")
             }
             apps = [.init(match: "*", provider: only)]
         }
-        for (k, route) in apps.enumerated() where providers.providers[route.provider] == nil && route.provider != AppRoutes.localOnly {
+        for (k, route) in apps.enumerated() where providers.defined[route.provider] == nil && route.provider != AppRoutes.localOnly {
             throw providers.undefined(route.provider, key: "apps[\(k)].provider")
         }
         return apps

@@ -1,15 +1,16 @@
 /// The providers a config defines, as the sections that name one (`apps`, `matrix.apps`, `relay`, `calls`) check
 /// their references: a name that is not defined, or a provider of the wrong type, is refused with the key named.
 struct ProviderReferences {
-    let providers: [String: PushRelayConfig.ProviderConfig]
+    /// Every entry under `providers`, by name.
+    let defined: [String: PushRelayConfig.ProviderConfig]
 
-    init(_ providers: [String: PushRelayConfig.ProviderConfig]) {
-        self.providers = providers
+    init(_ defined: [String: PushRelayConfig.ProviderConfig]) {
+        self.defined = defined
     }
 
     /// The provider `name` (given under `key`), which must be defined.
     func provider(_ name: String, key: String) throws -> PushRelayConfig.ProviderConfig {
-        guard let p = providers[name] else { throw undefined(name, key: key) }
+        guard let p = defined[name] else { throw undefined(name, key: key) }
         return p
     }
 
@@ -25,7 +26,7 @@ struct ProviderReferences {
     func undefined(_ name: String, key: String) -> ConfigError {
         ConfigError(
             key: key,
-            problem: "names '\(name)', which is not defined under 'providers' (defined: \(providers.keys.sorted().joined(separator: ", ")))"
+            problem: "names '\(name)', which is not defined under 'providers' (defined: \(defined.keys.sorted().joined(separator: ", ")))"
         )
     }
 }
