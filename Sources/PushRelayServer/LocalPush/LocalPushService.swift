@@ -6,7 +6,7 @@ import ServiceLifecycle
 struct LocalPushService: Service {
     let hub: LocalPushHub
     let sockets: LocalPushSockets
-    /// Where the expiry sweep waits.
+    /// Where the expiry sweep and the shutdown's wait for the disconnects wait.
     let timers: any TimerScheduling
     /// How long shutdown waits for the connections' disconnects: a close frame's answer (`SocketClosing.timeout`),
     /// then each unconfirmed message's release.
@@ -26,7 +26,7 @@ struct LocalPushService: Service {
             // storage stop after this service; a message settled after them would be logged as failed, sent by the
             // cloud route, and sent again by the next start's recovery.
             sockets.closeAll()
-            await sockets.waitUntilAllDisconnected(within: Self.disconnectWait, logger: hub.logger)
+            await sockets.waitUntilAllDisconnected(within: Self.disconnectWait, timers: timers, logger: hub.logger)
             group.cancelAll()
         }
     }

@@ -69,9 +69,9 @@ final class LocalPushSockets: Sendable {
         }
     }
 
-    /// Returns once every connection's disconnect has been handled (its session ended), or after `limit`, logging how
-    /// many were left.
-    func waitUntilAllDisconnected(within limit: Duration, logger: Logger) async {
+    /// Returns once every connection's disconnect has been handled (its session ended), or after `limit` on `timers`,
+    /// logging how many were left.
+    func waitUntilAllDisconnected(within limit: Duration, timers: any TimerScheduling, logger: Logger) async {
         let allGone = FirstResult<Bool>()
         let waiting = live.withLock { live -> Bool in
             guard !live.connections.isEmpty else { return false }
@@ -79,10 +79,7 @@ final class LocalPushSockets: Sendable {
             return true
         }
         guard waiting else { return }
-        let timer = Task {
-            try? await Task.sleep(for: limit)
-            allGone.offer(false)
-        }
+        let timer = timers.schedule(after: limit) { allGone.offer(false) }
         defer { timer.cancel() }
         let settled = await withTaskCancellationHandler {
             await withCheckedContinuation { allGone.start($0) }

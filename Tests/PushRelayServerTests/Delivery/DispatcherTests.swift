@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayProviders
 import PushRelayStore
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayServer
@@ -28,10 +29,8 @@ import Testing
         settings.deadTokenTTLms = deadTokenTTLms
         settings.retryBaseMs = 1
         // These tests are about the ledger, the log and the dead-token memory, not the deadline (ProviderDeadlineTests):
-        // beside the rest of the suite on two cores a dispatch can wait seconds for a thread, which must not turn a
-        // delivery into a timeout here.
-        settings.deadlineMs = 60_000
-        settings.maxWaitMs = 30_000
+        // the dispatcher's timers (the deadline, the storage's share of it, the backoff) are on a clock nobody moves, so
+        // however long a dispatch waits for a thread beside the rest of the suite, it never times out here.
         let dispatcher = Dispatcher(
             providers: ["scripted": provider, "sandbox": SandboxProvider()],
             quota: storage.quota,
@@ -39,6 +38,7 @@ import Testing
             settings: settings,
             clock: clock,
             metrics: metrics,
+            timers: ManualClock(),
             logger: Logger(label: "test")
         )
         return Rig(dispatcher: dispatcher, storage: storage, clock: clock, metrics: metrics, provider: provider)
