@@ -62,6 +62,45 @@ public final class PostgresMatrixStore: MatrixStorage {
         return Set(try rows.map { try $0.decode(String.self) })
     }
 
+    /// One statement instead of `lookup` and `claim`: the dead keys, and the claims of the pushkeys with a device
+    /// that is not dead (a concurrent claim of the same pair waits for this one's commit, as in `claim`).
+    public func claimUnlessDead(
+        eventID: String,
+        devices: [(pushkey: String, deadKey: String)],
+        since: Date,
+        at now: Date
+    ) async throws -> (claimed: Set<String>, dead: Set<String>) {
+        guard !devices.isEmpty else { return ([], []) }
+        let pushkeys = devices.map(\.pushkey)
+        let deadKeys = devices.map(\.deadKey)
+        let stamp = Self.ms(now)
+        let cutoff = Self.ms(since)
+        let deadStamp = ISO8601UTC.string(now)
+        // A row older than the window is an expired mark: claiming refreshes it.
+        let rows = try await engine.rows(
+            """
+            WITH dead AS (
+                SELECT push_token FROM dead_tokens WHERE push_token = ANY(\(deadKeys)) AND expires_at > \(deadStamp)
+            ), claimed AS (
+                INSERT INTO matrix_dedup (event_id, pushkey, seen_at)
+                SELECT DISTINCT \(eventID)::text, k, \(stamp)::bigint FROM unnest(\(pushkeys)::text[], \(deadKeys)::text[]) AS x(k, d)
+                WHERE d NOT IN (SELECT push_token FROM dead)
+                ON CONFLICT (event_id, pushkey) DO UPDATE SET seen_at = excluded.seen_at WHERE matrix_dedup.seen_at < \(cutoff)
+                RETURNING pushkey
+            )
+            SELECT 'c', pushkey FROM claimed UNION ALL SELECT 'd', push_token FROM dead
+            """,
+            write: true
+        )
+        var claimed: Set<String> = []
+        var dead: Set<String> = []
+        for row in rows {
+            let (kind, key) = try row.decode((String, String).self)
+            if kind == "c" { claimed.insert(key) } else { dead.insert(key) }
+        }
+        return (claimed, dead)
+    }
+
     public func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws {
         guard !pushkeys.isEmpty else { return }
         let stamp = Self.ms(claimedAt)
