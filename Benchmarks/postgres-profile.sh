@@ -3,8 +3,10 @@
 # Benchmarks/postgres.sh), then the CPU each process spent per notification (PushRelay, every PostgreSQL backend, the
 # fake FCM, from /proc), and the statements PostgreSQL ran, by calls (pg_stat_statements, loaded into the throwaway
 # server this script starts). BENCH_BACKEND=sqlite measures the SQLite engine the same way (no statements then).
+# With PROFILE_PERF=1, `perf record -g` (cpu-clock) samples the server during the run, and its top frames by self
+# time and by time with what they call are printed, demangled (as Benchmarks/profile.sh does).
 # Usage: Benchmarks/postgres-profile.sh   (env: PUSHRELAY_BIN, PUSHRELAY_DEV_BIN, BENCH_PORT=18381, BENCH_CONNECTIONS=64,
-#        BENCH_PG_POOL=16, BENCH_BACKEND=postgres)
+#        BENCH_PG_POOL=16, BENCH_BACKEND=postgres, PROFILE_PERF=1, PROFILE_TOP=30, PROFILE_OUT=FILE keeps perf.data)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,10 +38,17 @@ psql_ -q -c "SELECT pg_stat_statements_reset()" >/dev/null
 
 # CPU clock ticks (user + system) of the given processes, summed.
 ticks() { local t=0; for p in "$@"; do [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
-backends() { pgrep -u postgres postgres | tr '\n' ' '; }
+# PostgreSQL's postmaster and every process it started (not another PostgreSQL on the machine).
+POSTMASTER=$(head -n 1 "$WORK/pg/data/postmaster.pid")
+backends() { echo "$POSTMASTER" $(pgrep -P "$POSTMASTER" || true); }
 s1=$(ticks "$SERVER"); p1=$(ticks $(backends)); f1=$(ticks "$FAKES")
+if [ -n "${PROFILE_PERF:-}" ]; then
+  perf record -e cpu-clock -F 999 -g -p "$SERVER" -o "$WORK/perf.data" -- sleep 11 2>"$WORK/perf.log" &
+  PERF=$!
+fi
 wrk -t2 -c"$CONNECTIONS" -d10s --latency -s Benchmarks/ha.lua "$URL" > "$WORK/wrk.txt"
 s2=$(ticks "$SERVER"); p2=$(ticks $(backends)); f2=$(ticks "$FAKES")
+[ -z "${PERF:-}" ] || wait "$PERF" || true
 
 hz=$(getconf CLK_TCK)
 n=$(awk '/requests in/ {print $1}' "$WORK/wrk.txt")
@@ -54,4 +63,15 @@ if [ "$BACKEND" = postgres ]; then
       left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS statement
     FROM pg_stat_statements ORDER BY calls DESC LIMIT 15"
   echo "  transactions committed: $(psql_ -At -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'")"
+fi
+if [ -n "${PROFILE_PERF:-}" ]; then
+  TOP=${PROFILE_TOP:-30}
+  [ -z "${PROFILE_OUT:-}" ] || cp "$WORK/perf.data" "$PROFILE_OUT"
+  frames() { grep -E '^ +[0-9]' | head -n "$TOP" | swift demangle --simplified | sed -E 's/ +- +- *$//; s/ +$//'; }
+  echo
+  echo "Top $TOP frames of the server by self time (perf report --no-children; the CPU figures above include perf's cost):"
+  perf report -i "$WORK/perf.data" --no-children --sort symbol --stdio -g none --percent-limit 0.3 2>/dev/null | frames || true
+  echo
+  echo "Top $TOP frames of the server by time spent in them and what they call (perf report --children):"
+  perf report -i "$WORK/perf.data" --children --sort symbol --stdio -g none --percent-limit 2 2>/dev/null | frames || true
 fi

@@ -12,7 +12,7 @@ import PushRelayStore
 final class DeliveredLogWriter: Sendable {
     typealias Entry = (record: DeliveryRecord, day: UTCDay, onError: @Sendable (any Error) -> Void)
 
-    /// Rows per statement: 12 parameters each, well under PostgreSQL's 65,535 parameters a statement.
+    /// Rows per statement (twelve arrays: the statement's text does not grow with the batch).
     static let maxBatch = 512
 
     private struct State {
@@ -49,10 +49,50 @@ final class DeliveredLogWriter: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                try await engine.rows(PostgresRows.insertLogs(batch.map { ($0.record, $0.day) }), write: true)
+                _ = try await engine.execute(Statement(batch.map { ($0.record, $0.day) }), write: true)
             } catch {
                 for entry in batch { entry.onError(error) }
             }
         }
+    }
+
+    /// One `INSERT` of many delivery-log rows (`PostgresRows.insertLog`'s columns, one array each). Prepared once per
+    /// connection.
+    struct Statement: PostgresPreparedStatement {
+        typealias Row = Void
+
+        static let name = "pushrelay_insert_logs_v1"
+
+        static let sql = """
+            INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[],
+                $9::text[], $10::text[], $11::text[], $12::text[])
+            """
+
+        var records: [(record: DeliveryRecord, day: UTCDay)]
+
+        init(_ records: [(record: DeliveryRecord, day: UTCDay)]) {
+            self.records = records
+        }
+
+        func makeBindings() -> PostgresBindings {
+            let r = records.map(\.record)
+            var binds = PostgresBindings(capacity: 12)
+            binds.append(r.map { ISO8601UTC.string($0.at) })
+            binds.append(records.map(\.day.description))
+            binds.append(r.map(\.pushToken))
+            binds.append(PostgresTextArray(r.map(\.appID)))
+            binds.append(PostgresTextArray(r.map(\.platform)))
+            binds.append(r.map(\.provider))
+            binds.append(r.map(\.kind.rawValue))
+            binds.append(r.map { Int32($0.counted ? 1 : 0) })
+            binds.append(r.map(\.outcome.rawValue))
+            binds.append(PostgresTextArray(r.map(\.messageID)))
+            binds.append(PostgresTextArray(r.map(\.errorMessage)))
+            binds.append(PostgresTextArray(r.map(\.payload)))
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 }

@@ -70,26 +70,30 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
         var batchable: Bool { PostgresText.canHold(pushToken, webhookID) }
     }
 
-    /// Lookups per statement: 4 parameters each.
+    /// Lookups per statement (three arrays: the statement's text does not grow with the batch).
     static let maxHolderBatch = 256
 
-    /// The holder for each lookup, in order: one statement, one `VALUES` row and one lateral lookup a request.
+    /// The holder for each lookup, in order: one statement, one lateral lookup a request.
     static func holders(_ lookups: [HolderLookup], instanceID: String, on engine: PostgresStorageEngine) async throws -> [LocalPushHolder?] {
-        // $1 is this instance's id; the lookups' tuples follow.
-        let values = PostgresRows.valuesPlaceholders(rows: lookups.count, types: ["bigint", "text", "text", "double precision"], after: 1)
-        var binds = PostgresBindings(capacity: lookups.count * 4 + 1)
-        binds.append(instanceID)
-        for (i, lookup) in lookups.enumerated() {
-            binds.append(i)
-            binds.append(lookup.webhookID)
-            binds.append(lookup.pushToken)
-            binds.append(lookup.staleAfter)
+        var found = [LocalPushHolder?](repeating: nil, count: lookups.count)
+        for (i, holder) in try await engine.execute(HolderStatement(instanceID: instanceID, lookups: lookups), write: false) {
+            guard found.indices.contains(i - 1) else { continue }
+            found[i - 1] = holder
         }
-        // The same rule as a local channel's `accepts`: a webhook-id channel takes its webhook's notifications, a
-        // push-token channel only its token's; the webhook's own channel first, then the latest.
-        let sql = """
+        return found
+    }
+
+    /// The lookups' columns as arrays, numbered by `unnest`'s ordinality; $1 is this instance's id. The same rule as a
+    /// local channel's `accepts`: a webhook-id channel takes its webhook's notifications, a push-token channel only
+    /// its token's; the webhook's own channel first, then the latest. Prepared once per connection.
+    struct HolderStatement: PostgresPreparedStatement {
+        typealias Row = (Int, LocalPushHolder)
+
+        static let name = "pushrelay_holders_v1"
+
+        static let sql = """
             SELECT r.i, h.instance_id, h.support_confirm, h.fallback
-            FROM (VALUES \(values)) AS r (i, webhook_id, push_token, stale_after)
+            FROM unnest($2::text[], $3::text[], $4::double precision[]) WITH ORDINALITY AS r (webhook_id, push_token, stale_after, i)
             CROSS JOIN LATERAL (
                 SELECT p.instance_id, p.support_confirm, p.fallback FROM local_push_presence p JOIN instances i ON i.id = p.instance_id
                 WHERE ((p.webhook_id = r.webhook_id AND (p.push_token IS NULL OR p.push_token = r.push_token)) OR p.push_token = r.push_token)
@@ -98,13 +102,23 @@ public final class PostgresLocalPushRouting: LocalPushRouting {
                 LIMIT 1
             ) h
             """
-        var found = [LocalPushHolder?](repeating: nil, count: lookups.count)
-        for row in try await engine.rows(PostgresQuery(unsafeSQL: sql, binds: binds), write: false) {
-            let (i, instance, confirm, fallback) = try row.decode((Int, String, Bool, Bool).self)
-            guard found.indices.contains(i) else { continue }
-            found[i] = LocalPushHolder(instanceID: instance, supportConfirm: confirm, fallback: fallback)
+
+        var instanceID: String
+        var lookups: [HolderLookup]
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings(capacity: 4)
+            binds.append(instanceID)
+            binds.append(PostgresTextArray(lookups.map(\.webhookID)))
+            binds.append(lookups.map(\.pushToken))
+            binds.append(lookups.map(\.staleAfter))
+            return binds
         }
-        return found
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (i, instance, confirm, fallback) = try row.decode((Int, String, Bool, Bool).self)
+            return (i, LocalPushHolder(instanceID: instance, supportConfirm: confirm, fallback: fallback))
+        }
     }
 
     public func handOff(messageID: String, to instance: String) async throws {

@@ -202,21 +202,40 @@ public final class PostgresLocalPushStore: LocalPushStorage {
 
     /// Binds `requests` in order in one transaction; the pairs each replaced, in order.
     static func bind(_ requests: [BindRequest], on engine: PostgresStorageEngine) async throws -> [[LocalPushBinding]] {
-        let tokens = requests.map(\.binding.pushToken)
-        let webhooks = requests.map(\.binding.webhookID)
-        let stamps = requests.map(\.stamp)
+        let statement = BindStatement(requests: requests)
         let logger = engine.logger
-        let query: PostgresQuery =
-            "SELECT idx, former_token, former_webhook FROM pushrelay_bind_many(\(tokens), \(webhooks), \(stamps))"
         return try await engine.transaction { connection in
             var former = [[LocalPushBinding]](repeating: [], count: requests.count)
-            for row in try await connection.query(query, logger: logger).collect() {
-                let (idx, token, webhook) = try row.decode((Int, String, String).self)
+            for try await (idx, replaced) in try await connection.execute(statement, logger: logger) {
                 guard former.indices.contains(idx - 1) else { continue }
-                former[idx - 1].append(LocalPushBinding(pushToken: token, webhookID: webhook))
+                former[idx - 1].append(replaced)
             }
             for (request, replaced) in zip(requests, former) { request.whileWriting(replaced) }
             return former
+        }
+    }
+
+    /// `pushrelay_bind_many` for a batch: the pairs each request replaced, by its position (1-based). Prepared once
+    /// per connection.
+    struct BindStatement: PostgresPreparedStatement {
+        typealias Row = (Int, LocalPushBinding)
+
+        static let name = "pushrelay_bind_many_v1"
+        static let sql = "SELECT idx, former_token, former_webhook FROM pushrelay_bind_many($1, $2, $3)"
+
+        var requests: [BindRequest]
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings(capacity: 3)
+            binds.append(requests.map(\.binding.pushToken))
+            binds.append(requests.map(\.binding.webhookID))
+            binds.append(requests.map(\.stamp))
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (idx, token, webhook) = try row.decode((Int, String, String).self)
+            return (idx, LocalPushBinding(pushToken: token, webhookID: webhook))
         }
     }
 

@@ -47,7 +47,7 @@ public final class PostgresQuotaLedger: QuotaLedger {
         // Twice at most: a dead mark that expired or was forgotten between the upsert and the read is retried.
         for _ in 0..<2 {
             // The batch statement for this request alone; it writes nothing when `checkDead` finds a live mark.
-            if let row = try await ReservationBatcher.decide([request], on: engine)[request.key] {
+            if let row = try await ReservationBatcher.decide([request], on: engine)[0] {
                 return .reserved(Self.reservation(row, day: day, pushToken: pushToken))
             }
             // Dead: read the mark and the day's counters (nothing was counted).

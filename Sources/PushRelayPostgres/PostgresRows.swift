@@ -17,43 +17,6 @@ enum PostgresRows {
             """
     }
 
-    /// The placeholders of a multi-row `VALUES`: `rows` tuples of one placeholder per type in `types` (`$3::text`; an
-    /// empty type leaves it untyped), numbered on from `$\(after + 1)`. The caller appends the binds in the same order.
-    static func valuesPlaceholders(rows: Int, types: [String], after: Int = 0) -> String {
-        var n = after
-        return (0..<rows).map { _ in
-            "("
-                + types.map { type in
-                    n += 1
-                    return type.isEmpty ? "$\(n)" : "$\(n)::\(type)"
-                }.joined(separator: ", ") + ")"
-        }.joined(separator: ", ")
-    }
-
-    /// One `INSERT` of many delivery-log rows (`insertLog`'s columns, one `VALUES` tuple a record).
-    static func insertLogs(_ records: [(record: DeliveryRecord, day: UTCDay)]) -> PostgresQuery {
-        let sql = """
-            INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
-            VALUES \(valuesPlaceholders(rows: records.count, types: Array(repeating: "", count: 12)))
-            """
-        var binds = PostgresBindings(capacity: records.count * 12)
-        for (r, day) in records {
-            binds.append(ISO8601UTC.string(r.at))
-            binds.append(day.description)
-            binds.append(r.pushToken)
-            binds.append(r.appID)
-            binds.append(r.platform)
-            binds.append(r.provider)
-            binds.append(r.kind.rawValue)
-            binds.append(r.counted ? 1 : 0)
-            binds.append(r.outcome.rawValue)
-            binds.append(r.messageID)
-            binds.append(r.errorMessage)
-            binds.append(r.payload)
-        }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
-    }
-
     static func insertDead(token: String, mark: DeadMark, now: Date) -> PostgresQuery {
         let marked = ISO8601UTC.string(now)
         let until = ISO8601UTC.string(mark.until)

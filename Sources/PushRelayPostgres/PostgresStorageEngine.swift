@@ -270,6 +270,20 @@ public final class PostgresStorageEngine: StorageEngine {
         return try await perform(write: write) { connection in try await connection.query(query, logger: logger).collect() }
     }
 
+    /// Runs one prepared statement and returns its decoded rows. postgres-nio prepares it on each pooled connection
+    /// the first time that connection runs it (a Parse of its own), and afterwards sends only its parameters: PostgreSQL
+    /// neither parses nor plans it again. For the statements of the request path, whose text does not depend on the
+    /// request (batches pass arrays: `PostgresTextArray`).
+    func execute<Statement: PostgresPreparedStatement>(_ statement: Statement, write: Bool) async throws -> [Statement.Row]
+    where Statement.Row: Sendable {
+        let logger = self.logger
+        return try await perform(write: write) { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
     /// Runs one statement that ends in `RETURNING 1` and returns how many rows it changed.
     func changes(_ query: PostgresQuery) async throws -> Int {
         try await rows(query, write: true).count

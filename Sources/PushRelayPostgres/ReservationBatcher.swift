@@ -44,7 +44,7 @@ final class ReservationBatcher: Sendable {
         var maximum: Int
     }
 
-    /// Requests per statement: 7 parameters each.
+    /// Requests per statement (seven arrays: the statement's text does not grow with the batch).
     static let maxBatch = 256
 
     private let batcher: StatementBatcher<Request, Decided?>
@@ -56,8 +56,7 @@ final class ReservationBatcher: Sendable {
             conflictKey: { $0.key },
             batchable: { $0.batchable }
         ) { requests in
-            let decided = try await Self.decide(requests, on: engine)
-            return requests.map { decided[$0.key] }
+            try await Self.decide(requests, on: engine)
         }
     }
 
@@ -67,47 +66,32 @@ final class ReservationBatcher: Sendable {
         try await batcher.submit(request)
     }
 
-    /// Runs the statement for `requests` (distinct keys) on `engine`: the decided rows by key. A request whose row
-    /// was not written (a live dead-token mark) has none. The lone path of `PostgresQuotaLedger` runs it for one.
-    static func decide(_ requests: [Request], on engine: PostgresStorageEngine) async throws -> [String: Decided] {
-        let rows = try await engine.rows(statement(requests), write: true)
-        var decided: [String: Decided] = [:]
-        for row in rows {
-            let (day, token, attempts, successful, errors, notice, decision, maximum) = try row.decode(
-                (String, String, Int, Int, Int, Int, Int, Int).self
-            )
-            decided["\(day) \(token)"] = Decided(
-                attempts: attempts,
-                successful: successful,
-                errors: errors,
-                noticeSent: notice,
-                decision: decision,
-                maximum: maximum
-            )
+    /// Runs the statement for `requests` (distinct keys) on `engine`: the decided row of each request, in order, nil
+    /// for one whose row was not written (a live dead-token mark). The lone path of `PostgresQuotaLedger` runs it for
+    /// one.
+    static func decide(_ requests: [Request], on engine: PostgresStorageEngine) async throws -> [Decided?] {
+        var decided = [Decided?](repeating: nil, count: requests.count)
+        for row in try await engine.execute(Statement(requests), write: true) {
+            guard decided.indices.contains(row.index - 1) else { continue }
+            decided[row.index - 1] = row.decided
         }
         return decided
     }
 
-    /// The conditional upsert, one `VALUES` row a request: PostgreSQL takes each row's lock and decides from its latest
-    /// committed counters and the token's override. A row with `check_dead` and a live dead-token mark is not written.
-    /// `last_decision`: 1 allowed, 2 refused with the day's notice, 0 refused.
-    static func statement(_ requests: [Request]) -> PostgresQuery {
-        let values = PostgresRows.valuesPlaceholders(
-            rows: requests.count,
-            types: ["text", "text", "text", "text", "bigint", "boolean", "text"]
-        )
-        var binds = PostgresBindings(capacity: requests.count * 7)
-        for r in requests {
-            binds.append(r.day.description)
-            binds.append(r.pushToken)
-            binds.append(r.appID)
-            binds.append(r.webhookID)
-            binds.append(r.policyMaximum)
-            binds.append(r.checkDead)
-            binds.append(r.stamp)
-        }
-        let sql = """
-            WITH r (day, push_token, app_id, webhook_id, policy_maximum, check_dead, stamp) AS (VALUES \(values)),
+    /// The conditional upsert, one row a request (the requests' columns as arrays, numbered by `unnest`'s
+    /// ordinality): PostgreSQL takes each row's lock and decides from its latest committed counters and the token's
+    /// override. A row with `check_dead` and a live dead-token mark is not written. `last_decision`: 1 allowed, 2
+    /// refused with the day's notice, 0 refused. Prepared once per connection (`PostgresStorageEngine.execute`).
+    struct Statement: PostgresPreparedStatement {
+        typealias Row = (index: Int, decided: Decided)
+
+        static let name = "pushrelay_reserve_v1"
+
+        static let sql = """
+            WITH r AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::text[])
+                    WITH ORDINALITY AS r (day, push_token, app_id, webhook_id, policy_maximum, check_dead, stamp, i)
+            ),
             m AS (
                 SELECT r.*, coalesce((SELECT daily_limit FROM token_limits t WHERE t.push_token = r.push_token), r.policy_maximum) AS maximum
                 FROM r
@@ -130,9 +114,40 @@ final class ReservationBatcher: Sendable {
                 last_decision = CASE WHEN u.successful < (SELECT maximum FROM m WHERE m.day = u.day AND m.push_token = u.push_token) THEN 1
                     WHEN u.notice_sent = 0 THEN 2 ELSE 0 END,
                 updated_at = excluded.updated_at
-            RETURNING u.day, u.push_token, u.attempts, u.successful, u.errors, u.notice_sent, u.last_decision,
+            RETURNING (SELECT i FROM m WHERE m.day = u.day AND m.push_token = u.push_token),
+                u.attempts, u.successful, u.errors, u.notice_sent, u.last_decision,
                 (SELECT maximum FROM m WHERE m.day = u.day AND m.push_token = u.push_token)
             """
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
+
+        var requests: [Request]
+
+        init(_ requests: [Request]) {
+            self.requests = requests
+        }
+
+        func makeBindings() -> PostgresBindings {
+            var binds = PostgresBindings(capacity: 7)
+            binds.append(requests.map(\.day.description))
+            binds.append(requests.map(\.pushToken))
+            binds.append(PostgresTextArray(requests.map(\.appID)))
+            binds.append(PostgresTextArray(requests.map(\.webhookID)))
+            binds.append(requests.map(\.policyMaximum))
+            binds.append(requests.map(\.checkDead))
+            binds.append(requests.map(\.stamp))
+            return binds
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (index, attempts, successful, errors, notice, decision, maximum) = try row.decode((Int, Int, Int, Int, Int, Int, Int).self)
+            let decided = Decided(
+                attempts: attempts,
+                successful: successful,
+                errors: errors,
+                noticeSent: notice,
+                decision: decision,
+                maximum: maximum
+            )
+            return (index, decided)
+        }
     }
 }
