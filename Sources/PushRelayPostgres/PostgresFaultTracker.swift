@@ -24,8 +24,12 @@ final class PostgresFaultTracker: Sendable {
 
     /// A request failed; only storage faults count.
     func failed(_ error: any Error, now: Date = Date()) {
-        guard let e = error as? PostgresStoreError, e.isFault else { return }
-        let message = e.description
+        let message: String
+        switch error {
+        case let e as PostgresStoreError where e.isFault: message = e.description
+        case let e as StorageError where e != .closed: message = e.description
+        default: return
+        }
         state.withLock { s in
             if s.state == .ok { s = StorageHealth(state: .failing, since: now, message: message) } else { s.message = message }
         }

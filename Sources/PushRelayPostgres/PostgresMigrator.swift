@@ -6,7 +6,7 @@ import PushRelayStore
 
 /// Applies `migrations/postgres/*.sql` in order, each in its own transaction, recorded in `schema_migrations` (the
 /// same table and versions as SQLite's). A session advisory lock makes instances starting together migrate one at a
-/// time. A schema newer than this build is refused (`StoreError.schemaTooNew`).
+/// time. A schema newer than this build is refused (`StorageError.schemaTooNew`).
 enum PostgresMigrator {
     /// The advisory lock key of migrations ("PRmi").
     static let lockKey = 0x5052_6D69
@@ -30,11 +30,11 @@ enum PostgresMigrator {
         return newest
     }
 
-    /// Throws `StoreError.schemaTooNew` if the database has a migration this build does not know.
+    /// Throws `StorageError.schemaTooNew` if the database has a migration this build does not know.
     static func checkVersion(_ connection: PostgresConnection, migrations: [Migration], logger: Logger) async throws {
         let applied = try await appliedVersions(connection, logger: logger)
         let known = migrations.map(\.version).max() ?? 0
-        if let newest = applied.max(), newest > known { throw StoreError.schemaTooNew(found: newest, known: known) }
+        if let newest = applied.max(), newest > known { throw StorageError.schemaTooNew(found: newest, known: known) }
     }
 
     private static func applyPending(_ connection: PostgresConnection, migrations: [Migration], logger: Logger) async throws -> [String] {
@@ -50,7 +50,7 @@ enum PostgresMigrator {
         ).collect()
         let applied = Set(try await appliedVersions(connection, logger: logger))
         let known = migrations.map(\.version).max() ?? 0
-        if let newest = applied.max(), newest > known { throw StoreError.schemaTooNew(found: newest, known: known) }
+        if let newest = applied.max(), newest > known { throw StorageError.schemaTooNew(found: newest, known: known) }
         var done: [String] = []
         for m in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(m.version) {
             do {
@@ -68,7 +68,7 @@ enum PostgresMigrator {
                     ).collect()
                 }
             } catch {
-                throw StoreError.migrationFailed(name: m.name, underlying: "\(PostgresErrorMapping.map(error, target: "PostgreSQL"))")
+                throw StorageError.migrationFailed(name: m.name, underlying: "\(PostgresErrorMapping.map(error, target: "PostgreSQL"))")
             }
             done.append(m.name)
         }

@@ -37,7 +37,7 @@ public final class PostgresStorageEngine: StorageEngine {
 
     /// Connects once to check the URL and credentials, migrates (or, with `migrate: false`, only checks that the
     /// schema is not newer than this build), then starts the pool. Every failure is one `PostgresStoreError` or
-    /// `StoreError` line. Call `flushAndClose` at the end: it stops the pool.
+    /// `StorageError` line. Call `flushAndClose` at the end: it stops the pool.
     public static func open(
         _ configuration: PostgresStorageConfiguration,
         migrate: Bool = true,
@@ -63,7 +63,7 @@ public final class PostgresStorageEngine: StorageEngine {
             }
         } catch {
             try? await connection.close()
-            if error is StoreError { throw error }
+            if error is StorageError { throw error }
             throw PostgresErrorMapping.map(error, target: target)
         }
         try? await connection.close()
@@ -72,7 +72,7 @@ public final class PostgresStorageEngine: StorageEngine {
         return engine
     }
 
-    private static func schemaTooNew(_ found: Int) -> PostgresStoreError {
+    private static func schemaTooNew(_ found: Int) -> StorageError {
         .schemaTooNew(found: found, known: migrations.map(\.version).max() ?? 0)
     }
 

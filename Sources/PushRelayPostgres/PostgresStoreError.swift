@@ -15,8 +15,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
     case server(sqlState: String, message: String)
     /// The storage was closed.
     case closed
-    /// Another instance migrated the schema past what this build knows: this instance must be replaced.
-    case schemaTooNew(found: Int, known: Int)
 
     public var description: String {
         switch self {
@@ -26,9 +24,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
         case .unavailable(let why): return "PostgreSQL unavailable: \(why)"
         case .server(let state, let message): return "PostgreSQL error \(state): \(message)"
         case .closed: return "the PostgreSQL storage is closed"
-        case .schemaTooNew(let found, let known):
-            return
-                "the PostgreSQL schema is at version \(found), newer than this PushRelay knows (\(known)): an instance of a newer version migrated it; replace this instance with that version"
         }
     }
 
@@ -36,7 +31,7 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
     /// (a constraint, a bad argument): what `StorageHealth` follows.
     public var isFault: Bool {
         switch self {
-        case .cannotConnect, .authenticationFailed, .unavailable, .schemaTooNew: return true
+        case .cannotConnect, .authenticationFailed, .unavailable: return true
         case .invalidURL, .closed: return false
         case .server(let state, _):
             // 08 connection exception, 53 insufficient resources (disk full, out of memory, too many connections),
@@ -46,4 +41,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
         }
     }
 }
-extension PostgresStoreError: StorageFailure {}
+extension PostgresStoreError: StorageFailure {
+    public var meansClosed: Bool { self == .closed }
+}

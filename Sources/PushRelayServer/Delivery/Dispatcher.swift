@@ -34,7 +34,7 @@ final class Dispatcher: Sendable {
             metrics?.exportProviderCounters(provider: entry.key)
             runners[entry.key] = DeliveryRunner(
                 provider: entry.value,
-                gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs)),
+                gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs), timers: timers),
                 breaker: settings.breaker.map {
                     CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)
                 },

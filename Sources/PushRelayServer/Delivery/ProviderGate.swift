@@ -1,5 +1,3 @@
-import NIOCore
-import NIOPosix
 import PushRelayCore
 
 /// Bounds the dispatches in flight to one provider (`delivery.max_in_flight`). Past the bound a dispatch waits for a
@@ -11,17 +9,20 @@ final class ProviderGate: Sendable {
         var line: FairWaitingLine<CheckedContinuation<Bool, Never>>
         var nextID: UInt64 = 0
         /// The timer that refuses waiters whose wait has ended, while anyone waits.
-        var timer: Scheduled<Void>?
+        var timer: ScheduledTimer?
         var timerDeadline: ContinuousClock.Instant?
     }
 
     private let state: Locked<State>
     let limit: Int
     let maxWait: Duration
+    private let timers: any TimerScheduling
 
-    init(limit: Int, maxWait: Duration) {
+    /// - Parameter timers: where the end of a wait is timed (the dispatcher's timers).
+    init(limit: Int, maxWait: Duration, timers: any TimerScheduling = EventLoopTimers()) {
         self.limit = limit
         self.maxWait = maxWait
+        self.timers = timers
         state = Locked(State(line: FairWaitingLine(limit: limit, maxWait: maxWait)))
     }
 
@@ -67,9 +68,7 @@ final class ProviderGate: Sendable {
         if let armed = s.timerDeadline, armed <= deadline { return }
         s.timer?.cancel()
         s.timerDeadline = deadline
-        s.timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(
-            in: TimeAmount(ContinuousClock.now.duration(to: deadline)) + .nanoseconds(1)
-        ) { [self] in
+        s.timer = timers.schedule(after: ContinuousClock.now.duration(to: deadline) + .nanoseconds(1)) { [self] in
             expire()
         }
     }

@@ -157,8 +157,7 @@ extension Error {
     /// Background services log these at debug level instead of as failures.
     var isShutdownNoise: Bool {
         if self is CancellationError { return true }
-        if let e = self as? StoreError, case .closed = e { return true }
-        if let e = self as? PostgresStoreError, case .closed = e { return true }
+        if let failure = self as? any StorageFailure, failure.meansClosed { return true }
         return false
     }
 }

@@ -16,26 +16,6 @@ public struct Migration: Sendable, Equatable {
     }
 }
 
-public enum StoreError: Error, CustomStringConvertible, Sendable {
-    case cannotOpen(path: String, underlying: String)
-    case schemaTooNew(found: Int, known: Int)
-    case migrationFailed(name: String, underlying: String)
-    case closed
-    /// The WAL could not be synced to disk: the transaction committed, but its durability is unknown.
-    case syncFailed(path: String, underlying: String)
-
-    public var description: String {
-        switch self {
-        case .cannotOpen(let path, let e): return "cannot open SQLite database at '\(path)': \(e)"
-        case .schemaTooNew(let found, let known):
-            return "the database schema is at version \(found) but this PushRelay only knows up to \(known); upgrade PushRelay"
-        case .migrationFailed(let name, let e): return "migration \(name) failed: \(e)"
-        case .closed: return "the database is closed"
-        case .syncFailed(let path, let e): return "could not sync the SQLite WAL '\(path)' to disk: \(e)"
-        }
-    }
-}
-
 /// The SQLite database (WAL) behind quotas, overrides and the delivery log.
 public final class PushRelayDatabase: Sendable {
     public let pool: DatabasePool
@@ -115,7 +95,7 @@ public final class PushRelayDatabase: Sendable {
             let applied = Set(try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations"))
             let known = migrations.map(\.version).max() ?? 0
             if let newest = applied.max(), newest > known {
-                throw StoreError.schemaTooNew(found: newest, known: known)
+                throw StorageError.schemaTooNew(found: newest, known: known)
             }
             var done: [String] = []
             for m in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(m.version) {
@@ -129,7 +109,7 @@ public final class PushRelayDatabase: Sendable {
                         return .commit
                     }
                 } catch {
-                    throw StoreError.migrationFailed(name: m.name, underlying: "\(error)")
+                    throw StorageError.migrationFailed(name: m.name, underlying: "\(error)")
                 }
                 done.append(m.name)
             }

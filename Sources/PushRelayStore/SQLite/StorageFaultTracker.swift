@@ -30,12 +30,8 @@ final class StorageFaultTracker: Sendable {
 
     /// A description of `error` if it is a storage fault, nil if it is a rule (a constraint, a bad argument).
     static func faultMessage(_ error: any Error) -> String? {
-        if let store = error as? StoreError {
-            switch store {
-            case .syncFailed, .cannotOpen: return store.description
-            case .closed, .schemaTooNew, .migrationFailed: return nil
-            }
-        }
+        if let store = error as? StoreError { return store.description }
+        if error is StorageError { return nil }
         guard let db = error as? DatabaseError else { return nil }
         switch db.resultCode.primaryResultCode {
         case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB, .SQLITE_BUSY,

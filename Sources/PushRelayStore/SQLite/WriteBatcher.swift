@@ -103,7 +103,7 @@ final class WriteBatcher: Sendable {
         try await write { _ in }
     }
 
-    /// Commits what is queued, then ends the writer thread; later writes fail with `StoreError.closed`.
+    /// Commits what is queued, then ends the writer thread; later writes fail with `StorageError.closed`.
     func stop() {
         writer.stop()
     }

@@ -44,7 +44,7 @@ final class WriterThread: WorkerThread, @unchecked Sendable {
         condition.lock()
         if stopping {
             condition.unlock()
-            job.fail(StoreError.closed)
+            job.fail(StorageError.closed)
             return
         }
         queue.append(job)

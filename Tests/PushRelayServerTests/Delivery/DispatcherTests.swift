@@ -29,8 +29,11 @@ import Testing
         settings.deadTokenTTLms = deadTokenTTLms
         settings.retryBaseMs = 1
         // These tests are about the ledger, the log and the dead-token memory, not the deadline (ProviderDeadlineTests):
-        // the dispatcher's timers (the deadline, the storage's share of it, the backoff) are on a clock nobody moves, so
-        // however long a dispatch waits for a thread beside the rest of the suite, it never times out here.
+        // the dispatcher's timers (the deadline, the storage's share of it, the backoff) are on a clock nobody moves.
+        // The dispatcher still measures what is left of a deadline on the monotonic clock, and beside the rest of the
+        // suite on two cores a dispatch can wait seconds for a thread, so the deadline is long as well.
+        settings.deadlineMs = 60_000
+        settings.maxWaitMs = 30_000
         let dispatcher = Dispatcher(
             providers: ["scripted": provider, "sandbox": SandboxProvider()],
             quota: storage.quota,

@@ -130,9 +130,9 @@ struct PostgresStorageTests {
             on: server,
             database: config.database
         )
-        let error = await #expect(throws: StoreError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
+        let error = await #expect(throws: StorageError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
         #expect(try #require(error).description.contains("schema is at version 99"))
-        await #expect(throws: StoreError.self) { try await Storage.postgres(config, migrate: false, logger: PostgresTestServer.logger) }
+        await #expect(throws: StorageError.self) { try await Storage.postgres(config, migrate: false, logger: PostgresTestServer.logger) }
     }
 
     @Test func migratingTwiceOrConcurrentlyAppliesEachMigrationOnce() async throws {

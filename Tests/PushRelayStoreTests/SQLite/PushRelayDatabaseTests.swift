@@ -72,7 +72,7 @@ import Testing
         try db.close()
         // A schema newer than this build is refused with a clear message.
         let again = try PushRelayDatabase(path: path)
-        #expect(throws: StoreError.self) { try again.migrate([Migration(version: 0, name: "000_old", sql: "")]) }
+        #expect(throws: StorageError.self) { try again.migrate([Migration(version: 0, name: "000_old", sql: "")]) }
         try again.close()
     }
 
@@ -201,7 +201,7 @@ import Testing
         let day = UTCDay(string: "2026-11-21")!
         _ = try await store.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         try await store.database.flushAndClose()
-        await #expect(throws: StoreError.self) {
+        await #expect(throws: StorageError.closed) {
             _ = try await store.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         }
         // What was written before the close is on disk.

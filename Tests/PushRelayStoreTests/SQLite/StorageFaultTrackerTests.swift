@@ -31,7 +31,7 @@ import Testing
     func rulesAreNotFaults(code: ResultCode) {
         let tracker = StorageFaultTracker()
         tracker.failed(DatabaseError(resultCode: code, message: "rule"))
-        tracker.failed(StoreError.closed)
+        tracker.failed(StorageError.closed)
         #expect(tracker.current == .ok)
     }
 }
