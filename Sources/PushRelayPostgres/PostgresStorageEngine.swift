@@ -166,7 +166,7 @@ public final class PostgresStorageEngine: StorageEngine {
     /// pruning and copying; a body is not cancelled with its request), maps errors to `PostgresStoreError`, and keeps
     /// `health` and the counters. `write`: a success ends a fault, as in the SQLite engine (reads can succeed while
     /// writes fail).
-    func perform<T: Sendable>(
+    package func perform<T: Sendable>(
         write: Bool,
         limit: Duration? = PostgresStorageEngine.statementLimit,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
