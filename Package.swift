@@ -69,7 +69,6 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,6 +77,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedPlugin"]
+        ),
+        // Copying an install's data from one engine to the other (`pushrelay migrate-data`): the one place that sees
+        // both engines' insides.
+        .target(
+            name: "PushRelayDataCopy",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelayPostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
         ),
         // Provider clients behind the PushProvider seam (sandbox, FCM, APNs).
         .target(
@@ -164,6 +177,7 @@ let package = Package(
             dependencies: [
                 "PushRelayServer",
                 "PushRelayPostgres",
+                "PushRelayDataCopy",
                 "PushRelayWebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

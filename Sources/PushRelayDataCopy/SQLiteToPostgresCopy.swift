@@ -1,9 +1,10 @@
 import Foundation
-// GRDB is PushRelayStore's dependency: `PushRelayDatabase.pool` is a GRDB `DatabasePool`, read here as it is.
+// `PushRelayDatabase.pool` is a GRDB `DatabasePool`, read here as it is.
 import GRDB
 import Logging
 import PostgresNIO
 import PushRelayCore
+import PushRelayPostgres
 import PushRelayStore
 
 /// Copies an existing install's SQLite database into a PostgreSQL database (`pushrelay migrate-data`).

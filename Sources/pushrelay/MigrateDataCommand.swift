@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PushRelayDataCopy
 import PushRelayPostgres
 import PushRelayStore
 
