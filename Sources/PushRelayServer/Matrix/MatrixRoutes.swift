@@ -40,25 +40,47 @@ struct MatrixRoutes<Context: RequestContext> {
         do {
             buffer = try await request.collectBody(upTo: maxBodyBytes)
         } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
-            throw Self.error(.contentTooLarge, "M_TOO_LARGE", "The request body is larger than \(maxBodyBytes) bytes (http.max_body_bytes).")
+            throw Self.bodyTooLarge(limit: maxBodyBytes)
         }
+        let answer = await Self.answer(to: try Self.notification(buffer), gateway: gateway)
+        return JSONResponse.make(status: answer.status, bytes: answer.body, headers: answer.headers)
+    }
+
+    /// The 413 of a notify body past `http.max_body_bytes`, on the router and on the fast path alike.
+    static func bodyTooLarge(limit: Int) -> APIError {
+        error(.contentTooLarge, "M_TOO_LARGE", APIError.bodyTooLargeMessage(limit: limit))
+    }
+
+    /// The notification in a notify body, or the 400 to answer (shared by the router and the fast path).
+    static func notification(_ buffer: ByteBuffer) throws(APIError) -> MatrixNotification {
         let body: JSONValue
         do {
             body = try JSONParser.parse(buffer.readableBytesView)
         } catch {
             throw Self.error(.badRequest, "M_NOT_JSON", "Expected a JSON request body (\(error)).")
         }
-        let notification: MatrixNotification
         do {
-            notification = try MatrixNotification(body: body)
+            return try MatrixNotification(body: body)
         } catch {
             throw Self.error(.badRequest, error.code.rawValue, error.message)
         }
-        switch await gateway.notify(notification) {
+    }
+
+    /// The gateway's reply to `n` as status, headers and JSON body (shared by the router and the fast path).
+    static func answer(to n: MatrixNotification, gateway: MatrixGateway) async -> (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8]) {
+        switch await gateway.notify(n) {
         case .accepted(let rejected):
-            return JSONResponse.make(status: .ok, body: ["rejected": .array(rejected.map(JSONValue.string))])
+            let body = rejected.isEmpty ? MatrixAnswerBodies.acceptedNone : JSONWriter.bytes(["rejected": .array(rejected.map(JSONValue.string))])
+            return (.ok, [:], body)
         case .retryLater(let why):
-            throw Self.error(.badGateway, "M_UNKNOWN", why)
+            let error = Self.error(.badGateway, "M_UNKNOWN", why)
+            return (error.status, error.headers, JSONWriter.bytes(error.body))
         }
     }
+}
+
+/// Answer bodies written once (a generic type cannot hold them).
+private enum MatrixAnswerBodies {
+    /// `{"rejected":[]}`, the usual answer.
+    static let acceptedNone = JSONWriter.bytes(["rejected": .array([])])
 }
