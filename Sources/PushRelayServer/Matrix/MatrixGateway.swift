@@ -204,7 +204,8 @@ final class MatrixGateway: Sendable {
     /// Routes, translates and hands one device to the dispatcher (under the app's daily limit, if it has one). Used
     /// by requests and by the retry queue.
     func dispatch(_ n: MatrixNotification, device: MatrixDevice) async -> DeviceOutcome {
-        let short = TokenDisplay.short(device.pushkey)
+        // For log lines only: made when one is written.
+        var short: String { TokenDisplay.short(device.pushkey) }
         let app: PushRelayConfig.MatrixApp
         switch apps.match(device.appID) {
         case .app(_, let a):
