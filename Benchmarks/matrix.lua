@@ -3,10 +3,11 @@
 -- endpoint, p256dh, auth, from `pushrelay-dev fake-providers --webpush-subscriptions N`) it is a web client's WebPush
 -- pusher: the pushkey is the subscription's p256dh, data carries endpoint and auth.
 -- BENCH_DEVICES=N (default 1): N devices per notify, each its own pushkey (or subscription).
--- BENCH_RUN names the run in every event id, so that no run repeats another's (event id, pushkey) pairs: a repeat
--- within the de-duplication window is skipped without a push, which would flatter the figures.
+-- Every event id names its run (BENCH_RUN, or else the second the run started), so that no run repeats another's
+-- (event id, pushkey) pairs, a warm-up's included: a repeat within the de-duplication window is skipped without a
+-- push, which would flatter the figures.
 local counter = 0
-local run = os.getenv("BENCH_RUN") or "0"
+local run = os.getenv("BENCH_RUN") or tostring(os.time())
 local devices = tonumber(os.getenv("BENCH_DEVICES") or "1")
 -- Each thread gets its own id as the global `thread_id` (set by setup in that thread's state; a chunk-level local
 -- of the same name would hide it, and every thread would then send the same requests).
