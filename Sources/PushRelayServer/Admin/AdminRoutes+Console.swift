@@ -108,8 +108,8 @@ extension AdminRoutes {
             stats.kinds = counted.kinds
             stats.deliveryLogComplete = summary.complete
         }
-        if let gauges {
-            stats.channels = (gauges.connections, gauges.subscriptions, gauges.unconfirmed)
+        if let channelFigures {
+            stats.channels = (channelFigures.connections, channelFigures.subscriptions, channelFigures.unconfirmed)
         }
         if let matrix {
             let queued = try await matrix.queued()

@@ -56,7 +56,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
     /// The Matrix retry queue; without it `/admin/v1/matrix/queue` is not registered.
     var matrix: (any MatrixStorage)? = nil
     /// This instance's websocket channel figures.
-    var gauges: LocalPushGauges? = nil
+    var channelFigures: LocalPushFigures? = nil
     /// `/metrics`' registry (with `metrics.enabled`): the stats' delivery latency.
     var metrics: PushRelayMetrics? = nil
     /// The setup checks of `GET /admin/v1/setup` (`SetupDoctor.running`); without them it is not registered.

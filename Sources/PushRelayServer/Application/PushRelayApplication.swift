@@ -59,8 +59,7 @@ public enum PushRelayApplication {
         // on the event loops even when a test drives the request path's timers by hand.
         let serviceTimers = EventLoopTimers()
         let work = BackgroundWork(logger: logger)
-        let hubHolder = LocalPushGauges()
-        let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine, gauges: hubHolder) : nil
+        let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine) : nil
 
         // One pipeline: every entry point hands its deliveries to this dispatcher.
         let relayProviders = WebPushRelayProviders.make(config: config, registry: registry, clock: clock, logger: logger)
@@ -88,7 +87,7 @@ public enum PushRelayApplication {
         let hub = LocalPushHub(
             store: storage.localPush,
             settings: config.channel,
-            cloud: cloud,
+            fallback: cloud,
             routing: storage.routing,
             timers: timers,
             work: work,
@@ -110,7 +109,8 @@ public enum PushRelayApplication {
             logger: logger
         )
         let sockets = LocalPushSockets(endpoint: channelEndpoint)
-        hubHolder.attach(hub: hub, sockets: sockets)
+        let channelFigures = LocalPushFigures(hub: hub, sockets: sockets)
+        metrics?.add(probes: channelFigures.probes)
 
         let router = Router(context: PushRelayRequestContext.self)
         // Outermost: every line logged while serving a request carries its id.
@@ -143,9 +143,7 @@ public enum PushRelayApplication {
             fcm: registry.running(config.calls.fcmProvider),
             dispatcher: dispatcher,
             channel: CallChannel(
-                channels: hub.channels,
-                bindings: hub.bindings,
-                invites: hub.invites,
+                localPush: hub,
                 confirmTimeout: .milliseconds(config.calls.channelConfirmTimeoutMs),
                 logger: logger
             ),
@@ -173,7 +171,7 @@ public enum PushRelayApplication {
                 maxBodyBytes: config.http.maxBodyBytes,
                 deliveries: storage.deliveries,
                 matrix: storage.matrix,
-                gauges: hubHolder,
+                channelFigures: channelFigures,
                 metrics: metrics,
                 setup: { [engine = storage.engine, providers = registry.providers] in
                     await SetupDoctor.running(config, engine: engine, providers: providers)
@@ -232,12 +230,9 @@ public enum PushRelayApplication {
         )
     }
 
-    private static func makeMetrics(engine: any StorageEngine, gauges: LocalPushGauges) -> PushRelayMetrics {
-        var probes: [PushRelayMetrics.Probe] = [
-            .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(gauges.connections) },
-            .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(gauges.subscriptions) },
-            .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(gauges.unconfirmed) },
-        ]
+    /// The metrics with the storage engine's gauges; the websocket channel's are added once it is built.
+    private static func makeMetrics(engine: any StorageEngine) -> PushRelayMetrics {
+        var probes: [PushRelayMetrics.Probe] = []
         for (i, s) in engine.statistics().enumerated() {
             probes.append(.init(name: s.name, help: s.help) { engine.statistics()[i].value })
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Prometheus
+import PushRelayCore
 
 /// Prometheus metrics for `GET /metrics` (with `metrics.enabled`): requests counted by route, method and status, their
 /// durations by route, deliveries by provider and outcome, and gauges read at each scrape (websocket channels, unconfirmed messages, group commits).
@@ -16,16 +17,22 @@ final class PushRelayMetrics: Sendable {
     }
 
     let registry = PrometheusCollectorRegistry()
-    private let probes: [Probe]
+    private let probes: Locked<[Probe]>
     static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
         .milliseconds(Int64($0 * 1000))
     }
 
     /// The server-wide counters are exported at 0 from the start, so that a rate or an alert on them sees a series.
     init(probes: [Probe]) {
-        self.probes = probes
+        self.probes = Locked(probes)
         _ = storageTimeouts
         _ = prunedRows
+    }
+
+    /// Adds gauges read at each scrape, for parts made after the metrics (they need the dispatcher, which records
+    /// into these metrics).
+    func add(probes more: [Probe]) {
+        probes.withLock { $0 += more }
     }
 
     /// Routes are the router's patterns (`/admin/v1/quotas/{token}`), never raw paths: tokens stay out of label values,
@@ -119,7 +126,7 @@ final class PushRelayMetrics: Sendable {
 
     /// The Prometheus text exposition of everything.
     func render() -> [UInt8] {
-        for p in probes {
+        for p in probes.withLock({ $0 }) {
             registry.makeGauge(name: p.name, labels: [], help: p.help).set(p.read())
         }
         return registry.emitToBuffer()

@@ -117,3 +117,11 @@ extension Optional where Wrapped: Sendable {
         return await fallback()
     }
 }
+
+/// An unconfirmed websocket message goes by its app's cloud route.
+extension HomeAssistantCloudRoute: LocalPushFallback {
+    func fallBack(_ n: HANotification, platform: HAPlatform) async -> String? {
+        let outcome = await send(n, platform: platform)
+        return outcome.isAccepted ? nil : outcome.summary
+    }
+}

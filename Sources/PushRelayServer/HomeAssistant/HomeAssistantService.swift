@@ -3,10 +3,10 @@ import PushRelayCore
 /// Home Assistant's notifications: over the device's live websocket channel when it has one (no quota used), else by
 /// the app's cloud route. Returns domain outcomes; `HomeAssistantAnswer` renders them for HTTP.
 final class HomeAssistantService: Sendable {
-    let localPush: LocalPushHub
+    let localPush: any LocalPushPort
     let cloud: HomeAssistantCloudRoute
 
-    init(localPush: LocalPushHub, cloud: HomeAssistantCloudRoute) {
+    init(localPush: any LocalPushPort, cloud: HomeAssistantCloudRoute) {
         self.localPush = localPush
         self.cloud = cloud
     }

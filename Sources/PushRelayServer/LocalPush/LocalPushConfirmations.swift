@@ -26,7 +26,7 @@ final class LocalPushConfirmations: Sendable {
     let store: any LocalPushStorage
     let settings: LocalPushSettings
     /// Where an unconfirmed message goes: its app's cloud route.
-    let cloud: HomeAssistantCloudRoute
+    let fallback: any LocalPushFallback
     /// With other instances on the database, a message is settled by whoever removes its row first.
     let sharedWithOtherInstances: Bool
     let timers: any TimerScheduling
@@ -37,7 +37,7 @@ final class LocalPushConfirmations: Sendable {
     init(
         store: any LocalPushStorage,
         settings: LocalPushSettings,
-        cloud: HomeAssistantCloudRoute,
+        fallback: any LocalPushFallback,
         sharedWithOtherInstances: Bool,
         timers: any TimerScheduling,
         work: BackgroundWork,
@@ -46,7 +46,7 @@ final class LocalPushConfirmations: Sendable {
     ) {
         self.store = store
         self.settings = settings
-        self.cloud = cloud
+        self.fallback = fallback
         self.sharedWithOtherInstances = sharedWithOtherInstances
         self.timers = timers
         self.work = work
@@ -182,11 +182,10 @@ final class LocalPushConfirmations: Sendable {
     }
 
     private func sendByCloud(_ n: HANotification, platform: HAPlatform) async {
-        let outcome = await cloud.send(n, platform: platform)
-        guard !outcome.isAccepted else { return }
+        guard let problem = await fallback.fallBack(n, platform: platform) else { return }
         logger.warning(
             "cloud fallback of a channel message failed",
-            metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "outcome": .string(outcome.summary)]
+            metadata: ["token": .string(TokenDisplay.short(n.pushToken)), "outcome": .string(problem)]
         )
     }
 }

@@ -1,10 +1,11 @@
 import PushRelayCore
 
-/// Call invites sent over a websocket channel, each waiting for the app's confirm (`hass_confirm_id`).
+/// Events sent over a websocket channel that wait for the app's confirm (`hass_confirm_id`): call invites
+/// (`LocalPushPort.deliverConfirmed`).
 ///
-/// In memory only: an invite that is not confirmed within the timeout goes out as a push instead, so nothing needs
-/// to survive a restart. `LocalPushHub.confirm` asks here first. The timeout runs on the injected timers.
-final class CallInviteWaiters: Sendable {
+/// In memory only: an event that is not confirmed within its timeout is the sender's to send another way, so nothing
+/// needs to survive a restart. `LocalPushHub.confirm` asks here first. The timeout runs on the injected timers.
+final class LocalPushConfirmedEvents: Sendable {
     private struct Waiter {
         let webhookID: String
         /// The connection itself, not its address: a later connection at the same address must not confirm.
@@ -35,7 +36,7 @@ final class CallInviteWaiters: Sendable {
         return confirmed
     }
 
-    /// A confirm from a client: true when it was for a waiting call invite sent on that connection.
+    /// A confirm from a client: true when it was for a waiting event sent on that connection.
     func confirm(_ id: String, webhookID: String, connection: LocalPushConnection) -> Bool {
         let waiter = waiters.withLock { w -> Waiter? in
             guard let x = w[id], x.webhookID == webhookID, x.connection === connection else { return nil }

@@ -1,15 +1,18 @@
-import PushRelayCore
+/// The websocket channel's figures, read when asked (`/metrics`, the console's overview).
+struct LocalPushFigures: Sendable {
+    let hub: LocalPushHub
+    let sockets: LocalPushSockets
 
-/// The websocket channel's figures for `/metrics`. The metrics exist before the hub (the dispatcher records into them
-/// and the hub's cloud route needs the dispatcher), so the hub is attached once it is built; until then every figure is 0.
-final class LocalPushGauges: Sendable {
-    private let parts = Locked<(hub: LocalPushHub, sockets: LocalPushSockets)?>(nil)
+    var connections: Int { sockets.count }
+    var subscriptions: Int { hub.channels.count }
+    var unconfirmed: Int { hub.confirmations.count }
 
-    func attach(hub: LocalPushHub, sockets: LocalPushSockets) {
-        parts.withLock { $0 = (hub, sockets) }
+    /// The figures as `/metrics` gauges.
+    var probes: [PushRelayMetrics.Probe] {
+        [
+            .init(name: "pushrelay_channel_connections", help: "Open websocket connections.") { Double(connections) },
+            .init(name: "pushrelay_channel_subscriptions", help: "Live push-notification channels.") { Double(subscriptions) },
+            .init(name: "pushrelay_channel_unconfirmed", help: "Channel messages waiting for a confirm.") { Double(unconfirmed) },
+        ]
     }
-
-    var connections: Int { parts.withLock { $0 }?.sockets.count ?? 0 }
-    var subscriptions: Int { parts.withLock { $0 }?.hub.channels.count ?? 0 }
-    var unconfirmed: Int { parts.withLock { $0 }?.hub.confirmations.count ?? 0 }
 }

@@ -7,19 +7,19 @@ import PushRelayStore
 /// - `LocalPushChannels`: which live channel serves which webhook id and push token;
 /// - `LocalPushConfirmations`: messages waiting for a confirm, and their cloud fallback;
 /// - `LocalPushInstances`: channels held by other instances on the same database (nil when alone);
-/// - `CallInviteWaiters`: call invites rung on a channel, waiting for their confirm;
+/// - `LocalPushConfirmedEvents`: events (call invites) sent on a channel, waiting for their confirm;
 /// - `LocalPushBindingRegistry`: which push token may subscribe to which webhook id.
 ///
 /// Local first: a notification for a device with a live channel goes there; an unconfirmed one falls back to its
 /// cloud route after `channel.confirm_timeout_ms`. A replacement channel takes over the old one's unconfirmed
 /// messages; `fallback: false` keeps them queued for the device instead, and queued messages are replayed on subscribe.
-final class LocalPushHub: Sendable {
+final class LocalPushHub: LocalPushPort {
     let store: any LocalPushStorage
     let settings: LocalPushSettings
     let channels: LocalPushChannels
     let confirmations: LocalPushConfirmations
     let instances: LocalPushInstances?
-    let invites: CallInviteWaiters
+    let confirmedEvents: LocalPushConfirmedEvents
     let bindings: LocalPushBindingRegistry
     let timers: any TimerScheduling
     let clock: any WallClock
@@ -28,7 +28,7 @@ final class LocalPushHub: Sendable {
     init(
         store: any LocalPushStorage,
         settings: LocalPushSettings,
-        cloud: HomeAssistantCloudRoute,
+        fallback: any LocalPushFallback,
         routing: (any LocalPushRouting)?,
         timers: any TimerScheduling,
         work: BackgroundWork,
@@ -39,7 +39,7 @@ final class LocalPushHub: Sendable {
         let confirmations = LocalPushConfirmations(
             store: store,
             settings: settings,
-            cloud: cloud,
+            fallback: fallback,
             sharedWithOtherInstances: routing != nil,
             timers: timers,
             work: work,
@@ -60,7 +60,7 @@ final class LocalPushHub: Sendable {
                 logger: logger
             )
         }
-        self.invites = CallInviteWaiters(timers: timers)
+        self.confirmedEvents = LocalPushConfirmedEvents(timers: timers)
         self.bindings = LocalPushBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
         self.settings = settings
@@ -97,12 +97,26 @@ final class LocalPushHub: Sendable {
         return message.id
     }
 
+    // MARK: Events that wait for a confirm
+
+    func deliverConfirmed(_ event: [String: JSONValue], pushToken: String, webhookID: String?, timeout: Duration) async -> Bool {
+        guard let sub = channels.subscription(pushToken: pushToken, webhookID: webhookID), sub.supportConfirm else { return false }
+        // A channel opened with a channel token serves a webhook id, not a token: send there only when Home Assistant
+        // has bound the push token to that webhook id (an API key holder cannot name someone else's).
+        if sub.pushToken == nil, await bindings.verdict(pushToken: pushToken, webhookID: sub.webhookID) != .bound { return false }
+        let confirmID = RandomID.hex128()
+        var event = event
+        event["hass_confirm_id"] = .string(confirmID)
+        let text = LocalPushWire.event(subscription: sub.id, .object(event))
+        return await confirmedEvents.deliver(text, id: confirmID, on: sub, timeout: timeout)
+    }
+
     // MARK: Confirms
 
     /// A client confirmed a call invite or a message, sent here or handed here by another instance. False when the
     /// id is unknown, already timed out, or not this channel's.
     func confirm(_ confirmID: String, webhookID: String, connection: LocalPushConnection) async -> Bool {
-        if invites.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
+        if confirmedEvents.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
         if await confirmations.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
         return await instances?.confirm(confirmID, webhookID: webhookID, connection: connection) ?? false
     }

@@ -69,7 +69,7 @@ import Testing
         let confirmations = LocalPushConfirmations(
             store: storage.localPush,
             settings: settings,
-            cloud: route,
+            fallback: route,
             sharedWithOtherInstances: false,
             timers: timers,
             work: work,
