@@ -44,14 +44,14 @@ public enum SQLiteToPostgresCopy {
         init(_ description: String) { self.description = description }
     }
 
-    /// The tables that hold state, in an order that satisfies the foreign keys (`voip_devices` → `api_keys`).
+    /// The tables that hold state, in an order that satisfies the foreign keys (`call_devices` → `api_keys`).
     public static let tables: [String] = [
         "token_limits",
         "daily_usage",
         "dead_tokens",
         "delivery_log",
         "api_keys",
-        "voip_devices",
+        "call_devices",
         "channel_tokens",
         "channel_bindings",
         "channel_messages",

@@ -52,7 +52,7 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
         let stamp = ISO8601UTC.string(now)
         try await engine.rows(
             """
-            INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
+            INSERT INTO call_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
             VALUES (\(d.id), \(d.apiKeyID), \(platform), \(d.appID), \(d.pushToken), \(d.voipToken), \(d.label), \(d.webhookID), \(key), \(stamp))
             """,
             write: true
@@ -63,7 +63,7 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
         try await engine.rows(
             """
             SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, webhook_id
-            FROM voip_devices WHERE id = \(id) AND api_key_id = \(apiKeyID)
+            FROM call_devices WHERE id = \(id) AND api_key_id = \(apiKeyID)
             """,
             write: false
         ).first.map { row in
@@ -85,7 +85,7 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
     }
 
     public func deleteDevice(id: String, apiKeyID: Int64) async throws -> Bool {
-        try await engine.changes("DELETE FROM voip_devices WHERE id = \(id) AND api_key_id = \(apiKeyID) RETURNING 1") > 0
+        try await engine.changes("DELETE FROM call_devices WHERE id = \(id) AND api_key_id = \(apiKeyID) RETURNING 1") > 0
     }
 
     public func rotateKey(id: String, apiKeyID: Int64, key: [UInt8], now: Date) async throws -> Bool {
@@ -93,7 +93,7 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
         let stamp = ISO8601UTC.string(now)
         return try await engine.changes(
             """
-            UPDATE voip_devices SET encryption_key = \(encoded), key_rotated_at = \(stamp) WHERE id = \(id) AND api_key_id = \(apiKeyID)
+            UPDATE call_devices SET encryption_key = \(encoded), key_rotated_at = \(stamp) WHERE id = \(id) AND api_key_id = \(apiKeyID)
             RETURNING 1
             """
         ) > 0
@@ -102,7 +102,7 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
     /// The key of the newest live device registered with this push token (any API key).
     public func encryptionKey(forPushToken token: String) async throws -> [UInt8]? {
         try await engine.rows(
-            "SELECT encryption_key FROM voip_devices WHERE push_token = \(token) AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1",
+            "SELECT encryption_key FROM call_devices WHERE push_token = \(token) ORDER BY created_at DESC LIMIT 1",
             write: false
         ).first.flatMap { Data(base64Encoded: try $0.decode(String.self)) }.map(Array.init)
     }

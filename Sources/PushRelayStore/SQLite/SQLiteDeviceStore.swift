@@ -67,7 +67,7 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
         try await database.batcher.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO voip_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
+                    INSERT INTO call_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
@@ -84,7 +84,7 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
                 db,
                 sql: """
                     SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, webhook_id
-                    FROM voip_devices WHERE id = ? AND api_key_id = ?
+                    FROM call_devices WHERE id = ? AND api_key_id = ?
                     """,
                 arguments: [id, apiKeyID]
             ).map { row in
@@ -106,7 +106,7 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
     @discardableResult
     public func deleteDevice(id: String, apiKeyID: Int64) async throws -> Bool {
         try await database.batcher.write { db in
-            try db.execute(sql: "DELETE FROM voip_devices WHERE id = ? AND api_key_id = ?", arguments: [id, apiKeyID])
+            try db.execute(sql: "DELETE FROM call_devices WHERE id = ? AND api_key_id = ?", arguments: [id, apiKeyID])
             return db.changesCount > 0
         }
     }
@@ -117,7 +117,7 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
         let encoded = Data(key).base64EncodedString()
         return try await database.batcher.write { db in
             try db.execute(
-                sql: "UPDATE voip_devices SET encryption_key = ?, key_rotated_at = ? WHERE id = ? AND api_key_id = ?",
+                sql: "UPDATE call_devices SET encryption_key = ?, key_rotated_at = ? WHERE id = ? AND api_key_id = ?",
                 arguments: [encoded, ISO8601UTC.string(now), id, apiKeyID]
             )
             return db.changesCount > 0
@@ -130,7 +130,7 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
             try String.fetchOne(
                 db,
                 sql: """
-                    SELECT encryption_key FROM voip_devices WHERE push_token = ? AND dead_at IS NULL ORDER BY created_at DESC LIMIT 1
+                    SELECT encryption_key FROM call_devices WHERE push_token = ? ORDER BY created_at DESC LIMIT 1
                     """,
                 arguments: [token]
             ).flatMap { Data(base64Encoded: $0) }.map(Array.init)

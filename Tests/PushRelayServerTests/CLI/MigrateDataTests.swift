@@ -179,7 +179,7 @@ import Testing
         #expect(run.status == 0, "\(run.err)")
         for line in [
             "copied 2 rows to daily_usage", "copied 1 row to token_limits", "copied 1 row to dead_tokens", "copied 2 rows to delivery_log",
-            "copied 1 row to api_keys", "copied 1 row to voip_devices", "copied 1 row to channel_tokens", "copied 1 row to channel_bindings",
+            "copied 1 row to api_keys", "copied 1 row to call_devices", "copied 1 row to channel_tokens", "copied 1 row to channel_bindings",
             "copied 1 row to channel_messages", "copied 1 row to matrix_retry_queue", "copied 2 rows to matrix_dedup",
         ] {
             #expect(run.out.contains(line + "\n"), "missing '\(line)' in:\n\(run.out)")

@@ -111,7 +111,7 @@ final class LogCapture: Sendable {
         let tokenQueries = [
             "SELECT push_token FROM daily_usage", "SELECT push_token FROM delivery_log", "SELECT push_token FROM dead_tokens",
             "SELECT push_token FROM channel_bindings", "SELECT push_token FROM channel_messages", "SELECT pushkey FROM matrix_dedup",
-            "SELECT pushkey FROM matrix_retry_queue", "SELECT push_token FROM voip_devices", "SELECT voip_token FROM voip_devices",
+            "SELECT pushkey FROM matrix_retry_queue", "SELECT push_token FROM call_devices", "SELECT voip_token FROM call_devices",
             "SELECT push_token FROM token_limits",
         ]
         let tokens: Set<String> =
