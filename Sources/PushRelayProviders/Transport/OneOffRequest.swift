@@ -26,7 +26,7 @@ public enum OneOffRequest {
         case .failure(let refusal):
             return .refused(refusal.message)
         case .success(let addresses):
-            request.connectAddresses = addresses.compactMap { try? SocketAddress(ipAddress: $0.description, port: request.origin.port) }
+            request.pin(to: addresses)
         }
         var transport = ProviderTransport()
         transport.requestTimeout = timeout

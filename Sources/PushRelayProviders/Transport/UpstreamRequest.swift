@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHPACK
 import NIOPosix
+import PushRelayCore
 
 /// Where a provider request goes: scheme, host and port (the connection is shared by every request to the same one).
 struct UpstreamOrigin: Hashable, Sendable {
@@ -59,11 +60,14 @@ struct UpstreamOrigin: Hashable, Sendable {
         return port == (secure ? 443 : 80) ? h : "\(h):\(port)"
     }
 
-    /// Connects `bootstrap` to the first of `addresses` (with this origin's port), or to the host when there are none.
+    /// Connects `bootstrap` to `addresses` (with this origin's port), one after another until one takes the connection,
+    /// or to the host when there are none.
     static func connect(_ bootstrap: ClientBootstrap, to origin: UpstreamOrigin, at addresses: [SocketAddress]) -> EventLoopFuture<any Channel> {
         guard var address = addresses.first else { return bootstrap.connect(host: origin.host, port: origin.port) }
         address.port = origin.port
-        return bootstrap.connect(to: address)
+        let attempt = bootstrap.connect(to: address)
+        guard addresses.count > 1 else { return attempt }
+        return attempt.flatMapError { _ in connect(bootstrap, to: origin, at: Array(addresses.dropFirst())) }
     }
 
     /// `scheme://authority`, for messages (never a path: APNs paths carry device tokens).
@@ -102,6 +106,12 @@ struct UpstreamRequest: Sendable {
         self.path = path
         self.headers = headers
         self.body = body
+    }
+
+    /// New connections for this request go to `addresses` (the ones `OutboundAddressGuard` checked) instead of
+    /// wherever the host resolves to by then.
+    mutating func pin(to addresses: [OutboundAddressPolicy.Address]) {
+        connectAddresses = addresses.compactMap { try? SocketAddress(ipAddress: $0.description, port: origin.port) }
     }
 
     /// The absolute URL (for the HTTP/1.1 client).

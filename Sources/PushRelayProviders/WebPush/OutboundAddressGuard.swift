@@ -14,15 +14,12 @@ import Darwin
 /// The edge of `OutboundAddressPolicy`: resolves the host of a URL a caller chose (a WebPush endpoint, an
 /// `Unsubscribe-URL`) and checks every address it resolves to, right before the request that will connect there.
 ///
-/// **Time of check and time of use.** AsyncHTTPClient resolves the host again when it opens its connection, and
-/// offers no per-request resolver or address pinning (its `dnsOverride` is fixed per client), so the checked address
-/// cannot be handed to the socket. The check therefore runs immediately before every request (never cached), and a
-/// host is refused if *any* of its addresses is not allowed. What is left is DNS rebinding within those milliseconds
-/// by someone who controls the DNS of a host the operator allowed (`allowed_endpoints` lists the browsers' push
-/// services by default; `relay.unsubscribe_allowed_hosts` is empty by default), and a pooled connection opened by
-/// such a second lookup. Redirects are never followed by these clients, so an answer cannot send the request on to
-/// another address. Binding the check to the connection needs a client with a custom resolver; revisit this when
-/// AsyncHTTPClient offers one.
+/// **Time of check and time of use.** The check runs immediately before every request, and the request's new
+/// connections go to the very addresses that were checked (`UpstreamRequest.pin`): the host is not resolved a second
+/// time, so a name that resolves elsewhere at the second look (DNS rebinding) reaches nothing it was not checked for. A
+/// host is refused if *any* of its addresses is not allowed. A pooled connection to the same origin, opened for an
+/// earlier request, was checked when it was opened. Redirects are never followed, so an answer cannot send the request
+/// on to another address.
 public struct OutboundAddressGuard: Sendable {
     /// Why a host may not be contacted.
     public enum Refusal: Error, Sendable, Equatable {

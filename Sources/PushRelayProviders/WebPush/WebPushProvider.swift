@@ -69,10 +69,11 @@ public final class WebPushProvider: PushProvider {
                 message: "The subscription's push service '\(host)' is not one this server sends to (\(name).allowed_endpoints); nothing was sent."
             )
         }
-        // Right before the request, every address the host resolves to (see OutboundAddressGuard on what is left).
+        // Right before the request, every address the host resolves to; a new connection goes to one of those.
+        let checked: [OutboundAddressPolicy.Address]
         switch await addressGuard.check(url: message.endpoint) {
-        case .success:
-            break
+        case .success(let addresses):
+            checked = addresses
         case .failure(.unresolvable(_, let problem)):
             throw .transient(reason: "DNS", message: "\(name): cannot resolve push service \(host): \(problem)", retryAfterSeconds: nil)
         case .failure(let refusal):
@@ -107,12 +108,13 @@ public final class WebPushProvider: PushProvider {
         var headers = sentHeaders.sorted(by: { $0.key < $1.key }).map { (name: $0.key, value: $0.value) }
         headers.append((name: "content-type", value: "application/octet-stream"))
         headers.append((name: "authorization", value: authorizations.header(audience: audience, now: clock.now())))
-        guard let request = UpstreamRequest(url: message.endpoint, headers: headers, body: ByteBuffer(bytes: body)) else {
+        guard var request = UpstreamRequest(url: message.endpoint, headers: headers, body: ByteBuffer(bytes: body)) else {
             throw .invalidTarget(
                 reason: DeliveryFailure.endpointNotAllowed,
                 message: "The subscription's endpoint is not an http(s) URL; nothing was sent."
             )
         }
+        request.pin(to: checked)
         let response = try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
 
         let sent: JSONValue = [

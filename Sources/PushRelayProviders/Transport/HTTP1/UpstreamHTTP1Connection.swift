@@ -65,16 +65,16 @@ final class UpstreamHTTP1Connection: Sendable {
                         usable.value.store(false, ordering: .relaxed)
                     }
                     let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
-                    if origin.secure, let tls {
+                    let secure = origin.secure && tls != nil
+                    if secure, let tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                        try sync.addHandler(ConnectFailureHandler(ready: ready))
-                        try sync.addHandler(HandshakeDoneHandler { ready.succeed(connection) })
-                    } else {
-                        try sync.addHandler(ConnectFailureHandler(ready: ready))
                     }
+                    try sync.addHandler(ConnectFailureHandler(ready: ready))
+                    // Ready once connected, and for TLS once the handshake is done: a channel whose connect fails
+                    // (the next address is tried then) never reports ready.
+                    try sync.addHandler(ConnectionReadyHandler(afterHandshake: secure) { ready.succeed(connection) })
                     try sync.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
                     try sync.addHandler(handler)
-                    if !origin.secure { ready.succeed(connection) }
                 }
             }
         let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamHTTP2Connection.ConnectError.timedOut) }
@@ -93,15 +93,25 @@ final class UpstreamHTTP1Connection: Sendable {
     }
 }
 
-/// Calls `done` once the TLS handshake completed.
-private final class HandshakeDoneHandler: ChannelInboundHandler, Sendable {
+/// Calls `done` once the connection is usable: when it is connected, or with `afterHandshake` when its TLS handshake
+/// completed.
+private final class ConnectionReadyHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
+    private let afterHandshake: Bool
     private let done: @Sendable () -> Void
 
-    init(done: @escaping @Sendable () -> Void) { self.done = done }
+    init(afterHandshake: Bool, done: @escaping @Sendable () -> Void) {
+        self.afterHandshake = afterHandshake
+        self.done = done
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if !afterHandshake { done() }
+        context.fireChannelActive()
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event { done() }
+        if afterHandshake, case TLSUserEvent.handshakeCompleted = event { done() }
         context.fireUserInboundEventTriggered(event)
     }
 }

@@ -108,7 +108,8 @@ import Testing
     @Test func aCheckedAddressIsConnectedToWithoutResolvingTheHostAgain() async throws {
         try await withPool { server, pool in
             var pinned = request("/send", on: server, host: "pushrelay-test.invalid")
-            pinned.connectAddresses = [try SocketAddress(ipAddress: "127.0.0.1", port: 0)]
+            // The first address takes no connection (nothing listens on ::1 here, or there is no IPv6): the next is tried.
+            pinned.pin(to: [OutboundAddressPolicy.Address("::1")!, OutboundAddressPolicy.Address("127.0.0.1")!])
             let status = try await pool.execute(pinned, deadline: deadline()).get().status
             #expect(status == 200)
             #expect(server.requests.map(\.host) == ["pushrelay-test.invalid:\(server.port)"])
