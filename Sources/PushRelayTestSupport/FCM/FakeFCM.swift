@@ -79,11 +79,6 @@ public final class FakeFCM: Sendable {
         state.withLock { $0.oauthFailures += failures }
     }
 
-    /// `expires_in` of tokens issued from now on.
-    public func setAccessTokenLifetime(_ seconds: Int) {
-        state.withLock { $0.accessTokenLifetime = seconds }
-    }
-
     /// Invalidates every issued access token (the next send with one gets 401).
     public func revokeAccessTokens() {
         state.withLock { $0.issued = [:] }
