@@ -58,7 +58,7 @@ echo "One instance on $BACKEND, HA Android -> fake FCM, $CONNECTIONS connections
 echo "  $(awk '/^Requests\/sec:/ {print $2}' "$WORK/wrk.txt") req/s, p50 $(awk '$1 == "50%" {print $2}' "$WORK/wrk.txt"), p99 $(awk '$1 == "99%" {print $2}' "$WORK/wrk.txt"), $n requests"
 echo "  CPU per notification: PushRelay $(per $((s2 - s1))), PostgreSQL $(per $((p2 - p1))), fake FCM $(per $((f2 - f1)))"
 if [ "$BACKEND" = postgres ]; then
-  echo "  statements by calls (pg_stat_statements; a batch's text differs by its size, so each size is a row):"
+  echo "  statements by calls (pg_stat_statements; each batched statement is one row, whatever its batch's size):"
   psql_ -c "SELECT calls, round(total_exec_time::numeric, 0) AS ms, rows,
       left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS statement
     FROM pg_stat_statements ORDER BY calls DESC LIMIT 15"
