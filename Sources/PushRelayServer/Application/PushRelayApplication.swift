@@ -33,7 +33,7 @@ public enum PushRelayApplication {
     }
 
     /// - Parameter notifyInPipeline: Home Assistant's notify POSTs are answered in the connection's pipeline
-    ///   (`HomeAssistantFastPath`); false leaves them to the router, like every other route. The server always runs
+    ///   (`NotifyFastPath`); false leaves them to the router, like every other route. The server always runs
     ///   with true; the HTTP layer's differential test compares the two.
     static func build(
         config: PushRelayConfig,
@@ -184,8 +184,9 @@ public enum PushRelayApplication {
             idleTimeout: .milliseconds(config.http.idleTimeoutMs)
         )
         let connections = config.http.maxConnectionsPerAddress > 0 ? ConnectionBudget(limitPerAddress: config.http.maxConnectionsPerAddress) : nil
-        let notify = HomeAssistantFastPath.Endpoint.homeAssistant(
-            service: service,
+        let notify = NotifyFastPath.Endpoint.notify(
+            homeAssistant: service,
+            matrix: matrix,
             maxBodyBytes: config.http.maxBodyBytes,
             metrics: metrics,
             serverName: serverName,

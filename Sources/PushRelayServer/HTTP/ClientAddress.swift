@@ -16,7 +16,7 @@ extension HTTPField.Name {
 extension TrustedProxies {
     /// The client of a request that came from `peer` with `headers`: the peer, or, when the peer is a trusted proxy,
     /// the client its `X-Forwarded-For` or `Forwarded` header names. The one rule for the router
-    /// (`ClientAddressMiddleware`) and the pipeline (`HomeAssistantFastPath`).
+    /// (`ClientAddressMiddleware`) and the pipeline (`NotifyFastPath`).
     func client(peer: String, headers: HTTPFields) -> String {
         guard trusts(peer) else { return peer }
         return clientAddress(peer: peer, forwardedFor: headers[values: .xForwardedFor], forwarded: headers[values: .forwarded])

@@ -2,7 +2,7 @@ import Hummingbird
 import PushRelayCore
 
 /// The paths Home Assistant POSTs notifications to, and the platform each one is for: the one table both the router
-/// (`HomeAssistantRoutes`) and the pipeline's fast path (`HomeAssistantFastPath`) serve.
+/// (`HomeAssistantRoutes`) and the pipeline's fast path (`NotifyFastPath`) serve.
 enum HomeAssistantNotifyRoutes {
     static let all: [(path: String, platform: HAPlatform)] = [
         ("/api/sendPush/android/v1", .android),

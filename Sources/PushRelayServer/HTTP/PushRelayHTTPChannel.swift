@@ -35,8 +35,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let sockets: LocalPushSockets
-    /// Home Assistant's notify POSTs, answered in the pipeline (`HomeAssistantFastPath`).
-    let notify: HomeAssistantFastPath.Endpoint?
+    /// Home Assistant's notify POSTs, answered in the pipeline (`NotifyFastPath`).
+    let notify: NotifyFastPath.Endpoint?
     /// Time limits for slow clients (`SlowClientGuard`); nil: none.
     let slowClients: SlowClientGuard.Settings?
     /// Connections per client address (`http.max_connections_per_address`); nil: no limit. A connection beyond it is
@@ -49,7 +49,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     init(
         responder: @escaping HTTPChannelHandler.Responder,
         sockets: LocalPushSockets,
-        notify: HomeAssistantFastPath.Endpoint? = nil,
+        notify: NotifyFastPath.Endpoint? = nil,
         slowClients: SlowClientGuard.Settings? = nil,
         connections: ConnectionBudget? = nil,
         trustedProxies: TrustedProxies = TrustedProxies()
@@ -102,7 +102,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                         try channel.pipeline.syncOperations.addHandler(ConnectionCloseRule())
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-                        if let notify { try channel.pipeline.syncOperations.addHandler(HomeAssistantFastPath(endpoint: notify)) }
+                        if let notify { try channel.pipeline.syncOperations.addHandler(NotifyFastPath(endpoint: notify)) }
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(isOutboundHalfClosureEnabled: true)

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Home Assistant's notify POSTs are answered in the connection's NIO pipeline (`HomeAssistantFastPath`), everything
+/// Home Assistant's notify POSTs are answered in the connection's NIO pipeline (`NotifyFastPath`), everything
 /// else by Hummingbird's router. These tests speak raw HTTP/1.1 over one socket, to check what an HTTP client library
 /// would hide: answers in request order on a keep-alive connection (pipelined too), `Connection: close`, the 413,
 /// and graceful shutdown waiting for a notification in flight.

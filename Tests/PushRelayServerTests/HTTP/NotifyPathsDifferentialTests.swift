@@ -4,10 +4,10 @@ import Testing
 
 @testable import PushRelayServer
 
-/// Home Assistant's notify POSTs are answered in the connection's pipeline (`HomeAssistantFastPath`) for speed; the
-/// router serves the same routes when that handler is not installed. Both must answer byte for byte the same: every
-/// notify path, with a valid, an invalid, a refused and an oversized body (declared and chunked), pipelined, over
-/// HTTP/1.0, with a query string and with the caller's request id. Only `Date`, a generated `X-Request-Id` and the
+/// The notify POSTs (Home Assistant's and the Matrix gateway's) are answered in the connection's pipeline
+/// (`NotifyFastPath`) for speed; the router serves the same routes when that handler is not installed. Both must answer
+/// byte for byte the same: every notify path, with a valid, an invalid, a refused and an oversized body (declared and
+/// chunked), pipelined, over HTTP/1.0, with a query string and with the caller's request id. Only `Date`, a generated `X-Request-Id` and the
 /// sandbox provider's random message id may differ. Each exchange runs on a fresh server of each kind with the same clock, so the quota answers agree.
 @Suite struct NotifyPathsDifferentialTests {
     typealias Post = NotifyFastPathTests
@@ -17,6 +17,8 @@ import Testing
     /// One exchange: what is written on one connection (the last request closes it).
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
+        /// The status of the first answer.
+        var status: Int
         var requests: @Sendable (String) -> String
         var testDescription: String { name }
     }
@@ -31,25 +33,25 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(name: "valid") { Post.post($0, Post.notification("diff-token-valid-0123456789"), close: true) },
-        Case(name: "not JSON") { Post.post($0, "{not json", close: true) },
-        Case(name: "not an object") { Post.post($0, "[1,2]", close: true) },
-        Case(name: "no push_token") { Post.post($0, #"{"message":"hi"}"#, close: true) },
-        Case(name: "token not a string") { Post.post($0, #"{"message":"hi","push_token":7}"#, close: true) },
-        Case(name: "oversized, declared") {
+        Case(name: "valid", status: 201) { Post.post($0, Post.notification("diff-token-valid-0123456789"), close: true) },
+        Case(name: "not JSON", status: 400) { Post.post($0, "{not json", close: true) },
+        Case(name: "not an object", status: 400) { Post.post($0, "[1,2]", close: true) },
+        Case(name: "no push_token", status: 403) { Post.post($0, #"{"message":"hi"}"#, close: true) },
+        Case(name: "token not a string", status: 400) { Post.post($0, #"{"message":"hi","push_token":7}"#, close: true) },
+        Case(name: "oversized, declared", status: 413) {
             Post.post($0, #"{"message":""# + String(repeating: "x", count: limit) + #""}"#, close: true)
         },
-        Case(name: "oversized, chunked") { chunked($0, #"{"message":""# + String(repeating: "y", count: limit * 2) + #""}"#) },
-        Case(name: "pipelined") {
+        Case(name: "oversized, chunked", status: 413) { chunked($0, #"{"message":""# + String(repeating: "y", count: limit * 2) + #""}"#) },
+        Case(name: "pipelined", status: 201) {
             Post.post($0, Post.notification("diff-token-pipe-0123456789")) + Post.post($0, "{broken")
                 + Post.post($0, Post.notification("diff-token-pipe-0123456789"), close: true)
         },
-        Case(name: "HTTP/1.0") { path in
+        Case(name: "HTTP/1.0", status: 201) { path in
             let body = Post.notification("diff-token-http10-0123456789")
             return "POST \(path) HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
         },
-        Case(name: "query string") { Post.post($0 + "?source=ha", Post.notification("diff-token-query-0123456789"), close: true) },
-        Case(name: "the caller's request id") { path in
+        Case(name: "query string", status: 201) { Post.post($0 + "?source=ha", Post.notification("diff-token-query-0123456789"), close: true) },
+        Case(name: "the caller's request id", status: 201) { path in
             let body = Post.notification("diff-token-rid-0123456789")
             return "POST \(path) HTTP/1.1\r\nHost: x\r\nX-Request-Id: ha-42.a/b\r\nContent-Length: \(body.utf8.count)\r\n"
                 + "Connection: close\r\n\r\n" + body
@@ -57,6 +59,45 @@ import Testing
     ]
 
     static let paths = HomeAssistantNotifyRoutes.all.map(\.path)
+
+    static func matrixNotify(_ event: String, pushkey: String = "diff-pushkey-1") -> String {
+        #"{"notification":{"event_id":"\#(event)","room_id":"!room:example.org","type":"m.room.message","sender":"@a:example.org","#
+            + #""counts":{"unread":2},"devices":[{"app_id":"im.diff.app","pushkey":"\#(pushkey)","pushkey_ts":1700000000}]}}"#
+    }
+
+    static let matrixPath = MatrixRoutes<PushRelayRequestContext>.path
+
+    /// The same kinds of exchange on the Matrix gateway's path (its errors have Matrix's form, `M_TOO_LARGE` included).
+    static let matrixCases: [Case] = [
+        Case(name: "valid", status: 200) { Post.post($0, matrixNotify("$valid")) + Post.get("/health", close: true) },
+        Case(name: "not JSON", status: 400) { Post.post($0, "{not json", close: true) },
+        Case(name: "no notification", status: 400) { Post.post($0, #"{"devices":[]}"#, close: true) },
+        Case(name: "a device without a pushkey", status: 400) {
+            Post.post($0, #"{"notification":{"devices":[{"app_id":"im.diff.app"}]}}"#, close: true)
+        },
+        Case(name: "an app nobody configured", status: 200) {
+            Post.post($0, matrixNotify("$unknown").replacingOccurrences(of: "im.diff.app", with: "im.other.app"), close: true)
+        },
+        Case(name: "oversized, declared", status: 413) {
+            Post.post($0, #"{"notification":{"content":""# + String(repeating: "x", count: limit) + #""}}"#, close: true)
+        },
+        Case(name: "oversized, chunked", status: 413) {
+            chunked($0, #"{"notification":{"content":""# + String(repeating: "y", count: limit * 2) + #""}}"#)
+        },
+        Case(name: "pipelined, a repeat de-duplicated", status: 200) {
+            Post.post($0, matrixNotify("$pipe")) + Post.post($0, "[]") + Post.post($0, matrixNotify("$pipe"), close: true)
+        },
+        Case(name: "HTTP/1.0", status: 200) { path in
+            let body = matrixNotify("$http10")
+            return "POST \(path) HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        },
+        Case(name: "query string", status: 200) { Post.post($0 + "?x=1", matrixNotify("$query"), close: true) },
+        Case(name: "the caller's request id", status: 200) { path in
+            let body = matrixNotify("$rid")
+            return "POST \(path) HTTP/1.1\r\nHost: x\r\nX-Request-Id: ha-42.a/b\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "Connection: close\r\n\r\n" + body
+        },
+    ]
 
     /// The exchange's bytes with the `Date` values and generated request ids blanked.
     static func normalized(_ text: String) -> String {
@@ -74,7 +115,10 @@ import Testing
     static func exchange(_ requests: String, notifyInPipeline: Bool) async throws -> RawHTTP.Exchange {
         try await TestServer.with(
             notifyInPipeline: notifyInPipeline,
-            configure: { $0.http.maxBodyBytes = limit }
+            configure: { c in
+                c.http.maxBodyBytes = limit
+                c.matrix.apps = ["im.diff.app": .init(provider: "sandbox", format: .fcm(.init()))]
+            }
         ) { (s: TestServer) async throws in
             await RawHTTP.exchange(port: s.port, requests)
         }
@@ -85,7 +129,17 @@ import Testing
         let requests = c.requests(path)
         let pipeline = try await Self.exchange(requests, notifyInPipeline: true)
         let router = try await Self.exchange(requests, notifyInPipeline: false)
-        #expect(!pipeline.bytes.isEmpty, "\(pipeline)")
+        #expect(pipeline.responses.first?.status == c.status, "\(pipeline)")
+        #expect(Self.normalized(pipeline.text) == Self.normalized(router.text), "pipeline:\n\(pipeline.text)\nrouter:\n\(router.text)")
+        #expect(pipeline.closed == router.closed)
+    }
+
+    @Test(arguments: matrixCases)
+    func bothPathsAnswerTheMatrixGatewayTheSame(_ c: Case) async throws {
+        let requests = c.requests(Self.matrixPath)
+        let pipeline = try await Self.exchange(requests, notifyInPipeline: true)
+        let router = try await Self.exchange(requests, notifyInPipeline: false)
+        #expect(pipeline.responses.first?.status == c.status, "\(pipeline)")
         #expect(Self.normalized(pipeline.text) == Self.normalized(router.text), "pipeline:\n\(pipeline.text)\nrouter:\n\(router.text)")
         #expect(pipeline.closed == router.closed)
     }

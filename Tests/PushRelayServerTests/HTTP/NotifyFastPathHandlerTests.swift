@@ -11,7 +11,7 @@ import Testing
 
 /// The fast path's handler in an `NIOAsyncTestingChannel` (an embedded channel whose loop accepts work from the task
 /// that prepares the answer): what it answers itself, what it passes on, and when it closes.
-@Suite(.timeLimit(.minutes(1))) struct HomeAssistantFastPathHandlerTests {
+@Suite(.timeLimit(.minutes(1))) struct NotifyFastPathHandlerTests {
     /// The bodies the endpoint was asked to answer.
     final class Seen: Sendable {
         private let bodies = Locked<[String]>([])
@@ -19,16 +19,16 @@ import Testing
         var all: [String] { bodies.withLock { $0 } }
     }
 
-    static func endpoint(maxBodyBytes: Int = 1024, seen: Seen = Seen()) -> HomeAssistantFastPath.Endpoint {
-        HomeAssistantFastPath.Endpoint(maxBodyBytes: maxBodyBytes, metrics: nil, serverName: "PushRelay") { body, platform in
-            seen.append("\(platform.rawValue):\(String(buffer: body))")
+    static func endpoint(maxBodyBytes: Int = 1024, seen: Seen = Seen()) -> NotifyFastPath.Endpoint {
+        NotifyFastPath.Endpoint(maxBodyBytes: maxBodyBytes, metrics: nil, serverName: "PushRelay") { body, platform in
+            seen.append("\(platform.label):\(String(buffer: body))")
             return (.created, [:], Array(#"{"messageId":"m"}"#.utf8))
         }
     }
 
-    static func channel(_ endpoint: HomeAssistantFastPath.Endpoint) async throws -> NIOAsyncTestingChannel {
+    static func channel(_ endpoint: NotifyFastPath.Endpoint) async throws -> NIOAsyncTestingChannel {
         let channel = NIOAsyncTestingChannel()
-        try await channel.pipeline.addHandler(HomeAssistantFastPath(endpoint: endpoint))
+        try await channel.pipeline.addHandler(NotifyFastPath(endpoint: endpoint))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 8080))
         #expect(channel.isActive)
         return channel
@@ -116,9 +116,9 @@ import Testing
 
     @Test func anAnswerDecidedWithoutWaitingIsWrittenWithinTheReadAndTheConnectionGoesOn() async throws {
         // A body starting with "now" is answered on the loop (as bad input is); others by a task.
-        let endpoint = HomeAssistantFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
+        let endpoint = NotifyFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
             let text = String(buffer: body)
-            let answer: HomeAssistantFastPath.Endpoint.Answer = (.serviceUnavailable, [.retryAfter: "1"], Array(#"{"message":"\#(text)"}"#.utf8))
+            let answer: NotifyFastPath.Endpoint.Answer = (.serviceUnavailable, [.retryAfter: "1"], Array(#"{"message":"\#(text)"}"#.utf8))
             if text.hasPrefix("now") { return .now(answer) }
             return .later { (.created, [:], Array(#"{"messageId":"\#(text)"}"#.utf8)) }
         }
@@ -172,7 +172,7 @@ import Testing
         let gate = ProviderGate(limit: 1, maxWait: .seconds(30))
         let letGo = AsyncStream.makeStream(of: Void.self)
         let firstHolds = Locked(false)
-        let endpoint = HomeAssistantFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
+        let endpoint = NotifyFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
             let text = String(buffer: body)
             return .later {
                 guard await gate.acquire(client: text) else { return (.serviceUnavailable, [:], Array(#"{"message":"refused"}"#.utf8)) }

@@ -7,12 +7,14 @@ import Testing
 @testable import PushRelayServer
 
 /// The fast path's decisions, without a channel.
-@Suite struct HomeAssistantFastPathStateMachineTests {
-    typealias Machine = HomeAssistantFastPath.StateMachine
+@Suite struct NotifyFastPathStateMachineTests {
+    typealias Machine = NotifyFastPath.StateMachine
 
     static let notify = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/sendPush/android/v1")
     static let health = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/health")
-    static func route(_ head: HTTPRequest) -> Machine.Route? { head.path == notify.path && head.method == .post ? (notify.path!, .android) : nil }
+    static func route(_ head: HTTPRequest) -> Machine.Route? {
+        head.path == notify.path && head.method == .post ? (notify.path!, .homeAssistant(.android)) : nil
+    }
     static func chunk(_ s: String) -> HTTPRequestPart { .body(ByteBuffer(string: s)) }
 
     func isNone(_ a: Machine.ReadAction) -> Bool { if case .none = a { return true } else { return false } }
@@ -30,7 +32,7 @@ import Testing
             Issue.record("expected an answer")
             return
         }
-        #expect(route.platform == .android)
+        #expect(route.target == .homeAssistant(.android))
         #expect(String(buffer: body) == "{\"a\":1}")
         #expect(m.isAnswering)
         guard case .resume(let held) = m.answered(close: false) else {
@@ -73,11 +75,12 @@ import Testing
         #expect(isNone(a18))
         let a19 = m.read(Self.chunk("789"), route: Self.route)
         #expect(isNone(a19))
-        guard case .rejectTooLarge(_, let path) = m.read(.end(nil), route: Self.route) else {
+        guard case .rejectTooLarge(_, let route) = m.read(.end(nil), route: Self.route) else {
             Issue.record("expected a 413")
             return
         }
-        #expect(path == "/api/sendPush/android/v1")
+        #expect(route.path == "/api/sendPush/android/v1")
+        #expect(route.target == .homeAssistant(.android))
         guard case .close = m.answered(close: true) else {
             Issue.record("expected a close")
             return

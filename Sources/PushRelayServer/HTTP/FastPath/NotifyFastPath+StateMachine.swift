@@ -3,13 +3,13 @@ import NIOCore
 import NIOHTTPTypes
 import PushRelayCore
 
-extension HomeAssistantFastPath {
+extension NotifyFastPath {
     /// The fast path's decisions for one connection, with no channel in it: each event returns what the handler must
     /// do. Requests the fast path does not take are forwarded to Hummingbird in order, and a request is taken only
     /// when every forwarded one has been answered, so responses stay in request order.
     struct StateMachine {
-        /// Where a notify POST goes: its route pattern (for metrics) and platform.
-        typealias Route = (path: String, platform: HAPlatform)
+        /// Where a notify POST goes: its route pattern (for metrics) and which route it is.
+        typealias Route = (path: String, target: NotifyRoute)
 
         enum State {
             /// Between requests.
@@ -19,7 +19,7 @@ extension HomeAssistantFastPath {
             /// Reading the body of a request the fast path takes.
             case collecting(HTTPRequest, Route, body: ByteBuffer)
             /// The body passed the limit: the rest is read and dropped, then the answer is a 413.
-            case discarding(HTTPRequest, path: String)
+            case discarding(HTTPRequest, Route)
             /// The answer is being prepared; parts read meanwhile are held until it is written.
             case answering(held: [HTTPRequestPart])
         }
@@ -33,7 +33,7 @@ extension HomeAssistantFastPath {
             /// The request is complete: answer it.
             case answer(HTTPRequest, Route, body: ByteBuffer)
             /// The body was too large: answer 413 and close.
-            case rejectTooLarge(HTTPRequest, path: String)
+            case rejectTooLarge(HTTPRequest, Route)
             /// A part NIO's decoder cannot produce in this state.
             case protocolError
         }
@@ -89,7 +89,7 @@ extension HomeAssistantFastPath {
                 return .forward(part)
             case (.collecting(let head, let r, var body), .body(var chunk)):
                 if body.readableBytes + chunk.readableBytes > maxBodyBytes {
-                    state = .discarding(head, path: r.path)
+                    state = .discarding(head, r)
                 } else {
                     state = .idle  // as above: no copy of the buffer
                     body.writeBuffer(&chunk)
@@ -101,9 +101,9 @@ extension HomeAssistantFastPath {
                 return .answer(head, r, body: body)
             case (.discarding, .body):
                 return .none
-            case (.discarding(let head, let path), .end):
+            case (.discarding(let head, let r), .end):
                 state = .answering(held: [])
-                return .rejectTooLarge(head, path: path)
+                return .rejectTooLarge(head, r)
             case (.collecting, .head), (.discarding, .head):
                 return .protocolError
             }

@@ -5,16 +5,18 @@ import NIOHTTPTypes
 import PushRelayCore
 import Synchronization
 
-/// Home Assistant's notify POSTs, answered from the connection's NIO pipeline instead of Hummingbird's router.
+/// The notify POSTs (Home Assistant's three routes and the Matrix push gateway's), answered from the connection's NIO
+/// pipeline instead of Hummingbird's router.
 ///
-/// These three routes are the product's hot path. The router's request and body async sequences, response writer and
+/// These routes are the product's hot paths. The router's request and body async sequences, response writer and
 /// their task hops cost more CPU than the rest of a notification's handling (`Benchmarks/README.md`); here the body
 /// is collected by this handler and the request runs as one short task that writes its answer back on the loop. The
 /// decisions are `StateMachine`'s; this handler only performs them. The rules are the router's own components:
-/// `HomeAssistantRequest` reads the body, `HomeAssistantService` decides, `HomeAssistantAnswer` renders the outcome,
-/// `RequestID.accept` names the request, `TrustedProxies.client` finds its client, `APIError.bodyTooLarge` is the 413,
-/// `JSONResponse.headers` and `PushRelayMetrics.record` are the answer's headers and its metrics.
-/// `NotifyPathsDifferentialTests` holds both paths to the same bytes for every notify route.
+/// `HomeAssistantRequest` and `MatrixRoutes.notification` read the body, the services decide, `HomeAssistantAnswer`
+/// and `MatrixRoutes.answer` render the outcome, `RequestID.accept` names the request, `TrustedProxies.client` finds
+/// its client, `APIError.bodyTooLarge` and `MatrixRoutes.bodyTooLarge` are the 413s, `JSONResponse.headers` and
+/// `PushRelayMetrics.record` are the answer's headers and its metrics. `NotifyPathsDifferentialTests` holds both paths
+/// to the same bytes for every notify route.
 ///
 /// Everything else passes through untouched to Hummingbird, which still serves these paths for other methods (the
 /// JSON 405). The handler sits after Hummingbird's `HTTPConnectionStateHandler`, which therefore still sees every
@@ -22,7 +24,7 @@ import Synchronization
 /// unchanged. Responses stay in request order: a request is only taken here when nothing forwarded to Hummingbird is
 /// still unanswered, and parts that arrive while an answer is being prepared wait (and stop further reads) until it
 /// is written.
-final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler {
+final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -40,22 +42,26 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         }
 
         let maxBodyBytes: Int
+        /// The 413 of a body past `maxBodyBytes` on `route`.
+        let tooLarge: @Sendable (NotifyRoute) -> Answer
         let metrics: PushRelayMetrics?
         let serverName: String?
         let dates = HTTPDateCache()
         /// Reverse proxies whose forwarding headers name the client (`http.trusted_proxies`), for `ClientAddress`.
         let trustedProxies: TrustedProxies
         /// Decides how one complete request's body is answered. Runs on the event loop, so it must not block.
-        let handle: @Sendable (ByteBuffer, HAPlatform) -> Handling
+        let handle: @Sendable (ByteBuffer, NotifyRoute) -> Handling
 
         init(
             maxBodyBytes: Int,
             metrics: PushRelayMetrics?,
             serverName: String?,
             trustedProxies: TrustedProxies = TrustedProxies(),
-            handle: @escaping @Sendable (ByteBuffer, HAPlatform) -> Handling
+            tooLarge: (@Sendable (NotifyRoute) -> Answer)? = nil,
+            handle: @escaping @Sendable (ByteBuffer, NotifyRoute) -> Handling
         ) {
             self.maxBodyBytes = maxBodyBytes
+            self.tooLarge = tooLarge ?? { _ in Endpoint.render(APIError.bodyTooLarge(limit: maxBodyBytes)) }
             self.metrics = metrics
             self.serverName = serverName
             self.trustedProxies = trustedProxies
@@ -63,45 +69,73 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         }
 
         /// An endpoint that answers every request by a task.
-        init(maxBodyBytes: Int, metrics: PushRelayMetrics?, serverName: String?, answer: @escaping @Sendable (ByteBuffer, HAPlatform) async -> Answer)
-        {
-            self.init(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, platform in
-                .later { await answer(body, platform) }
+        init(
+            maxBodyBytes: Int,
+            metrics: PushRelayMetrics?,
+            serverName: String?,
+            answer: @escaping @Sendable (ByteBuffer, NotifyRoute) async -> Answer
+        ) {
+            self.init(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, route in
+                .later { await answer(body, route) }
             }
         }
 
-        /// Home Assistant's notify endpoints: `HomeAssistantRequest` reads the body, `HomeAssistantService` decides,
-        /// `HomeAssistantAnswer` renders the outcome, as on the router. Bad input is answered on the event loop.
-        static func homeAssistant(
-            service: HomeAssistantService,
+        /// An error as an answer.
+        static func render(_ error: APIError) -> Answer { (error.status, error.headers, JSONWriter.bytes(error.body)) }
+
+        /// The notify endpoints: Home Assistant's (`HomeAssistantRequest` reads the body, `HomeAssistantService`
+        /// decides, `HomeAssistantAnswer` renders the outcome) and the Matrix gateway's (`MatrixRoutes.notification`,
+        /// `MatrixGateway`, `MatrixRoutes.answer`), as on the router. Bad input is answered on the event loop.
+        static func notify(
+            homeAssistant service: HomeAssistantService,
+            matrix gateway: MatrixGateway,
             maxBodyBytes: Int,
             metrics: PushRelayMetrics?,
             serverName: String?,
             trustedProxies: TrustedProxies
         ) -> Endpoint {
-            Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName, trustedProxies: trustedProxies) {
-                body,
-                platform -> Handling in
-                let n: HANotification
-                do throws(APIError) {
-                    n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
-                } catch {
-                    return .now((error.status, error.headers, JSONWriter.bytes(error.body)))
+            typealias Matrix = MatrixRoutes<PushRelayRequestContext>
+            let tooLarge: @Sendable (NotifyRoute) -> Answer = { route in
+                switch route {
+                case .homeAssistant: render(APIError.bodyTooLarge(limit: maxBodyBytes))
+                case .matrix: render(Matrix.bodyTooLarge(limit: maxBodyBytes))
                 }
-                return .later {
-                    let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
-                    return (answer.status, answer.headers, answer.body)
+            }
+            return Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName, trustedProxies: trustedProxies, tooLarge: tooLarge)
+            {
+                body,
+                route -> Handling in
+                switch route {
+                case .homeAssistant(let platform):
+                    let n: HANotification
+                    do throws(APIError) {
+                        n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
+                    } catch {
+                        return .now(render(error))
+                    }
+                    return .later {
+                        let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
+                        return (answer.status, answer.headers, answer.body)
+                    }
+                case .matrix:
+                    let n: MatrixNotification
+                    do throws(APIError) {
+                        n = try Matrix.notification(body)
+                    } catch {
+                        return .now(render(error))
+                    }
+                    return .later { await Matrix.answer(to: n, gateway: gateway) }
                 }
             }
         }
 
-        /// The route and platform of a request this handler answers, if it is one: a POST to one of
-        /// `HomeAssistantRoutes.notifyRoutes` (the router's table for the same paths), query cut.
+        /// The route of a request this handler answers, if it is one: a POST to one of the notify routes (the
+        /// router's tables for the same paths), query cut.
         func route(_ head: HTTPRequest) -> StateMachine.Route? {
             guard head.method == .post, var path = head.path else { return nil }
             if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = String(path[..<q]) }
-            guard let platform = HomeAssistantNotifyRoutes.platform(path: path), head.headerFields[.upgrade] == nil else { return nil }
-            return (path, platform)
+            guard let target = NotifyRoute.route(path: path), head.headerFields[.upgrade] == nil else { return nil }
+            return (path, target)
         }
     }
 
@@ -130,19 +164,11 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
             context.fireChannelRead(wrapInboundOut(part))
             return true
         case .answer(let head, let route, let body):
-            answer(head, path: route.path, platform: route.platform, body: body, context: context)
+            answer(head, route: route, body: body, context: context)
             return false
-        case .rejectTooLarge(let head, let path):
-            let error = APIError.bodyTooLarge(limit: endpoint.maxBodyBytes)
+        case .rejectTooLarge(let head, let route):
             let id = RequestID.accept(head.headerFields[.requestID])
-            write(
-                head,
-                path: path,
-                requestID: id,
-                answer: (error.status, error.headers, JSONWriter.bytes(error.body)),
-                started: .now,
-                context: context
-            )
+            write(head, path: route.path, requestID: id, answer: endpoint.tooLarge(route.target), started: .now, context: context)
             return false
         case .protocolError:
             context.fireErrorCaught(HTTPChannelStateError.unexpectedPart)
@@ -150,12 +176,13 @@ final class HomeAssistantFastPath: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    private func answer(_ head: HTTPRequest, path: String, platform: HAPlatform, body: ByteBuffer, context: ChannelHandlerContext) {
+    private func answer(_ head: HTTPRequest, route: StateMachine.Route, body: ByteBuffer, context: ChannelHandlerContext) {
+        let path = route.path
         let started = ContinuousClock.now
         let endpoint = self.endpoint
         let id = RequestID.accept(head.headerFields[.requestID])
         let run: @Sendable () async -> Endpoint.Answer
-        switch RequestID.$current.withValue(id, operation: { endpoint.handle(body, platform) }) {
+        switch RequestID.$current.withValue(id, operation: { endpoint.handle(body, route.target) }) {
         case .now(let answer):
             write(head, path: path, requestID: id, answer: answer, started: started, context: context)
             return
