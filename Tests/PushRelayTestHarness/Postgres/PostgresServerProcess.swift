@@ -55,9 +55,15 @@ public final class PostgresServerProcess: @unchecked Sendable {
         guard let bin = binDirectory else { throw Failure(description: "PostgreSQL binaries not found: \(installHint)") }
         stopLeftovers()
         let asRoot = getuid() == 0
-        let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("\(directoryPrefix)\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        try "\(getpid())".write(to: dir.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
+        let tmp = URL(fileURLWithPath: NSTemporaryDirectory())
+        let id = UUID().uuidString.prefix(8)
+        let dir = tmp.appendingPathComponent("\(directoryPrefix)\(id)")
+        // Made under a name `stopLeftovers` does not look at, and given its final name only once it names its owner:
+        // another test starting a server at the same moment must not take it for a leftover and delete it.
+        let staging = tmp.appendingPathComponent(".staging-\(directoryPrefix)\(id)")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        try "\(getpid())".write(to: staging.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
+        try FileManager.default.moveItem(at: staging, to: dir)
         let password = UUID().uuidString
         let pwfile = dir.appendingPathComponent("pwfile")
         try password.write(to: pwfile, atomically: true, encoding: .utf8)
