@@ -14,11 +14,52 @@ final class ScriptedProvider: PushProvider {
 
     /// A latch the test opens once; calls held on it finish after that (or when their task is cancelled).
     final class Gate: Sendable {
-        private let isOpen = Locked(false)
+        private struct State {
+            var isOpen = false
+            var nextID = 0
+            var waiting: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+        }
+
+        private let state = Locked(State())
         init() {}
-        func open() { isOpen.withLock { $0 = true } }
+
+        func open() {
+            let waiting = state.withLock { s in
+                s.isOpen = true
+                defer { s.waiting = [] }
+                return s.waiting
+            }
+            for w in waiting { w.continuation.resume() }
+        }
+
+        /// Returns once the gate is open; throws `CancellationError` when the waiting task is cancelled first.
         func wait() async throws {
-            while !isOpen.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            let id = state.withLock { s in
+                s.nextID += 1
+                return s.nextID
+            }
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                    enum Next { case go, cancelled, wait }
+                    let next = state.withLock { s -> Next in
+                        if s.isOpen { return .go }
+                        if Task.isCancelled { return .cancelled }
+                        s.waiting.append((id, c))
+                        return .wait
+                    }
+                    switch next {
+                    case .go: c.resume()
+                    case .cancelled: c.resume(throwing: CancellationError())
+                    case .wait: break
+                    }
+                }
+            } onCancel: {
+                let waiter = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+                    guard let i = s.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                    return s.waiting.remove(at: i).continuation
+                }
+                waiter?.resume(throwing: CancellationError())
+            }
         }
     }
 

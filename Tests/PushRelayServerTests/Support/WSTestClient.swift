@@ -5,12 +5,7 @@ import PushRelayCore
 
 /// A websocket client for tests: connects to `/api/websocket`, buffers every text frame it receives, sends on demand.
 final class WSTestClient: Sendable {
-    private final class Buffer: Sendable {
-        let received = Locked<[String]>([])
-        let closed = Locked(false)
-    }
-
-    private let buffer = Buffer()
+    private let buffer = Inbox()
     private let outgoing: AsyncStream<String?>.Continuation
     private let task: Task<Void, Never>
 
@@ -33,47 +28,53 @@ final class WSTestClient: Sendable {
                         }
                     }
                     for try await message in inbound.messages(maxSize: 1 << 22) {
-                        if case .text(let t) = message { buffer.received.withLock { $0.append(t) } }
+                        if case .text(let t) = message { buffer.received(t) }
                     }
                     group.cancelAll()
                 }
             }
-            buffer.closed.withLock { $0 = true }
+            buffer.close()
         }
     }
 
     static func connect(port: Int) -> WSTestClient { WSTestClient(port: port) }
 
-    var isClosed: Bool { buffer.closed.withLock { $0 } }
+    var isClosed: Bool { buffer.isClosed }
 
     func send(_ value: JSONValue) { outgoing.yield(value.jsonString()) }
     func sendRaw(_ text: String) { outgoing.yield(text) }
     func close() { outgoing.yield(nil) }
 
-    /// The next received frame as JSON; fails the test after `timeout`.
+    /// The next received frame as JSON, as soon as it arrives; fails the test after `timeout`, or at once when the
+    /// connection closed with no frame left.
     func receive(timeout: Duration = .seconds(20), sourceLocation: SourceLocationHint = .init()) async throws -> JSONValue {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let text = buffer.received.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
-                return try JSONParser.parse(text)
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        throw WSTestError.timeout
+        let buffer = self.buffer
+        let text = try await Self.within(timeout) { try await buffer.next() }
+        guard let text else { throw WSTestError.closed }
+        return try JSONParser.parse(text)
     }
 
-    /// Waits until the connection is closed by the server.
+    /// Waits until the connection is closed by the server; false when it is still open after `timeout`.
     func waitUntilClosed(timeout: Duration = .seconds(20)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if isClosed { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+        let buffer = self.buffer
+        return (try? await Self.within(timeout) { try await buffer.closed() }) != nil
     }
 
     /// Frames received and not yet consumed.
-    var pendingFrames: [String] { buffer.received.withLock { $0 } }
+    var pendingFrames: [String] { buffer.pending }
+
+    /// `body`'s result, or `WSTestError.timeout` once `timeout` has passed (`body` is cancelled then).
+    private static func within<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw WSTestError.timeout
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
 
     /// Connects, authenticates and subscribes; returns after the subscribe result.
     static func subscribed(
@@ -110,5 +111,93 @@ struct SourceLocationHint {}
 
 enum WSTestError: Error {
     case timeout
+    /// The connection closed with no frame left to receive.
+    case closed
     case unexpected(String)
+}
+
+/// What a `WSTestClient` received: frames in order, and whether the connection has closed. Whoever waits for the next
+/// frame or the close is resumed by the event itself.
+private final class Inbox: Sendable {
+    private struct State {
+        var frames: [String] = []
+        var isClosed = false
+        var nextID = 0
+        /// Waiting for a frame (nil: the connection closed), first come first served.
+        var frameWaiters: [(id: Int, continuation: CheckedContinuation<String?, any Error>)] = []
+        var closeWaiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+    }
+
+    private let state = Locked(State())
+
+    var isClosed: Bool { state.withLock { $0.isClosed } }
+    var pending: [String] { state.withLock { $0.frames } }
+
+    func received(_ text: String) {
+        let waiter = state.withLock { s -> CheckedContinuation<String?, any Error>? in
+            guard !s.frameWaiters.isEmpty else {
+                s.frames.append(text)
+                return nil
+            }
+            return s.frameWaiters.removeFirst().continuation
+        }
+        waiter?.resume(returning: text)
+    }
+
+    func close() {
+        let (frameWaiters, closeWaiters) = state.withLock { s in
+            s.isClosed = true
+            defer {
+                s.frameWaiters = []
+                s.closeWaiters = []
+            }
+            return (s.frameWaiters, s.closeWaiters)
+        }
+        for w in frameWaiters { w.continuation.resume(returning: nil) }
+        for w in closeWaiters { w.continuation.resume() }
+    }
+
+    /// The next frame, once there is one; nil when the connection closed with none left. Throws when cancelled.
+    func next() async throws -> String? {
+        try await wait(
+            ready: { (s: inout State) -> String?? in
+                if !s.frames.isEmpty { return .some(s.frames.removeFirst()) }
+                return s.isClosed ? .some(nil) : nil
+            },
+            waiters: \.frameWaiters
+        )
+    }
+
+    /// Returns once the connection is closed. Throws when cancelled.
+    func closed() async throws {
+        try await wait(ready: { (s: inout State) -> Void? in s.isClosed ? () : nil }, waiters: \.closeWaiters)
+    }
+
+    /// `ready`'s value at once, or a wait in `waiters` until the event resumes it (or the task is cancelled).
+    private func wait<T: Sendable>(
+        ready: @escaping @Sendable (inout State) -> T?,
+        waiters: WritableKeyPath<State, [(id: Int, continuation: CheckedContinuation<T, any Error>)]> & Sendable
+    ) async throws -> T {
+        let id = state.withLock { s in
+            s.nextID += 1
+            return s.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+                let now = state.withLock { s -> Result<T, any Error>? in
+                    if let value = ready(&s) { return .success(value) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    s[keyPath: waiters].append((id, c))
+                    return nil
+                }
+                if let now { c.resume(with: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<T, any Error>? in
+                guard let i = s[keyPath: waiters].firstIndex(where: { $0.id == id }) else { return nil }
+                return s[keyPath: waiters].remove(at: i).continuation
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
 }
