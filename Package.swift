@@ -235,6 +235,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PushRelayPostgresTests",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelayPostgres",
+                "PushRelayTestHarness",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PushRelayWebPushTests",
             dependencies: [
                 "PushRelayCore",
