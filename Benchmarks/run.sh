@@ -131,5 +131,6 @@ echo "  floor of the headline path: sandbox ${CPU[sandbox]} + FCM client alone $
 echo "  ledger after the run: $ROWS"
 if [ -n "${BENCH_POSTGRES:-}" ]; then
   echo
-  PUSHRELAY_BIN="$BIN" PUSHRELAY_DEV_BIN="$DEVBIN" Benchmarks/postgres.sh 2>"$WORK/postgres.log" | sed -n '/^PushRelay on/,$p'
+  PUSHRELAY_BIN="$BIN" PUSHRELAY_DEV_BIN="$DEVBIN" BENCH_ROWS="sqlite postgres" Benchmarks/postgres.sh 2>"$WORK/postgres.log" |
+    sed -n '/^HA Android -> fake FCM by storage engine/,$p'
 fi
