@@ -15,7 +15,6 @@ final class UpstreamHTTP1Pool: Sendable {
         var request: UpstreamRequest
         var deadline: NIODeadline
         var promise: EventLoopPromise<UpstreamResponse>
-        var timer: Scheduled<Void>?
     }
 
     private struct Origin {
@@ -24,6 +23,8 @@ final class UpstreamHTTP1Pool: Sendable {
         /// Connections that take a request now, the one that finished last at the end.
         var idle: [UpstreamHTTP1Connection] = []
         var waiting = CircularBuffer<Waiting>()
+        /// The one timer that fails waiting requests at their deadlines, armed for the earliest while any waits.
+        var expiry: (deadline: NIODeadline, timer: Scheduled<Void>)?
 
         var isEmpty: Bool { open == 0 && idle.isEmpty && waiting.isEmpty }
     }
@@ -94,9 +95,14 @@ final class UpstreamHTTP1Pool: Sendable {
                     entry.open += 1
                     return .connect(tls)
                 }
-                let promise = group.next().makePromise(of: UpstreamResponse.self)
-                let timer = waitingTimer(origin: origin, id: id, deadline: deadline, on: promise.futureResult.eventLoop)
-                entry.waiting.append(Waiting(id: id, request: request, deadline: deadline, promise: promise, timer: timer))
+                // On the caller's event loop when it is on one: no other thread is woken for the promise.
+                let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? group.next()
+                let promise = loop.makePromise(of: UpstreamResponse.self)
+                entry.waiting.append(Waiting(id: id, request: request, deadline: deadline, promise: promise))
+                if entry.expiry.map({ deadline < $0.deadline }) ?? true {
+                    entry.expiry?.timer.cancel()
+                    entry.expiry = (deadline, expiryTimer(origin: origin, at: deadline, on: loop))
+                }
                 return .wait(promise.futureResult)
             }
         }
@@ -126,7 +132,6 @@ final class UpstreamHTTP1Pool: Sendable {
             return (Array(state.live.values), waiting)
         }
         for entry in waiting {
-            entry.timer?.cancel()
             entry.promise.fail(CancellationError())
         }
         for connection in connections {
@@ -142,15 +147,28 @@ final class UpstreamHTTP1Pool: Sendable {
         return tls
     }
 
-    /// Fails the waiting request `id` if it still waits at its deadline.
-    private func waitingTimer(origin: UpstreamOrigin, id: Int, deadline: NIODeadline, on eventLoop: any EventLoop) -> Scheduled<Void> {
-        eventLoop.scheduleTask(deadline: deadline) { [state] in
-            let expired: Waiting? = state.withLock { state in
+    /// At `deadline`, fails the requests of `origin` still waiting at their deadlines, and arms itself again for the
+    /// earliest of the others.
+    private func expiryTimer(origin: UpstreamOrigin, at deadline: NIODeadline, on eventLoop: any EventLoop) -> Scheduled<Void> {
+        eventLoop.scheduleTask(deadline: deadline) { [self] in
+            let now = NIODeadline.now()
+            let expired: [Waiting] = state.withLock { state in
                 state.withOrigin(origin) { entry in
-                    entry.waiting.firstIndex { $0.id == id }.map { entry.waiting.remove(at: $0) }
+                    guard entry.expiry?.deadline == deadline else { return [] }
+                    entry.expiry = nil
+                    var expired: [Waiting] = []
+                    var kept = CircularBuffer<Waiting>(initialCapacity: entry.waiting.count)
+                    for waiting in entry.waiting {
+                        if waiting.deadline <= now { expired.append(waiting) } else { kept.append(waiting) }
+                    }
+                    entry.waiting = kept
+                    if let next = kept.map(\.deadline).min() {
+                        entry.expiry = (next, expiryTimer(origin: origin, at: next, on: eventLoop))
+                    }
+                    return expired
                 }
             }
-            expired?.promise.fail(UpstreamStreamFailure.timedOut)
+            for waiting in expired { waiting.promise.fail(UpstreamStreamFailure.timedOut) }
         }
     }
 
@@ -210,7 +228,6 @@ final class UpstreamHTTP1Pool: Sendable {
             }
         }
         guard let waiting else { return }
-        waiting.timer?.cancel()
         run(waiting.request, deadline: waiting.deadline, on: connection).cascade(to: waiting.promise)
     }
 
@@ -236,7 +253,6 @@ final class UpstreamHTTP1Pool: Sendable {
             }
         }
         guard let (waiting, tls) = step else { return }
-        waiting.timer?.cancel()
         open(origin, tls: tls, for: waiting.request, deadline: waiting.deadline, promise: waiting.promise)
     }
 }
