@@ -48,7 +48,7 @@ final class ProviderHTTPClient: Sendable {
             let connection: UpstreamHTTP2Connection
             do {
                 connection = try await pool.connection(to: request.origin, at: request.connectAddresses)
-            } catch UpstreamHTTP2Connection.ConnectError.http2NotOffered {
+            } catch UpstreamConnectError.http2NotOffered {
                 http1Origins.withLock { _ = $0.insert(request.origin) }
                 return try await viaHTTP1(request, deadline: deadline, providerName: providerName)
             } catch {
@@ -82,7 +82,7 @@ final class ProviderHTTPClient: Sendable {
 
     private static func failure(connecting error: any Error, origin: UpstreamOrigin, providerName: String) -> DeliveryFailure {
         var timedOut = false
-        if case UpstreamHTTP2Connection.ConnectError.timedOut = error { timedOut = true }
+        if case UpstreamConnectError.timedOut = error { timedOut = true }
         if case ChannelError.connectTimeout = error { timedOut = true }
         if timedOut {
             return .transient(

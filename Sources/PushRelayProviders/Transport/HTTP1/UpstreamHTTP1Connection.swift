@@ -11,39 +11,12 @@ import NIOTLS
 /// a request from the connection's event loop directly, from anywhere else with one hop to it. Once an answer says
 /// `Connection: close`, the deadline of a request passes, the connection breaks or stays idle too long, `isUsable`
 /// turns false; the pool then opens another.
-final class UpstreamHTTP1Connection: Sendable {
-    let channel: any Channel
-    private let handler: NIOLoopBound<UpstreamHTTP1Handler>
-    private let usable: UsableFlag
+typealias UpstreamHTTP1Connection = UpstreamConnection<UpstreamHTTP1Handler>
 
-    private init(channel: any Channel, handler: UpstreamHTTP1Handler, usable: UsableFlag) {
-        self.channel = channel
-        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        self.usable = usable
-    }
-
-    /// False once the connection takes no new request.
-    var isUsable: Bool { usable.value.load(ordering: .relaxed) }
-
-    /// Sends `request`. The future fails with `UpstreamStreamFailure` when no answer came.
-    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
-        let promise = channel.eventLoop.makePromise(of: UpstreamResponse.self)
-        let handler = self.handler
-        if channel.eventLoop.inEventLoop {
-            handler.value.start(request, deadline: deadline, promise: promise)
-        } else {
-            channel.eventLoop.execute { handler.value.start(request, deadline: deadline, promise: promise) }
-        }
-        return promise.futureResult
-    }
-
-    func close() {
-        usable.value.store(false, ordering: .relaxed)
-        channel.close(promise: nil)
-    }
-
+extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
     /// Opens a connection to `origin` (at the first of `addresses` when there are any, else wherever its host resolves
-    /// to) on `eventLoop` within `timeout`: TCP, then for a secure origin the TLS handshake with `tls`. Fails with `UpstreamHTTP2Connection.ConnectError.timedOut`, NIO's connect errors or the TLS error.
+    /// to) on `eventLoop` within `timeout`: TCP, then for a secure origin the TLS handshake with `tls`. Fails with
+    /// `UpstreamConnectError.timedOut`, NIO's connect errors or the TLS error.
     static func connect(
         to origin: UpstreamOrigin,
         at addresses: [SocketAddress] = [],
@@ -77,7 +50,7 @@ final class UpstreamHTTP1Connection: Sendable {
                     try sync.addHandler(handler)
                 }
             }
-        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamHTTP2Connection.ConnectError.timedOut) }
+        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
         UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
             switch result {
             case .success(let channel):

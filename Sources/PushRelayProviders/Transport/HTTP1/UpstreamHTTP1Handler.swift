@@ -8,7 +8,7 @@ import NIOHTTP1
 /// cancel an exchange and keep the connection. A connection with no request for `idleTimeout` closes.
 /// `UpstreamHTTP1StateMachine` keeps the books; this handler only does what it says. All its methods run on the
 /// channel's event loop.
-final class UpstreamHTTP1Handler: ChannelInboundHandler {
+final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 

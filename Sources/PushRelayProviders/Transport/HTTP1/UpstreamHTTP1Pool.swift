@@ -73,7 +73,7 @@ final class UpstreamHTTP1Pool: Sendable {
     func openConnections(to origin: UpstreamOrigin) -> Int { state.withLock { $0.origins[origin]?.open ?? 0 } }
 
     /// Sends `request` on a connection to its origin and returns its answer. Fails with `UpstreamStreamFailure`, with
-    /// `UpstreamHTTP2Connection.ConnectError.timedOut`, NIO's connect and TLS errors, or `CancellationError` after
+    /// `UpstreamConnectError.timedOut`, NIO's connect and TLS errors, or `CancellationError` after
     /// `shutdown`.
     func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
         let origin = request.origin

@@ -10,45 +10,9 @@ import NIOTLS
 /// anywhere else with one hop to it.
 /// Once the server sends GOAWAY, the connection closes or the stream IDs run out, `isUsable` turns false and the pool
 /// opens another; requests already on it still finish.
-final class UpstreamHTTP2Connection: Sendable {
-    /// Why a connection could not be opened.
-    enum ConnectError: Error {
-        /// The server finished the TLS handshake without choosing HTTP/2: use HTTP/1.1 for this origin.
-        case http2NotOffered
-        /// TCP connect, TLS handshake and the HTTP/2 preface took longer than allowed.
-        case timedOut
-    }
+typealias UpstreamHTTP2Connection = UpstreamConnection<UpstreamHTTP2Handler>
 
-    let channel: any Channel
-    private let handler: NIOLoopBound<UpstreamHTTP2Handler>
-    private let usable: UsableFlag
-
-    private init(channel: any Channel, handler: UpstreamHTTP2Handler, usable: UsableFlag) {
-        self.channel = channel
-        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        self.usable = usable
-    }
-
-    /// False once the connection takes no new requests.
-    var isUsable: Bool { usable.value.load(ordering: .relaxed) }
-
-    /// Sends `request` on a new stream. The future fails with `UpstreamHTTP2StateMachine.Failure` when no answer came.
-    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
-        let promise = channel.eventLoop.makePromise(of: UpstreamResponse.self)
-        let handler = self.handler
-        if channel.eventLoop.inEventLoop {
-            handler.value.start(request, deadline: deadline, promise: promise)
-        } else {
-            channel.eventLoop.execute { handler.value.start(request, deadline: deadline, promise: promise) }
-        }
-        return promise.futureResult
-    }
-
-    func close() {
-        usable.value.store(false, ordering: .relaxed)
-        channel.close(promise: nil)
-    }
-
+extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
     /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface) on `eventLoop`, within `timeout`; at the
     /// first of `addresses` when there are any, else wherever the origin's host resolves to.
     static func connect(
@@ -75,7 +39,7 @@ final class UpstreamHTTP2Connection: Sendable {
                     try sync.addHandler(
                         ApplicationProtocolNegotiationHandler { result, channel in
                             guard case .negotiated("h2") = result else {
-                                ready.fail(ConnectError.http2NotOffered)
+                                ready.fail(UpstreamConnectError.http2NotOffered)
                                 return channel.close()
                             }
                             return channel.eventLoop.makeCompletedFuture {
@@ -83,7 +47,7 @@ final class UpstreamHTTP2Connection: Sendable {
                                     usable.value.store(false, ordering: .relaxed)
                                 }
                                 let sync = channel.pipeline.syncOperations
-                                try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: Self.settings))
+                                try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: UpstreamHTTP2Handler.settings))
                                 try sync.addHandler(handler)
                                 ready.succeed(UpstreamHTTP2Connection(channel: channel, handler: handler, usable: usable))
                             }
@@ -91,7 +55,7 @@ final class UpstreamHTTP2Connection: Sendable {
                     )
                 }
             }
-        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(ConnectError.timedOut) }
+        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
         UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
             switch result {
             case .success(let channel):
@@ -105,12 +69,4 @@ final class UpstreamHTTP2Connection: Sendable {
         ready.futureResult.whenComplete { _ in timer.cancel() }
         return ready.futureResult
     }
-
-    /// What this client tells the server: no server push, and stream windows large enough for any provider answer.
-    static let settings: HTTP2Settings = [
-        HTTP2Setting(parameter: .enablePush, value: 0),
-        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-        HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
-    ]
 }

@@ -7,7 +7,7 @@ import NIOHTTP2
 /// stream ID, with no channel per stream. Writes are flushed once per event-loop turn, so requests started together
 /// share TLS records and system calls. `UpstreamHTTP2StateMachine` keeps the books; this handler only does what it
 /// says. All its methods run on the channel's event loop.
-final class UpstreamHTTP2Handler: ChannelInboundHandler {
+final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
@@ -42,6 +42,14 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler {
 
     /// The inbound window this client grants the whole connection.
     static let connectionWindow = 1 << 20
+
+    /// What this client tells the server: no server push, and stream windows large enough for any provider answer.
+    static let settings: HTTP2Settings = [
+        HTTP2Setting(parameter: .enablePush, value: 0),
+        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+        HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
+    ]
 
     /// Sends `request` on a new stream; `promise` gets the answer or an `UpstreamHTTP2StateMachine.Failure`.
     func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>) {

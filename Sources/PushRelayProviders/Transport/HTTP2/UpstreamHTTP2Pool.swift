@@ -43,7 +43,7 @@ final class UpstreamHTTP2Pool: Sendable {
 
     /// The connection to `origin` that takes new requests, opening one (at the first of `addresses` when there are
     /// any) when there is none.
-    /// Throws `UpstreamHTTP2Connection.ConnectError`, NIO's connect and TLS errors, or `CancellationError` after
+    /// Throws `UpstreamConnectError`, NIO's connect and TLS errors, or `CancellationError` after
     /// `shutdown`.
     func connection(to origin: UpstreamOrigin, at addresses: [SocketAddress] = []) async throws -> UpstreamHTTP2Connection {
         let (slot, opening): (Slot, (EventLoopPromise<UpstreamHTTP2Connection>, NIOSSLContext)?) = try state.withLock { state in

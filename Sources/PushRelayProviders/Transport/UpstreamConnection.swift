@@ -1,0 +1,52 @@
+import NIOCore
+
+/// The handler of one upstream connection, as its `UpstreamConnection` uses it: start a request.
+protocol UpstreamExchangeHandler: AnyObject {
+    /// Sends `request`; `promise` gets the answer or an `UpstreamStreamFailure`. Called on the channel's event loop.
+    func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>)
+}
+
+/// One connection to a provider: its channel, its handler, and whether it takes new requests. HTTP/2 and HTTP/1.1
+/// connections are this type with their own handler (`UpstreamHTTP2Connection`, `UpstreamHTTP1Connection`); their
+/// `connect` says how each is opened.
+///
+/// `execute` sends a request from the connection's event loop directly, from anywhere else with one hop to it.
+final class UpstreamConnection<Handler: UpstreamExchangeHandler>: Sendable {
+    let channel: any Channel
+    private let handler: NIOLoopBound<Handler>
+    private let usable: UsableFlag
+
+    init(channel: any Channel, handler: Handler, usable: UsableFlag) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        self.usable = usable
+    }
+
+    /// False once the connection takes no new requests.
+    var isUsable: Bool { usable.value.load(ordering: .relaxed) }
+
+    /// Sends `request`. The future fails with `UpstreamStreamFailure` when no answer came.
+    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
+        let promise = channel.eventLoop.makePromise(of: UpstreamResponse.self)
+        let handler = self.handler
+        if channel.eventLoop.inEventLoop {
+            handler.value.start(request, deadline: deadline, promise: promise)
+        } else {
+            channel.eventLoop.execute { handler.value.start(request, deadline: deadline, promise: promise) }
+        }
+        return promise.futureResult
+    }
+
+    func close() {
+        usable.value.store(false, ordering: .relaxed)
+        channel.close(promise: nil)
+    }
+}
+
+/// Why a connection could not be opened.
+enum UpstreamConnectError: Error {
+    /// The server finished the TLS handshake without choosing HTTP/2: use HTTP/1.1 for this origin.
+    case http2NotOffered
+    /// TCP connect and TLS handshake (and the HTTP/2 preface) took longer than allowed.
+    case timedOut
+}
