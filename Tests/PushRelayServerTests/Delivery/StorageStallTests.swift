@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayProviders
 import PushRelayStore
+import PushRelayTestHarness
 import PushRelayTestSupport
 import Synchronization
 import Testing
@@ -114,8 +115,8 @@ import Testing
         let outcomes = try await withThrowingTaskGroup(of: DispatchOutcome.self) { group in
             for _ in 0..<stalled { group.addTask { await dispatcher.dispatch(dispatch) } }
             // Every dispatch is inside the ledger, its storage timer scheduled: half the deadline passes.
-            while ledger.held.load(ordering: .sequentiallyConsistent) < stalled || clock.scheduledCount < stalled {
-                try await Task.sleep(for: .milliseconds(5))
+            try await eventually("every dispatch is held by the ledger, its storage timer scheduled") {
+                ledger.held.load(ordering: .sequentiallyConsistent) >= stalled && clock.scheduledCount >= stalled
             }
             clock.advance(by: 4.0)
             var outcomes: [DispatchOutcome] = []
@@ -130,11 +131,11 @@ import Testing
         // provider's circuit is closed: the next notification is delivered.
         ledger.open()
         let today = UTCDay(clock.now())
-        var limits = try await storage.quota.rateLimits(pushToken: "tok:stall", appID: nil, day: today, policy: QuotaPolicy(dailyLimit: 5))
-        for _ in 0..<200 where limits.errors < stalled {
-            try await Task.sleep(for: .milliseconds(10))
-            limits = try await storage.quota.rateLimits(pushToken: "tok:stall", appID: nil, day: today, policy: QuotaPolicy(dailyLimit: 5))
+        let limit = QuotaPolicy(dailyLimit: 5)
+        try await eventually("the late reservations are turned into errors") {
+            try await storage.quota.rateLimits(pushToken: "tok:stall", appID: nil, day: today, policy: limit).errors >= stalled
         }
+        let limits = try await storage.quota.rateLimits(pushToken: "tok:stall", appID: nil, day: today, policy: limit)
         #expect(limits.successful == 0)
         #expect(limits.errors == stalled)
         if case .delivered(_, let after) = await dispatcher.dispatch(dispatch) {
