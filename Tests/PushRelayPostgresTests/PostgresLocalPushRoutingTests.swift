@@ -41,8 +41,7 @@ struct PostgresLocalPushRoutingTests {
         try await heardByA("after")
         // B's hand-offs to itself are not heard by A.
         try await routingB.handOff(messageID: "for-b", to: routingB.instanceID)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(!heard.withLock { $0.contains("for-b") })
+        try await consistently("A does not hear a hand-off to B", for: .milliseconds(300)) { !heard.withLock { $0.contains("for-b") } }
         listening.cancel()
         try await a.engine.flushAndClose()
         try await b.engine.flushAndClose()

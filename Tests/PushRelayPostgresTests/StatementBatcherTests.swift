@@ -35,12 +35,6 @@ import Testing
         }
     }
 
-    /// Waits until `condition` holds (the batcher's tasks run on their own), for at most 5 s.
-    func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
-    }
-
     @Test func aLoneRequestGoesAtOnceAndLaterOnesWaitForTheRunningBatch() async throws {
         let gate = Gate()
         let batcher = StatementBatcher<Int, Int>(maxBatch: 3, maxRunning: 1) { batch in
@@ -53,14 +47,14 @@ import Testing
                 let a = try await batcher.submit(0)
                 answers.withLock { $0[0] = a }
             }
-            try await eventually { gate.isHolding }
+            try await eventually("a batch is running") { gate.isHolding }
             for i in 1...5 {
                 group.addTask {
                     let a = try await batcher.submit(i)
                     answers.withLock { $0[i] = a }
                 }
             }
-            try await eventually { batcher.waiting == 5 }
+            try await eventually("five requests wait") { batcher.waiting == 5 }
             #expect(gate.batches.withLock { $0 } == [[0]], "nothing else is sent while the only batch allowed runs")
             gate.open()
             try await group.waitForAll()
@@ -80,9 +74,9 @@ import Testing
         }
         try await withThrowingTaskGroup(of: Int.self) { group in
             group.addTask { try await batcher.submit(-2) }
-            try await eventually { gate.isHolding }
+            try await eventually("a batch is running") { gate.isHolding }
             for i in 0..<6 { group.addTask { try await batcher.submit(i) } }
-            try await eventually { batcher.waiting == 6 }
+            try await eventually("six requests wait") { batcher.waiting == 6 }
             gate.open()
             #expect(try await group.reduce(into: []) { $0.append($1) }.sorted() == [-2, 0, 1, 2, 3, 4, 5])
         }
@@ -101,7 +95,7 @@ import Testing
         }
         try await withThrowingTaskGroup(of: Int.self) { group in
             group.addTask { try await batcher.submit(1) }
-            try await eventually { gate.isHolding }
+            try await eventually("a batch is running") { gate.isHolding }
             #expect(try await batcher.submit(-1) == -1)
             gate.open()
             #expect(try await group.next() == 1)
