@@ -54,7 +54,7 @@ public struct FakeWebPushRecord: Sendable {
 /// subscription's private key. Subscriptions can be scripted to answer 404/410/429/503.
 public final class FakeWebPush: Sendable {
     public let authority: TestCertificateAuthority
-    private let expectedKey: Locked<P256.Signing.PublicKey?>
+    private let expectedKey: P256.Signing.PublicKey?
     private let clock: any WallClock
     private let state = Locked(State())
     private let slot = FakeServerSlot()
@@ -70,7 +70,7 @@ public final class FakeWebPush: Sendable {
     ///   another key get 403 (nil accepts any correctly signed key).
     public init(authority: TestCertificateAuthority, vapidPublicKey: P256.Signing.PublicKey? = nil, clock: any WallClock = SystemWallClock()) {
         self.authority = authority
-        self.expectedKey = Locked(vapidPublicKey)
+        self.expectedKey = vapidPublicKey
         self.clock = clock
     }
 
@@ -87,11 +87,6 @@ public final class FakeWebPush: Sendable {
 
     public func shutdown() async {
         await slot.shutdown()
-    }
-
-    /// Requires VAPID JWTs signed by this key from now on.
-    public func expectVAPIDKey(_ key: P256.Signing.PublicKey?) {
-        expectedKey.withLock { $0 = key }
     }
 
     /// A new subscription, as a browser would create it.
@@ -140,7 +135,7 @@ public final class FakeWebPush: Sendable {
 
     private func handle(_ r: FakeRequest) -> FakeResponse {
         let now = clock.now()
-        let expected = expectedKey.withLock { $0 }
+        let expected = expectedKey
         return state.withLock { s -> FakeResponse in
             var record = FakeWebPushRecord(
                 subscriptionID: nil,
