@@ -131,6 +131,9 @@ echo "  floor of the headline path: sandbox ${CPU[sandbox]} + FCM client alone $
 echo "  ledger after the run: $ROWS"
 if [ -n "${BENCH_POSTGRES:-}" ]; then
   echo
-  PUSHRELAY_BIN="$BIN" PUSHRELAY_DEV_BIN="$DEVBIN" BENCH_ROWS="sqlite postgres" Benchmarks/postgres.sh 2>"$WORK/postgres.log" |
+  # This run's server and fakes stop first: postgres.sh starts its own, on ports of its own.
+  for p in $SERVER $FAKES $FAKES2; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  PUSHRELAY_BIN="$BIN" PUSHRELAY_DEV_BIN="$DEVBIN" BENCH_ROWS="sqlite postgres" BENCH_PORT=$((PORT + 1000)) \
+    Benchmarks/postgres.sh 2>"$WORK/postgres.log" |
     sed -n '/^HA Android -> fake FCM by storage engine/,$p'
 fi
