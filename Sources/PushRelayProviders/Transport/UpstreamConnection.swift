@@ -1,7 +1,7 @@
 import NIOCore
 
 /// The handler of one upstream connection, as its `UpstreamConnection` uses it: start a request.
-protocol UpstreamExchangeHandler: AnyObject {
+protocol UpstreamExchangeHandler: AnyObject, SendableMetatype {
     /// Sends `request`; `promise` gets the answer or an `UpstreamStreamFailure`. Called on the channel's event loop.
     func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>)
 }

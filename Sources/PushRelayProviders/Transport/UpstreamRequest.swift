@@ -60,12 +60,16 @@ struct UpstreamOrigin: Hashable, Sendable {
         return port == (secure ? 443 : 80) ? h : "\(h):\(port)"
     }
 
-    /// Connects `bootstrap` to `addresses` (with this origin's port), one after another until one takes the connection,
-    /// or to the host when there are none.
-    static func connect(_ bootstrap: ClientBootstrap, to origin: UpstreamOrigin, at addresses: [SocketAddress]) -> EventLoopFuture<any Channel> {
-        guard var address = addresses.first else { return bootstrap.connect(host: origin.host, port: origin.port) }
+    /// Connects a bootstrap from `bootstrap` to `addresses` (with this origin's port), one after another until one
+    /// takes the connection, or to the host when there are none.
+    static func connect(
+        _ bootstrap: @escaping @Sendable () -> ClientBootstrap,
+        to origin: UpstreamOrigin,
+        at addresses: [SocketAddress]
+    ) -> EventLoopFuture<any Channel> {
+        guard var address = addresses.first else { return bootstrap().connect(host: origin.host, port: origin.port) }
         address.port = origin.port
-        let attempt = bootstrap.connect(to: address)
+        let attempt = bootstrap().connect(to: address)
         guard addresses.count > 1 else { return attempt }
         return attempt.flatMapError { _ in connect(bootstrap, to: origin, at: Array(addresses.dropFirst())) }
     }

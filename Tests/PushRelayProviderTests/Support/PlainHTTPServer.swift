@@ -71,18 +71,18 @@ final class PlainHTTPServer: Sendable {
             fields.add(name: "content-length", value: String(body.readableBytes))
             if request.uri.hasPrefix("/close") { fields.add(name: "connection", value: "close") }
             let headers = fields
-            let context = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             let send: @Sendable () -> Void = { [self] in
-                let context = context.value
+                let context = bound.value
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
                 context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                    if request.uri.hasPrefix("/close") { context.close(promise: nil) }
+                    if request.uri.hasPrefix("/close") { bound.value.close(promise: nil) }
                 }
             }
             if request.uri.hasPrefix("/silent") { return }
             if request.uri.hasPrefix("/slow") {
-                context.value.eventLoop.scheduleTask(in: .milliseconds(100), send)
+                bound.value.eventLoop.scheduleTask(in: .milliseconds(100), send)
             } else {
                 send()
             }

@@ -26,30 +26,33 @@ extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
         idleTimeout: TimeAmount
     ) -> EventLoopFuture<UpstreamHTTP1Connection> {
         let ready = eventLoop.makePromise(of: UpstreamHTTP1Connection.self)
-        let usable = UsableFlag()
         let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) {
-                        usable.value.store(false, ordering: .relaxed)
+        let bootstrap: @Sendable () -> ClientBootstrap = {
+            ClientBootstrap(group: eventLoop)
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        // One per channel: a failed attempt at an earlier address leaves the next one untouched.
+                        let usable = UsableFlag()
+                        let sync = channel.pipeline.syncOperations
+                        let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) {
+                            usable.value.store(false, ordering: .relaxed)
+                        }
+                        let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
+                        let secure = origin.secure && tls != nil
+                        if secure, let tls {
+                            try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        }
+                        try sync.addHandler(ConnectFailureHandler(ready: ready))
+                        // Ready once connected, and for TLS once the handshake is done: a channel whose connect fails
+                        // (the next address is tried then) never reports ready.
+                        try sync.addHandler(ConnectionReadyHandler(afterHandshake: secure) { ready.succeed(connection) })
+                        try sync.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
+                        try sync.addHandler(handler)
                     }
-                    let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
-                    let secure = origin.secure && tls != nil
-                    if secure, let tls {
-                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                    }
-                    try sync.addHandler(ConnectFailureHandler(ready: ready))
-                    // Ready once connected, and for TLS once the handshake is done: a channel whose connect fails
-                    // (the next address is tried then) never reports ready.
-                    try sync.addHandler(ConnectionReadyHandler(afterHandshake: secure) { ready.succeed(connection) })
-                    try sync.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
-                    try sync.addHandler(handler)
                 }
-            }
+        }
         let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
         UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
             switch result {
