@@ -82,7 +82,7 @@ final class DeliveredLogWriter: Sendable {
             binds.append(records.map(\.day.description))
             binds.append(r.map(\.pushToken))
             binds.append(PostgresTextArray(r.map(\.appID)))
-            binds.append(PostgresTextArray(r.map(\.platform)))
+            binds.append(PostgresTextArray(r.map { $0.platform?.rawValue }))
             binds.append(r.map(\.provider))
             binds.append(r.map(\.kind.rawValue))
             binds.append(r.map { Int32($0.counted ? 1 : 0) })

@@ -45,7 +45,7 @@ public final class PostgresDeliveryLog: DeliveryLog {
             let (id, at, day, token, app, platform, provider, kind, counted, outcome, messageID, errorMessage, payload) = try row.decode(
                 (Int64, String, String, String, String?, String?, String, String, Int, String, String?, String?, String?).self
             )
-            return LoggedDelivery(
+            return try LoggedDelivery.reading(
                 id: id,
                 at: at,
                 day: day,

@@ -12,7 +12,7 @@ enum PostgresRows {
         let counted = r.counted ? 1 : 0
         return """
             INSERT INTO delivery_log (at, day, push_token, app_id, platform, provider, kind, counted, outcome, message_id, error_message, payload)
-            VALUES (\(at), \(dayKey), \(r.pushToken), \(r.appID), \(r.platform), \(r.provider), \(r.kind.rawValue), \(counted), \(r.outcome.rawValue),
+            VALUES (\(at), \(dayKey), \(r.pushToken), \(r.appID), \(r.platform?.rawValue), \(r.provider), \(r.kind.rawValue), \(counted), \(r.outcome.rawValue),
                 \(r.messageID), \(r.errorMessage), \(r.payload))
             """
     }

@@ -60,10 +60,10 @@ struct AdminStats: Sendable {
         var byProvider: [String: [String: Int]] = [:]
         var kinds: [String: Int] = [:]
         for (bucket, n) in summary.counts {
-            byProvider[bucket.provider, default: [:]][bucket.outcome, default: 0] += n
-            kinds[bucket.kind, default: 0] += n
-            guard bucket.counted, bucket.kind == DeliveryKind.notification.rawValue, (0..<24).contains(bucket.hour) else { continue }
-            if bucket.outcome == "delivered" { hours[bucket.hour].accepted += n } else { hours[bucket.hour].failed += n }
+            byProvider[bucket.provider, default: [:]][bucket.outcome.rawValue, default: 0] += n
+            kinds[bucket.kind.rawValue, default: 0] += n
+            guard bucket.counted, bucket.kind == .notification, (0..<24).contains(bucket.hour) else { continue }
+            if bucket.outcome == .delivered { hours[bucket.hour].accepted += n } else { hours[bucket.hour].failed += n }
         }
         let list = byProvider.flatMap { provider, outcomes in
             outcomes.map { ProviderOutcome(provider: provider, outcome: $0.key, count: $0.value) }

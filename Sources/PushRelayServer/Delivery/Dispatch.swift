@@ -22,14 +22,14 @@ struct Dispatch: Sendable {
     /// Matrix device `matrix:<app id>:<pushkey>`.
     var account: String
     /// The delivery log's `platform` column.
-    var logPlatform: String
+    var logPlatform: DeliveryPlatform
     var quota: Quota
 
-    init(_ delivery: Delivery, provider: String, account: String? = nil, logPlatform: String? = nil, quota: Quota) {
+    init(_ delivery: Delivery, provider: String, account: String? = nil, logPlatform: DeliveryPlatform? = nil, quota: Quota) {
         self.delivery = delivery
         self.provider = provider
         self.account = account ?? delivery.pushToken
-        self.logPlatform = logPlatform ?? delivery.platform.rawValue
+        self.logPlatform = logPlatform ?? DeliveryPlatform(delivery.platform)
         self.quota = quota
     }
 }

@@ -251,7 +251,7 @@ final class MatrixGateway: Sendable {
             Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated),
             provider: app.provider,
             account: Self.deviceKey(device),
-            logPlatform: "matrix-\(app.format.name)",
+            logPlatform: .matrix(format: app.format.name),
             quota: quota
         )
         switch await dispatcher.dispatch(dispatch) {

@@ -6,7 +6,7 @@ public struct DeliveryRecord: Sendable {
     public var at: Date
     public var pushToken: String
     public var appID: String?
-    public var platform: String?
+    public var platform: DeliveryPlatform?
     public var provider: String
     public var kind: DeliveryKind
     public var counted: Bool
@@ -20,7 +20,7 @@ public struct DeliveryRecord: Sendable {
         at: Date,
         pushToken: String,
         appID: String?,
-        platform: String?,
+        platform: DeliveryPlatform?,
         provider: String,
         kind: DeliveryKind,
         counted: Bool,

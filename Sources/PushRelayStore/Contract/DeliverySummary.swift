@@ -7,14 +7,13 @@ public struct DeliverySummary: Sendable, Equatable {
         /// The UTC hour of `at`, 0…23.
         public var hour: Int
         public var provider: String
-        /// `delivery_log.kind` (`DeliveryKind`).
-        public var kind: String
+        public var kind: DeliveryKind
         /// Whether the delivery counted against the token's quota.
         public var counted: Bool
         /// `delivered` or the failure class.
-        public var outcome: String
+        public var outcome: DeliveryOutcomeClass
 
-        public init(hour: Int, provider: String, kind: String, counted: Bool, outcome: String) {
+        public init(hour: Int, provider: String, kind: DeliveryKind, counted: Bool, outcome: DeliveryOutcomeClass) {
             self.hour = hour
             self.provider = provider
             self.kind = kind
@@ -37,14 +36,13 @@ public struct DeliverySummary: Sendable, Equatable {
     /// Counts `rows`, newest first as `recentDeliveries` returns them, keeping those of `day`.
     public static func counting(_ rows: [LoggedDelivery], day: UTCDay, scanLimit: Int) -> DeliverySummary {
         var summary = DeliverySummary(day: day)
-        let dayString = day.description
         var reachedEarlierDay = false
         for row in rows {
-            if row.day < dayString {
+            if row.day < day {
                 reachedEarlierDay = true
                 break
             }
-            guard row.day == dayString else { continue }
+            guard row.day == day else { continue }
             summary.counts[
                 Bucket(hour: hour(of: row.at), provider: row.provider, kind: row.kind, counted: row.counted, outcome: row.outcome),
                 default: 0
@@ -54,12 +52,10 @@ public struct DeliverySummary: Sendable, Equatable {
         return summary
     }
 
-    /// The hour of an ISO-8601 UTC timestamp (`2026-11-21T13:05:00.000Z` → 13); 0 if it has none.
-    static func hour(of iso: String) -> Int {
-        let chars = Array(iso.utf8)
-        guard chars.count >= 13, chars[10] == UInt8(ascii: "T") || chars[10] == UInt8(ascii: " ") else { return 0 }
-        let h = Int(chars[11] &- 48) * 10 + Int(chars[12] &- 48)
-        return (0..<24).contains(h) ? h : 0
+    /// The UTC hour of `date`, 0…23.
+    static func hour(of date: Date) -> Int {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        return ((seconds % 86_400 + 86_400) % 86_400) / 3_600
     }
 }
 
@@ -87,7 +83,7 @@ extension DeliveryLog {
         let rows = try await recentDeliveries(pushToken: nil, limit: 10_000)
         var seen = Set<String>()
         var listed: [ListedDeadToken] = []
-        for row in rows where row.outcome != "delivered" && listed.count < limit {
+        for row in rows where row.outcome != .delivered && listed.count < limit {
             guard seen.insert(row.pushToken).inserted else { continue }
             if let dead = try await deadToken(row.pushToken, now: now) {
                 listed.append(ListedDeadToken(pushToken: row.pushToken, dead: dead))

@@ -8,6 +8,8 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
     case schemaTooNew(found: Int, known: Int)
     /// A schema migration failed; `underlying` says why, without secrets.
     case migrationFailed(name: String, underlying: String)
+    /// A row holds a value no build of PushRelay writes there.
+    case unreadableRow(table: String, id: Int64)
 
     public var description: String {
         switch self {
@@ -18,6 +20,8 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
                 "the database schema is at version \(found), newer than this PushRelay knows (\(known)): a newer version of PushRelay migrated it; upgrade this one to that version"
         case .migrationFailed(let name, let underlying):
             return "migration \(name) failed: \(underlying)"
+        case .unreadableRow(let table, let id):
+            return "row \(id) of \(table) holds a value this PushRelay cannot read"
         }
     }
 }

@@ -48,7 +48,7 @@ public final class SQLiteDeliveryLog: DeliveryLog {
                 """
             let args: StatementArguments = pushToken.map { [$0, limit] } ?? [limit]
             return try Row.fetchAll(db, sql: sql, arguments: args).map { r in
-                LoggedDelivery(
+                try LoggedDelivery.reading(
                     id: r[0],
                     at: r[1],
                     day: r[2],

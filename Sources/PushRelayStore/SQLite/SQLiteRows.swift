@@ -18,7 +18,7 @@ enum SQLiteRows {
         insert.bind(day.description)
         insert.bind(r.pushToken)
         insert.bind(r.appID)
-        insert.bind(r.platform)
+        insert.bind(r.platform?.rawValue)
         insert.bind(r.provider)
         insert.bind(r.kind.rawValue)
         insert.bind(r.counted)

@@ -215,7 +215,21 @@ import Testing
 
     @Test func aDaySummaryCountsByHourAndStopsAtTheDayBefore() {
         func row(_ id: Int64, _ at: String, outcome: String = "delivered", kind: String = "notification", counted: Bool = true) -> LoggedDelivery {
-            LoggedDelivery(id: id, at: at, day: String(at.prefix(10)), pushToken: "t", provider: "p", kind: kind, counted: counted, outcome: outcome)
+            try! LoggedDelivery.reading(
+                id: id,
+                at: at,
+                day: String(at.prefix(10)),
+                pushToken: "t",
+                appID: nil,
+                platform: nil,
+                provider: "p",
+                kind: kind,
+                counted: counted,
+                outcome: outcome,
+                messageID: nil,
+                errorMessage: nil,
+                payload: nil
+            )
         }
         let day = UTCDay(string: "2026-11-21")!
         let rows = [

@@ -114,9 +114,9 @@ import Testing
             #expect(traffic.days.values.contains { $0["rejectedByQuota"]! > 0 } && traffic.days.count > 15)
 
             // Today's delivery-log rows, read straight from storage, by provider and outcome.
-            let rows = try await s.storage.deliveries.recentDeliveries(pushToken: nil, limit: 10_000).filter { $0.day == "2026-11-21" }
+            let rows = try await s.storage.deliveries.recentDeliveries(pushToken: nil, limit: 10_000).filter { $0.day.description == "2026-11-21" }
             var byProvider: [String: Int] = [:]
-            for r in rows { byProvider["\(r.provider)\t\(r.outcome)", default: 0] += 1 }
+            for r in rows { byProvider["\(r.provider)\t\(r.outcome.rawValue)", default: 0] += 1 }
             let providers: [JSONValue] = byProvider.sorted { $0.key < $1.key }.map {
                 let parts = $0.key.split(separator: "\t").map(String.init)
                 return ["provider": .string(parts[0]), "outcome": .string(parts[1]), "count": .int(Int64($0.value))]

@@ -66,7 +66,7 @@ import Testing
                 at: now,
                 pushToken: plain,
                 appID: "io.plain",
-                platform: "android",
+                platform: .homeAssistant(.android),
                 provider: "fcm",
                 kind: .notification,
                 counted: true,

@@ -143,9 +143,9 @@ import Testing
         #expect(delivery.platform == .android)
         #expect(try await rig.base.rateLimits("push-1", appID: "io.app").attempts == 0)
         let log = try await rig.base.logged("push-1")
-        #expect(log.map(\.kind) == ["call_invite"])
+        #expect(log.map(\.kind) == [.callInvite])
         #expect(log.map(\.counted) == [false])
-        #expect(log.map(\.outcome) == ["delivered"])
+        #expect(log.map(\.outcome) == [.delivered])
     }
 
     @Test func anIOSCallGoesToItsPushKitToken() async throws {
@@ -228,7 +228,7 @@ import Testing
             try await rig.service.call(Self.call(device.deviceID), apiKeyID: rig.apiKeyID)
         }
         #expect(rig.base.provider.callCount == 1)
-        #expect(try await rig.base.logged("voip-1").map(\.outcome) == ["invalid_token"])
+        #expect(try await rig.base.logged("voip-1").map(\.outcome) == [.invalidToken])
     }
 
     @Test func aTransientFailureIsFailedAndNotRemembered() async throws {

@@ -79,7 +79,7 @@ import Testing
         #expect(rig.provider.callCount == 2)
         let log = try await rig.storage.deliveries.recentDeliveries(pushToken: "tok:dispatch")
         #expect(log.count == 2)
-        #expect(log.allSatisfy { $0.counted && $0.outcome == "delivered" && $0.payload == nil })
+        #expect(log.allSatisfy { $0.counted && $0.outcome == .delivered && $0.payload == nil })
     }
 
     @Test func aDeadTokenIsRememberedForTheConfiguredTimeAndItsSlotBecomesAnError() async throws {
@@ -126,7 +126,7 @@ import Testing
         )
         #expect(limits.attempts == 0)
         let log = try await rig.storage.deliveries.recentDeliveries(pushToken: "tok:dispatch")
-        #expect(Set(log.map(\.kind)) == ["rate_limit_notice", "webpush_relay", "call_invite"])
+        #expect(Set(log.map(\.kind)) == [.rateLimitNotice, .webPushRelay, .callInvite])
         #expect(log.allSatisfy { !$0.counted })
     }
 

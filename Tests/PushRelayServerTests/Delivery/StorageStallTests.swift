@@ -145,6 +145,6 @@ import Testing
         }
         #expect(provider.callCount == 1)
         let log = try await storage.deliveries.recentDeliveries(pushToken: "tok:stall")
-        #expect(log.filter { $0.outcome == "transient" && ($0.errorMessage ?? "").contains("StorageBusy") }.count == stalled)
+        #expect(log.filter { $0.outcome == .transient && ($0.errorMessage ?? "").contains("StorageBusy") }.count == stalled)
     }
 }

@@ -61,8 +61,8 @@ import Testing
                 #expect(r.int("rateLimits", "remaining") == 0)
             }
             let log = try await s.storage.deliveries.recentDeliveries(pushToken: "tok:en-1")
-            #expect(log.filter { $0.kind == "notification" }.count == 3)
-            let notices = log.filter { $0.kind == "rate_limit_notice" }
+            #expect(log.filter { $0.kind == .notification }.count == 3)
+            let notices = log.filter { $0.kind == .rateLimitNotice }
             #expect(notices.count == 1)
             #expect(notices.first?.counted == false)
             let payload = try JSONParser.parse(Array((notices.first?.payload ?? "").utf8))
@@ -135,8 +135,8 @@ import Testing
             #expect(next.int("rateLimits", "attempts") == 1)
             // A new day: the notice may go out once more.
             #expect(try await s.android(TestServer.haBody()).status == 429)
-            let notices = try await s.storage.deliveries.recentDeliveries().filter { $0.kind == "rate_limit_notice" }
-            #expect(notices.map(\.day).sorted() == ["2026-11-21", "2026-11-22"])
+            let notices = try await s.storage.deliveries.recentDeliveries().filter { $0.kind == .rateLimitNotice }
+            #expect(notices.map(\.day.description).sorted() == ["2026-11-21", "2026-11-22"])
         }
     }
 

@@ -108,7 +108,7 @@ import Testing
         #expect(rig.observed == [n])
         #expect(rig.base.provider.deliveries.map(\.pushToken) == [Self.token])
         let log = try await rig.base.logged(Self.token)
-        #expect(log.map(\.outcome) == ["delivered"])
+        #expect(log.map(\.outcome) == [.delivered])
         #expect(log.map(\.counted) == [true])
         #expect(log.first?.appID == "io.app")
     }
@@ -162,7 +162,7 @@ import Testing
         #expect(rig.base.provider.deliveries.map(\.kind) == [.notification, .rateLimitNotice])
         #expect(rig.observed.count == 1, "only the accepted notification is observed")
         let log = try await rig.base.logged(Self.token)
-        #expect(Set(log.map(\.kind)) == ["notification", "rate_limit_notice"])
+        #expect(Set(log.map(\.kind)) == [.notification, .rateLimitNotice])
         #expect(log.count == 2)
         #expect(try await rig.base.rateLimits(Self.token, appID: "io.app", policy: rig.policy).attempts == 3)
     }
@@ -183,7 +183,7 @@ import Testing
         #expect(limits.successful == 0)
         #expect(rig.base.provider.callCount == 1)
         #expect(rig.observed.isEmpty)
-        #expect(try await rig.base.logged(Self.token).map(\.outcome) == ["invalid_token"])
+        #expect(try await rig.base.logged(Self.token).map(\.outcome) == [.invalidToken])
     }
 
     @Test func aProvidersRefusalIsFailedAndCounted() async throws {
@@ -194,7 +194,7 @@ import Testing
         }
         #expect(limits.errors == 1)
         #expect(rig.observed.isEmpty)
-        #expect(try await rig.base.logged(Self.token).map(\.outcome) == ["payload_too_large"])
+        #expect(try await rig.base.logged(Self.token).map(\.outcome) == [.payloadTooLarge])
     }
 
     @Test func aProviderWithItsCircuitOpenIsFailedBeforeTheQuotaIsTouched() async throws {

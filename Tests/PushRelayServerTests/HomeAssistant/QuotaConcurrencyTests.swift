@@ -44,8 +44,8 @@ import Testing
             #expect(check.int("rateLimits", "successful") == 50)
             #expect(check.int("rateLimits", "errors") == 0)
             let log = try await s.storage.deliveries.recentDeliveries(pushToken: "race:token", limit: 1000)
-            #expect(log.filter { $0.kind == "notification" && $0.outcome == "delivered" }.count == 50)
-            #expect(log.filter { $0.kind == "rate_limit_notice" }.count == 1)
+            #expect(log.filter { $0.kind == .notification && $0.outcome == .delivered }.count == 50)
+            #expect(log.filter { $0.kind == .rateLimitNotice }.count == 1)
             // Group commit: the racing writes shared transactions.
             let stats = s.database.commitStats
             #expect(stats.transactions < stats.writes, "\(stats)")

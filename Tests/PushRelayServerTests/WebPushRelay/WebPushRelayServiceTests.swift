@@ -60,7 +60,7 @@ import Testing
         // No daily limit: nothing counted, the delivery logged.
         #expect(try await rig.base.rateLimits(Self.apnsToken, appID: WebPushRelayService.ledgerAppID).attempts == 0)
         let log = try await rig.base.logged(Self.apnsToken)
-        #expect(log.map(\.kind) == ["webpush_relay"])
+        #expect(log.map(\.kind) == [.webPushRelay])
         #expect(log.map(\.counted) == [false])
     }
 
@@ -120,7 +120,7 @@ import Testing
         #expect(rig.base.provider.callCount == 2, "a relayed token gets no rate-limit notice")
         let limits = try await rig.base.rateLimits("fcm-token", appID: WebPushRelayService.ledgerAppID, policy: QuotaPolicy(dailyLimit: 2))
         #expect(limits.successful == 2 && limits.attempts == 3)
-        #expect(try await rig.base.logged("fcm-token").allSatisfy { $0.counted && $0.outcome == "delivered" })
+        #expect(try await rig.base.logged("fcm-token").allSatisfy { $0.counted && $0.outcome == .delivered })
     }
 
     @Test func anInvalidTokenFailsAndWithADailyLimitIsThenAnsweredDead() async throws {
@@ -133,7 +133,7 @@ import Testing
             await rig.service.relay(Self.production, headers: headers, body: Self.body) == .deadToken(provider: "scripted", reason: "Unregistered")
         )
         #expect(rig.base.provider.callCount == 1)
-        #expect(try await rig.base.logged(Self.apnsToken).map(\.outcome) == ["invalid_token"])
+        #expect(try await rig.base.logged(Self.apnsToken).map(\.outcome) == [.invalidToken])
     }
 
     @Test func withoutADailyLimitTheDeadTokenMemoryIsNotRead() async throws {

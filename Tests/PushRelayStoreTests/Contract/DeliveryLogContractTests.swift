@@ -21,7 +21,7 @@ import Testing
             at: at,
             pushToken: token,
             appID: "io.app",
-            platform: "android",
+            platform: .homeAssistant(.android),
             provider: provider,
             kind: kind,
             counted: counted,
@@ -38,7 +38,7 @@ import Testing
                 at: at,
                 pushToken: "tok-a",
                 appID: "io.app",
-                platform: "ios",
+                platform: .homeAssistant(.ios),
                 provider: "apns",
                 kind: .rateLimitNotice,
                 counted: true,
@@ -62,21 +62,21 @@ import Testing
         )
         // No flush: a read sees every write answered before it.
         let a = try #require(try await storage.deliveries.recentDeliveries(pushToken: "tok-a").first)
-        #expect(a.at == ISO8601UTC.string(at))
-        #expect(a.day == "2026-11-21")
+        #expect(ISO8601UTC.string(a.at) == ISO8601UTC.string(at))
+        #expect(a.day.description == "2026-11-21")
         #expect(a.pushToken == "tok-a")
         #expect(a.appID == "io.app")
-        #expect(a.platform == "ios")
+        #expect(a.platform == .homeAssistant(.ios))
         #expect(a.provider == "apns")
-        #expect(a.kind == "rate_limit_notice")
+        #expect(a.kind == .rateLimitNotice)
         #expect(a.counted)
-        #expect(a.outcome == "payload_too_large")
+        #expect(a.outcome == .payloadTooLarge)
         #expect(a.messageID == "msg-1")
         #expect(a.errorMessage == "too big")
         #expect(a.payload == #"{"aps":{}}"#)
         let b = try #require(try await storage.deliveries.recentDeliveries(pushToken: "tok-b").first)
         #expect(b.appID == nil && b.platform == nil && b.messageID == nil && b.errorMessage == nil && b.payload == nil)
-        #expect(b.kind == "call_invite" && !b.counted && b.outcome == "delivered")
+        #expect(b.kind == .callInvite && !b.counted && b.outcome == .delivered)
         await close()
     }
 
@@ -160,9 +160,9 @@ import Testing
         #expect(summary.complete)
         #expect(
             summary.counts == [
-                .init(hour: 9, provider: "fcm", kind: "notification", counted: true, outcome: "delivered"): 2,
-                .init(hour: 9, provider: "fcm", kind: "notification", counted: true, outcome: "invalid_token"): 1,
-                .init(hour: 17, provider: "apns", kind: "webpush_relay", counted: false, outcome: "delivered"): 1,
+                .init(hour: 9, provider: "fcm", kind: .notification, counted: true, outcome: .delivered): 2,
+                .init(hour: 9, provider: "fcm", kind: .notification, counted: true, outcome: .invalidToken): 1,
+                .init(hour: 17, provider: "apns", kind: .webPushRelay, counted: false, outcome: .delivered): 1,
             ]
         )
         // A scan that stops before it reaches the day's start says it is partial.

@@ -112,7 +112,7 @@ import Testing
             )
         )
         let row = try #require(try await storage.deliveries.recentDeliveries(pushToken: "x").first)
-        #expect(row.kind == "rate_limit_notice" && row.payload == "{\"a\":1}" && !row.counted)
+        #expect(row.kind == .rateLimitNotice && row.payload == "{\"a\":1}" && !row.counted)
         await close()
     }
 }

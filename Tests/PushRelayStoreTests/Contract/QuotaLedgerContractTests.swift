@@ -49,7 +49,7 @@ import Testing
             at: day.start,
             pushToken: "x",
             appID: "a",
-            platform: "android",
+            platform: .homeAssistant(.android),
             provider: "p",
             kind: .notification,
             counted: true,
@@ -59,7 +59,7 @@ import Testing
         #expect(try await storage.quota.complete(r, record: record) == UsageCounters(attempts: 1, successful: 0, errors: 1))
         #expect(try await storage.quota.reserve(pushToken: "x", appID: "a", day: day, policy: policy, now: day.start).decision.allowed)
         let logged = try await storage.deliveries.recentDeliveries(pushToken: "x")
-        #expect(logged.map(\.outcome) == ["transient"])
+        #expect(logged.map(\.outcome) == [.transient])
         await close()
     }
 
@@ -73,7 +73,7 @@ import Testing
             at: day.start,
             pushToken: "d",
             appID: nil,
-            platform: "android",
+            platform: .homeAssistant(.android),
             provider: "fcm",
             kind: .notification,
             counted: true,
@@ -138,7 +138,7 @@ import Testing
                         at: day.start.addingTimeInterval(Double(i)),
                         pushToken: "many-\(i % 3)",
                         appID: i % 2 == 0 ? "io.app" : nil,
-                        platform: i % 2 == 0 ? "android" : nil,
+                        platform: i % 2 == 0 ? .homeAssistant(.android) : nil,
                         provider: "fcm",
                         kind: .notification,
                         counted: i % 5 != 0,
@@ -160,7 +160,10 @@ import Testing
         #expect(seven.payload == "{\"it's\":\"é\\n\"}")
         #expect(seven.appID == nil && seven.platform == nil && seven.counted)
         let ten = try #require(rows.first { $0.messageID == "m-10" })
-        #expect(ten.appID == "io.app" && ten.platform == "android" && !ten.counted && ten.day == "2026-11-21" && ten.pushToken == "many-1")
+        #expect(
+            ten.appID == "io.app" && ten.platform == .homeAssistant(.android) && !ten.counted && ten.day.description == "2026-11-21"
+                && ten.pushToken == "many-1"
+        )
         await close()
     }
 

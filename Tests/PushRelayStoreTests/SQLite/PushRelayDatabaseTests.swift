@@ -86,7 +86,7 @@ import Testing
             at: day.start,
             pushToken: "x",
             appID: "a",
-            platform: "android",
+            platform: .homeAssistant(.android),
             provider: "p",
             kind: .notification,
             counted: true,
