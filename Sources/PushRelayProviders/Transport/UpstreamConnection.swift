@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 
 /// The handler of one upstream connection, as its `UpstreamConnection` uses it: start a request.
 protocol UpstreamExchangeHandler: AnyObject, SendableMetatype {
@@ -40,6 +41,46 @@ final class UpstreamConnection<Handler: UpstreamExchangeHandler>: Sendable {
     func close() {
         usable.value.store(false, ordering: .relaxed)
         channel.close(promise: nil)
+    }
+}
+
+extension UpstreamConnection {
+    /// Opens a channel to `origin` on `eventLoop` (to `addresses` one after another when there are any, else wherever
+    /// the host resolves to) and completes with the connection `prepare` builds in its pipeline.
+    ///
+    /// `prepare` runs in each channel's initializer with that channel's own `UsableFlag` (a failed attempt at an earlier
+    /// address leaves the next one untouched) and the promise it completes once the connection is ready. The promise
+    /// fails after `timeout` (`UpstreamConnectError.timedOut`), when the connect fails, or when the channel closes
+    /// first; a channel whose promise failed is closed.
+    static func open(
+        to origin: UpstreamOrigin,
+        at addresses: [SocketAddress],
+        eventLoop: any EventLoop,
+        timeout: TimeAmount,
+        prepare: @escaping @Sendable (any Channel, UsableFlag, EventLoopPromise<UpstreamConnection>) throws -> Void
+    ) -> EventLoopFuture<UpstreamConnection> {
+        let ready = eventLoop.makePromise(of: UpstreamConnection.self)
+        let bootstrap: @Sendable () -> ClientBootstrap = {
+            ClientBootstrap(group: eventLoop)
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try prepare(channel, UsableFlag(), ready) }
+                }
+        }
+        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
+        UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
+            switch result {
+            case .success(let channel):
+                // A handshake that fails or is cut closes the channel before the connection was ready.
+                channel.closeFuture.whenComplete { _ in ready.fail(UpstreamStreamFailure.connectionClosed) }
+                ready.futureResult.whenFailure { _ in channel.close(promise: nil) }
+            case .failure(let error):
+                ready.fail(error)
+            }
+        }
+        ready.futureResult.whenComplete { _ in timer.cancel() }
+        return ready.futureResult
     }
 }
 

@@ -74,6 +74,10 @@ struct UpstreamOrigin: Hashable, Sendable {
         return attempt.flatMapError { _ in connect(bootstrap, to: origin, at: Array(addresses.dropFirst())) }
     }
 
+    /// The name to send as TLS SNI: the host, unless it is an IP address (SNI carries names only; for an address NIOSSL
+    /// checks the certificate against the peer's address).
+    var serverName: String? { (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil }
+
     /// `scheme://authority`, for messages (never a path: APNs paths carry device tokens).
     var description: String { (secure ? "https://" : "http://") + authority }
 }

@@ -25,47 +25,21 @@ extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
         timeout: TimeAmount,
         idleTimeout: TimeAmount
     ) -> EventLoopFuture<UpstreamHTTP1Connection> {
-        let ready = eventLoop.makePromise(of: UpstreamHTTP1Connection.self)
-        let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
-        let bootstrap: @Sendable () -> ClientBootstrap = {
-            ClientBootstrap(group: eventLoop)
-                .connectTimeout(timeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        // One per channel: a failed attempt at an earlier address leaves the next one untouched.
-                        let usable = UsableFlag()
-                        let sync = channel.pipeline.syncOperations
-                        let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) {
-                            usable.value.store(false, ordering: .relaxed)
-                        }
-                        let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
-                        let secure = origin.secure && tls != nil
-                        if secure, let tls {
-                            try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                        }
-                        try sync.addHandler(ConnectFailureHandler(ready: ready))
-                        // Ready once connected, and for TLS once the handshake is done: a channel whose connect fails
-                        // (the next address is tried then) never reports ready.
-                        try sync.addHandler(ConnectionReadyHandler(afterHandshake: secure) { ready.succeed(connection) })
-                        try sync.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
-                        try sync.addHandler(handler)
-                    }
-                }
-        }
-        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
-        UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
-            switch result {
-            case .success(let channel):
-                // A handshake that fails or is cut closes the channel before it completed.
-                channel.closeFuture.whenComplete { _ in ready.fail(UpstreamStreamFailure.connectionClosed) }
-                ready.futureResult.whenFailure { _ in channel.close(promise: nil) }
-            case .failure(let error):
-                ready.fail(error)
+        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout) { channel, usable, ready in
+            let sync = channel.pipeline.syncOperations
+            let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) { usable.value.store(false, ordering: .relaxed) }
+            let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
+            let secure = origin.secure && tls != nil
+            if secure, let tls {
+                try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.serverName))
             }
+            try sync.addHandler(ConnectFailureHandler(ready: ready))
+            // Ready once connected, and for TLS once the handshake is done: a channel whose connect fails (the next
+            // address is tried then) never reports ready.
+            try sync.addHandler(ConnectionReadyHandler(afterHandshake: secure) { ready.succeed(connection) })
+            try sync.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
+            try sync.addHandler(handler)
         }
-        ready.futureResult.whenComplete { _ in timer.cancel() }
-        return ready.futureResult
     }
 }
 

@@ -23,53 +23,26 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
         timeout: TimeAmount,
         idleTimeout: TimeAmount
     ) -> EventLoopFuture<UpstreamHTTP2Connection> {
-        let ready = eventLoop.makePromise(of: UpstreamHTTP2Connection.self)
-        // SNI carries names only; for an IP address NIOSSL checks the certificate against the peer's address.
-        let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
-        let bootstrap: @Sendable () -> ClientBootstrap = {
-            ClientBootstrap(group: eventLoop)
-                .connectTimeout(timeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        // One per channel: a failed attempt at an earlier address leaves the next one untouched.
-                        let usable = UsableFlag()
+        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout) { channel, usable, ready in
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.serverName))
+            // A failed handshake (an untrusted certificate, say) fails the connection with its own error.
+            try sync.addHandler(ConnectFailureHandler(ready: ready))
+            try sync.addHandler(
+                ApplicationProtocolNegotiationHandler { result, channel in
+                    guard case .negotiated("h2") = result else {
+                        ready.fail(UpstreamConnectError.http2NotOffered)
+                        return channel.close()
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
+                        let handler = UpstreamHTTP2Handler(idleTimeout: idleTimeout) { usable.value.store(false, ordering: .relaxed) }
                         let sync = channel.pipeline.syncOperations
-                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                        // A failed handshake (an untrusted certificate, say) fails the connection with its own error.
-                        try sync.addHandler(ConnectFailureHandler(ready: ready))
-                        try sync.addHandler(
-                            ApplicationProtocolNegotiationHandler { result, channel in
-                                guard case .negotiated("h2") = result else {
-                                    ready.fail(UpstreamConnectError.http2NotOffered)
-                                    return channel.close()
-                                }
-                                return channel.eventLoop.makeCompletedFuture {
-                                    let handler = UpstreamHTTP2Handler(idleTimeout: idleTimeout) {
-                                        usable.value.store(false, ordering: .relaxed)
-                                    }
-                                    let sync = channel.pipeline.syncOperations
-                                    try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: UpstreamHTTP2Handler.settings))
-                                    try sync.addHandler(handler)
-                                    ready.succeed(UpstreamHTTP2Connection(channel: channel, handler: handler, usable: usable))
-                                }
-                            }
-                        )
+                        try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: UpstreamHTTP2Handler.settings))
+                        try sync.addHandler(handler)
+                        ready.succeed(UpstreamHTTP2Connection(channel: channel, handler: handler, usable: usable))
                     }
                 }
+            )
         }
-        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
-        UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
-            switch result {
-            case .success(let channel):
-                // A handshake that fails or is cut closes the channel before ALPN answered.
-                channel.closeFuture.whenComplete { _ in ready.fail(UpstreamStreamFailure.connectionClosed) }
-                ready.futureResult.whenFailure { _ in channel.close(promise: nil) }
-            case .failure(let error):
-                ready.fail(error)
-            }
-        }
-        ready.futureResult.whenComplete { _ in timer.cancel() }
-        return ready.futureResult
     }
 }
