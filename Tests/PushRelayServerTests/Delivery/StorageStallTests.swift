@@ -5,7 +5,6 @@ import PushRelayProviders
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport
-import Synchronization
 import Testing
 
 @testable import PushRelayServer
@@ -14,65 +13,6 @@ import Testing
 /// provider's: answered `.storageBusy` without calling the provider, counted in `/metrics`, kept from the circuit
 /// breaker, and the late reservation holds no slot.
 @Suite struct StorageStallTests {
-    /// A real SQLite ledger whose reservations wait until the test lets them through.
-    final class StalledLedger: QuotaLedger {
-        let base: any QuotaLedger
-        let held = Atomic<Int>(0)
-        private let gate = Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-        init(_ base: any QuotaLedger) { self.base = base }
-
-        func open() {
-            let waiting = gate.withLock { g in
-                g.open = true
-                defer { g.waiting = [] }
-                return g.waiting
-            }
-            for c in waiting { c.resume() }
-        }
-
-        func reserveUnlessDead(
-            pushToken: String,
-            appID: String?,
-            webhookID: String?,
-            day: UTCDay,
-            policy: QuotaPolicy,
-            now: Date,
-            checkDead: Bool
-        ) async throws -> ReserveResult {
-            await withCheckedContinuation { c in
-                let go = gate.withLock { g in
-                    if g.open { return true }
-                    g.waiting.append(c)
-                    return false
-                }
-                held.add(1, ordering: .sequentiallyConsistent)
-                if go { c.resume() }
-            }
-            return try await base.reserveUnlessDead(
-                pushToken: pushToken,
-                appID: appID,
-                webhookID: webhookID,
-                day: day,
-                policy: policy,
-                now: now,
-                checkDead: checkDead
-            )
-        }
-
-        func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {
-            try await base.complete(reservation, record: record, markDead: markDead)
-        }
-
-        func recordDelivered(_ record: DeliveryRecord, day: UTCDay, onError: @escaping @Sendable (any Error) -> Void) {
-            base.recordDelivered(record, day: day, onError: onError)
-        }
-
-        func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
-            try await base.rateLimits(pushToken: pushToken, appID: appID, day: day, policy: policy)
-        }
-    }
-
     @Test func theStorageGetsWhatTheProvidersHalfLeaves() {
         let deadline = Duration.milliseconds(8_000)
         #expect(Dispatcher.storageBudget(remaining: deadline, deadline: deadline) == .milliseconds(4_000))
@@ -85,7 +25,10 @@ import Testing
         let database = try PushRelayDatabase(path: TestServer.tempPath())
         try database.migrate()
         let storage = Storage.sqlite(database)
-        let ledger = StalledLedger(storage.quota)
+        // A real SQLite ledger whose calls wait until the test lets them through.
+        let faults = StorageFaults()
+        faults.mode = .hold
+        let ledger = FaultyQuotaLedger(storage.quota, faults: faults)
         let clock = ManualClock()
         let metrics = PushRelayMetrics(probes: [])
         let provider = ScriptedProvider(name: "scripted", [.deliver])
@@ -116,7 +59,7 @@ import Testing
             for _ in 0..<stalled { group.addTask { await dispatcher.dispatch(dispatch) } }
             // Every dispatch is inside the ledger, its storage timer scheduled: half the deadline passes.
             try await eventually("every dispatch is held by the ledger, its storage timer scheduled") {
-                ledger.held.load(ordering: .sequentiallyConsistent) >= stalled && clock.scheduledCount >= stalled
+                faults.heldCount >= stalled && clock.scheduledCount >= stalled
             }
             clock.advance(by: 4.0)
             var outcomes: [DispatchOutcome] = []
@@ -129,7 +72,8 @@ import Testing
 
         // The storage comes back: the late reservations commit and are turned into errors, holding no slot, and the
         // provider's circuit is closed: the next notification is delivered.
-        ledger.open()
+        faults.mode = .pass
+        faults.release()
         let today = UTCDay(clock.now())
         let limit = QuotaPolicy(dailyLimit: 5)
         try await eventually("the late reservations are turned into errors") {

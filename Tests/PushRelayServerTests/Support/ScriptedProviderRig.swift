@@ -123,6 +123,9 @@ final class StorageFaults: Sendable {
         }
     }
 
+    /// Storage calls held now.
+    var heldCount: Int { state.withLock { $0.held.count } }
+
     /// Returns once a storage call is held.
     func waitUntilHeld() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
