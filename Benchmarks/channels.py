@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Websocket channel benchmark: hold N subscribed channels against a running PushRelay, then measure local delivery
+"""Push channel benchmark: hold N subscribed channels against a running PushRelay, then measure local delivery
 latency (Home Assistant POST sent -> event received on the device's channel) and the server's RSS.
 
 Usage: channels.py --port PORT --pid SERVER_PID [--channels 10000] [--messages 2000] [--concurrency 1,4,16] [--max-rate N]

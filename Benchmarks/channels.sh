@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Websocket channel benchmark (issue 4): release build, 10,000 subscribed channels on loopback, server RSS and
+# Push channel benchmark (issue 4): release build, 10,000 subscribed channels on loopback, server RSS and
 # local delivery latency (HA POST -> event received) p50/p99.
 # Usage: Benchmarks/channels.sh   (env: BENCH_CHANNELS=10000 BENCH_MESSAGES=2000 BENCH_PORT=18191 BENCH_POSTERS=1,4,16
 #                                   BENCH_MAX_RATE=0, a cap on notifications per second over all posters)

@@ -5,7 +5,7 @@
 -- Each thread builds BENCH_POOL (default 4,096) requests (random tokens out of BENCH_TOKENS) before the run and sends
 -- them in turn, so the load generator spends about as little CPU per request as it does on GET /health: on a 2-core
 -- machine its CPU is the server's CPU. Each token has a webhook id of its own, as each device has in Home Assistant: PushRelay binds the
--- pair once (the websocket channel's credential check) and then only compares it.
+-- pair once (the push channel's credential check) and then only compares it.
 -- BENCH_FORWARDED_FOR: an X-Forwarded-For value for every request, as a proxy would add it; with a %d in it and
 -- BENCH_CLIENTS=N, the requests name N clients in turn (%d from 1 to N).
 local tokens = tonumber(os.getenv("BENCH_TOKENS") or "20000")

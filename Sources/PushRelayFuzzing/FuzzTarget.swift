@@ -14,7 +14,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// An aes128gcm WebPush body (RFC 8188 header, records) opened with a fixed receiver key.
     case webPushBody = "webpush-body"
     /// A message from a websocket push-channel client.
-    case localPushMessage = "localpush-message"
+    case pushChannelMessage = "channel-message"
     /// A websocket push-channel client's byte stream: frames, fragments, control frames, then its messages.
     case webSocketFrames = "websocket-frames"
     /// The YAML configuration: the YAML tree and the validated configuration.
@@ -29,7 +29,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matrixNotify: MatrixNotifyFuzzing.run(bytes)
         case .webPushRelay: WebPushRelayFuzzing.run(bytes)
         case .webPushBody: WebPushBodyFuzzing.run(bytes)
-        case .localPushMessage: LocalPushMessageFuzzing.run(bytes)
+        case .pushChannelMessage: PushChannelMessageFuzzing.run(bytes)
         case .webSocketFrames: WebSocketFramesFuzzing.run(bytes)
         case .yamlConfig: YAMLConfigFuzzing.run(bytes)
         case .jsonBody: JSONBodyFuzzing.run(bytes)

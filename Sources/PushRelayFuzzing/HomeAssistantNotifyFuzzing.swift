@@ -9,6 +9,6 @@ enum HomeAssistantNotifyFuzzing {
         JSONBodyFuzzing.roundTrip(android.fcmMessage)
         let ios = IOSTranslation.translate(notification, options: IOSTranslationOptions(now: Date(timeIntervalSince1970: 1_790_000_000)))
         if let apns = ios.apns { JSONBodyFuzzing.roundTrip(apns.payload) }
-        JSONBodyFuzzing.roundTrip(LocalPushWire.notificationEvent(notification, confirmID: "fuzz"))
+        JSONBodyFuzzing.roundTrip(PushChannelWire.notificationEvent(notification, confirmID: "fuzz"))
     }
 }

@@ -5,7 +5,7 @@ import PushRelayServer
 
 /// A byte stream from a websocket push-channel client, read as the server reads it after the upgrade: NIO's frame
 /// decoder and protocol-error handler, the channel's fragment aggregator, then what the socket handler makes of each
-/// message (`LocalPushInboundFrame`), with every text message parsed as a channel message. The stream arrives in two
+/// message (`PushChannelInboundFrame`), with every text message parsed as a channel message. The stream arrives in two
 /// reads split at a point the input chooses, so frames cut across reads are covered.
 ///
 /// Holds: no crash; every message that gets through is at most the frame limit; a text message is valid UTF-8 and
@@ -22,7 +22,7 @@ enum WebSocketFramesFuzzing {
                 WebSocketFrameEncoder(),
                 ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameBytes)),
                 WebSocketProtocolErrorHandler(),
-                LocalPushInboundFrame.frameAggregator(maxFrameBytes: maxFrameBytes),
+                PushChannelInboundFrame.frameAggregator(maxFrameBytes: maxFrameBytes),
             ])
         } catch {
             fatalError("could not build the websocket pipeline: \(error)")
@@ -47,9 +47,9 @@ enum WebSocketFramesFuzzing {
                 fatalError("a \(frame.unmaskedData.readableBytes)-byte message got past the \(maxFrameBytes)-byte limit")
             }
         }
-        switch LocalPushInboundFrame(frame) {
+        switch PushChannelInboundFrame(frame) {
         case .text(let text):
-            LocalPushMessageFuzzing.run(Array(text.utf8))
+            PushChannelMessageFuzzing.run(Array(text.utf8))
         case .invalidText:
             guard String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) == nil else {
                 fatalError("valid UTF-8 was called invalid")

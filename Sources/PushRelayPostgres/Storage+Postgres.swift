@@ -9,12 +9,12 @@ extension Storage {
             quota: PostgresQuotaLedger(engine: engine),
             deliveries: PostgresDeliveryLog(engine: engine),
             admin: PostgresQuotaAdministration(engine: engine),
-            localPush: PostgresLocalPushStore(engine: engine),
+            pushChannel: PostgresPushChannelStore(engine: engine),
             matrix: PostgresMatrixStore(engine: engine),
             devices: devices,
             apiKeys: devices,
             engine: engine,
-            routing: PostgresLocalPushRouting(engine: engine)
+            routing: PostgresPushChannelRouting(engine: engine)
         )
     }
 

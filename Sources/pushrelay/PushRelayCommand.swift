@@ -240,7 +240,7 @@ func parseDay(_ s: String?) throws -> UTCDay {
 struct ChannelToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "channel-token",
-        abstract: "Manage websocket channel tokens (credentials bound to one webhook id).",
+        abstract: "Manage push channel tokens (credentials bound to one webhook id).",
         subcommands: [Create.self, List.self, Revoke.self]
     )
 
@@ -253,7 +253,7 @@ struct ChannelToken: AsyncParsableCommand {
         func run() async throws {
             guard !webhookID.isEmpty else { throw ValidationError("--webhook-id must not be empty") }
             let storage = try await openStorage(try options.load())
-            let (token, id) = try await storage.localPush.createToken(webhookID: webhookID, label: label, now: Date())
+            let (token, id) = try await storage.pushChannel.createToken(webhookID: webhookID, label: label, now: Date())
             print("channel token \(id) for webhook id \(webhookID) (shown only now; store it in the app):")
             print(token)
             try await storage.engine.flushAndClose()
@@ -266,7 +266,7 @@ struct ChannelToken: AsyncParsableCommand {
 
         func run() async throws {
             let storage = try await openStorage(try options.load())
-            let tokens = try await storage.localPush.listTokens()
+            let tokens = try await storage.pushChannel.listTokens()
             if tokens.isEmpty { print("(no channel tokens)") }
             for t in tokens {
                 print(
@@ -287,7 +287,7 @@ struct ChannelToken: AsyncParsableCommand {
 
         func run() async throws {
             let storage = try await openStorage(try options.load())
-            let revoked = try await storage.localPush.revokeToken(id: id, now: Date())
+            let revoked = try await storage.pushChannel.revokeToken(id: id, now: Date())
             print(revoked ? "channel token \(id) revoked" : "no live channel token with id \(id)")
             try await storage.engine.flushAndClose()
             if !revoked { throw ExitCode(1) }

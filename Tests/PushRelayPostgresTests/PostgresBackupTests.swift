@@ -19,7 +19,7 @@ struct PostgresBackupTests {
         for _ in 0..<2 {
             _ = try await storage.quota.reserve(pushToken: "backup-token", appID: "io.app", day: day, policy: policy, now: day.start)
         }
-        let (channelToken, _) = try await storage.localPush.createToken(webhookID: "hook-backup", label: "phone", now: day.start)
+        let (channelToken, _) = try await storage.pushChannel.createToken(webhookID: "hook-backup", label: "phone", now: day.start)
 
         // The dump is taken while the storage is open (pg_dump reads one consistent snapshot).
         let dump = URL(fileURLWithPath: TempPath.make()).deletingLastPathComponent().appendingPathComponent("pushrelay.dump").path
@@ -49,7 +49,7 @@ struct PostgresBackupTests {
         #expect(third.decision.allowed && third.decision.counters.attempts == 3)
         let fourth = try await copy.quota.reserve(pushToken: "backup-token", appID: "io.app", day: day, policy: policy, now: day.start)
         #expect(!fourth.decision.allowed, "the restored copy keeps the day's count")
-        #expect(try await copy.localPush.webhookID(forChannelToken: channelToken) == "hook-backup", "channel tokens come back too")
+        #expect(try await copy.pushChannel.webhookID(forChannelToken: channelToken) == "hook-backup", "channel tokens come back too")
         try await copy.engine.flushAndClose()
         try? await original.drop()
         try? await restored.drop()

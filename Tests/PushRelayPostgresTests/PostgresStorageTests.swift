@@ -153,7 +153,7 @@ struct PostgresStorageTests {
         // and leave the message behind for ever.
         let removed = try await withThrowingTaskGroup(of: Bool.self) { group in
             for i in 0..<50 {
-                let m = LocalPushMessage(
+                let m = PushChannelMessage(
                     id: "m\(i)",
                     webhookID: "w",
                     pushToken: "t",
@@ -164,9 +164,9 @@ struct PostgresStorageTests {
                     createdAt: now,
                     expiresAt: now.addingTimeInterval(60)
                 )
-                let saved = storage.localPush.enqueueSave(m, count: .delivered)
+                let saved = storage.pushChannel.enqueueSave(m, count: .delivered)
                 group.addTask {
-                    let existed = try await storage.localPush.remove(id: m.id, count: nil, token: nil, now: now)
+                    let existed = try await storage.pushChannel.remove(id: m.id, count: nil, token: nil, now: now)
                     try await saved.value
                     return existed
                 }
@@ -174,8 +174,8 @@ struct PostgresStorageTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(removed.allSatisfy { $0 })
-        #expect(try await storage.localPush.all().isEmpty)
-        #expect(try await storage.localPush.localCounts(pushToken: "t", day: UTCDay(now)).delivered == 50)
+        #expect(try await storage.pushChannel.all().isEmpty)
+        #expect(try await storage.pushChannel.localCounts(pushToken: "t", day: UTCDay(now)).delivered == 50)
         try await storage.engine.flushAndClose()
     }
 
@@ -203,7 +203,7 @@ struct PostgresStorageTests {
                 fallback: true
             )
         }
-        let answers = try await withThrowingTaskGroup(of: (Int, LocalPushHolder?).self) { group in
+        let answers = try await withThrowingTaskGroup(of: (Int, PushChannelHolder?).self) { group in
             for i in 0..<60 {
                 group.addTask { (i, try await routingA.holder(webhookID: "w\(i % 30)", pushToken: "t\(i % 30)", staleAfter: .seconds(30))) }
             }
@@ -211,7 +211,7 @@ struct PostgresStorageTests {
         }
         for i in 0..<60 {
             let n = i % 30
-            let expected = n < 20 ? LocalPushHolder(instanceID: routingB.instanceID, supportConfirm: n.isMultiple(of: 2), fallback: true) : nil
+            let expected = n < 20 ? PushChannelHolder(instanceID: routingB.instanceID, supportConfirm: n.isMultiple(of: 2), fallback: true) : nil
             #expect(answers[i] == .some(expected), "lookup \(i)")
         }
         // B's own channels are not another instance's: B asks and finds none.

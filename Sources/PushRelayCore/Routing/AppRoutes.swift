@@ -14,7 +14,7 @@ public struct AppRoutes: Sendable {
         }
     }
 
-    /// The provider name of local-only apps: delivered over the websocket channel, queued while the device is offline.
+    /// The provider name of local-only apps: delivered over the push channel, queued while the device is offline.
     public static let localOnly = "none"
 
     public let routes: [Route]

@@ -55,8 +55,8 @@ struct AdminRoutes<Context: PeerAddressContext> {
     var deliveries: (any DeliveryLog)? = nil
     /// The Matrix retry queue; without it `/admin/v1/matrix/queue` is not registered.
     var matrix: (any MatrixStorage)? = nil
-    /// This instance's websocket channel figures.
-    var channelFigures: LocalPushFigures? = nil
+    /// This instance's push channel figures.
+    var channelFigures: PushChannelFigures? = nil
     /// `/metrics`' registry (with `metrics.enabled`): the stats' delivery latency.
     var metrics: PushRelayMetrics? = nil
     /// The setup checks of `GET /admin/v1/setup` (`SetupDoctor.running`); without them it is not registered.

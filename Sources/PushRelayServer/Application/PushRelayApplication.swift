@@ -79,13 +79,13 @@ public enum PushRelayApplication {
             quota: storage.quota,
             policy: config.quotaPolicy,
             sealer: PayloadSealer(routes: registry.routes, devices: storage.devices, logger: logger),
-            localOnly: LocalOnlyQueue(store: storage.localPush, settings: config.channel, clock: clock),
+            localOnly: LocalOnlyQueue(store: storage.pushChannel, settings: config.channel, clock: clock),
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs),
             clock: clock,
             logger: logger
         )
-        let hub = LocalPushHub(
-            store: storage.localPush,
+        let hub = PushChannelHub(
+            store: storage.pushChannel,
             settings: config.channel,
             fallback: cloud,
             routing: storage.routing,
@@ -94,22 +94,22 @@ public enum PushRelayApplication {
             clock: clock,
             logger: logger
         )
-        let service = HomeAssistantService(localPush: hub, cloud: cloud)
+        let service = HomeAssistantService(pushChannel: hub, cloud: cloud)
 
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
-        let channelEndpoint = LocalPushEndpoint(
+        let channelEndpoint = PushChannelEndpoint(
             hub: hub,
-            store: storage.localPush,
+            store: storage.pushChannel,
             settings: config.channel,
             limiter: limiter,
             timers: timers,
             clock: clock,
             logger: logger
         )
-        let sockets = LocalPushSockets(endpoint: channelEndpoint)
-        let channelFigures = LocalPushFigures(hub: hub, sockets: sockets)
+        let sockets = PushChannelSockets(endpoint: channelEndpoint)
+        let channelFigures = PushChannelFigures(hub: hub, sockets: sockets)
         metrics?.add(probes: channelFigures.probes)
 
         let router = Router(context: PushRelayRequestContext.self)
@@ -143,7 +143,7 @@ public enum PushRelayApplication {
             fcm: registry.running(config.calls.fcmProvider),
             dispatcher: dispatcher,
             channel: CallChannel(
-                localPush: hub,
+                pushChannel: hub,
                 confirmTimeout: .milliseconds(config.calls.channelConfirmTimeoutMs),
                 logger: logger
             ),
@@ -219,7 +219,7 @@ public enum PushRelayApplication {
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 // Shut down before the providers and the storage its work needs (services stop in reverse order).
                 work,
-                LocalPushService(hub: hub, sockets: sockets, timers: serviceTimers),
+                PushChannelService(hub: hub, sockets: sockets, timers: serviceTimers),
                 MatrixRetryService(
                     gateway: matrix,
                     timers: serviceTimers,
@@ -231,7 +231,7 @@ public enum PushRelayApplication {
         )
     }
 
-    /// The metrics with the storage engine's gauges; the websocket channel's are added once it is built.
+    /// The metrics with the storage engine's gauges; the push channel's are added once it is built.
     private static func makeMetrics(engine: any StorageEngine) -> PushRelayMetrics {
         var probes: [PushRelayMetrics.Probe] = []
         for (i, s) in engine.statistics().enumerated() {

@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// and the process never exits in the middle of a delivery.
 ///
 /// Work submitted after shutdown began is not run. Everything submitted here must be safe to lose at that point: a
-/// channel message is stored, and the next start settles it (`LocalPushHub.recover`); an unsubscribe is a courtesy.
+/// channel message is stored, and the next start settles it (`PushChannelHub.recover`); an unsubscribe is a courtesy.
 final class BackgroundWork: Service, Sendable {
     typealias Job = @Sendable () async -> Void
 

@@ -2,21 +2,21 @@ import Logging
 import PushRelayCore
 import PushRelayStore
 
-/// Rings a call on the device's websocket channel, as SignalWire does: no push while the device has a live channel
+/// Rings a call on the device's push channel, as SignalWire does: no push while the device has a live channel
 /// that confirms (`support_confirm`). The invite goes out as an event with `type: "call_invite"` and a
 /// `hass_confirm_id`; without a confirm in `calls.channel_confirm_timeout_ms` the caller sends the push after all.
 struct CallChannel: Sendable {
-    let localPush: any LocalPushPort
+    let pushChannel: any PushChannelPort
     let confirmTimeout: Duration
     let logger: Logger
 
     /// True when the device confirmed the invite on its channel in time.
     func ring(_ invite: CallInvite, device: CallDevice) async -> Bool {
         guard case .object(let event) = invite.payload else { return false }
-        if await localPush.deliverConfirmed(event, pushToken: device.pushToken, webhookID: device.webhookID, timeout: confirmTimeout) {
+        if await pushChannel.deliverConfirmed(event, pushToken: device.pushToken, webhookID: device.webhookID, timeout: confirmTimeout) {
             return true
         }
-        logger.info("call invite not confirmed on the websocket channel; sending the push", metadata: ["device": .string(device.id)])
+        logger.info("call invite not confirmed on the push channel; sending the push", metadata: ["device": .string(device.id)])
         return false
     }
 }

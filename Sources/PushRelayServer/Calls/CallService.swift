@@ -37,7 +37,7 @@ final class CallService: Sendable {
     let apns: String?
     let fcm: String?
     let dispatcher: Dispatcher
-    /// The websocket channels: a device with a live, confirming channel is rung there first.
+    /// The push channels: a device with a live, confirming channel is rung there first.
     let channel: CallChannel?
     /// Failed API keys count against the address, with every other failed credential check.
     let limiter: FailedAuthLimiter

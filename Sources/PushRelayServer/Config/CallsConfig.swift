@@ -5,7 +5,7 @@ public struct CallSettings: Sendable {
     public var apnsProvider: String?
     /// Provider instance (type fcm) for Android devices.
     public var fcmProvider: String?
-    /// How long a call invite sent over the device's websocket channel waits for its confirm before the push goes out.
+    /// How long a call invite sent over the device's push channel waits for its confirm before the push goes out.
     public var channelConfirmTimeoutMs = 3000
 
     public init() {}

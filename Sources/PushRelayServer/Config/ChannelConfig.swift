@@ -1,7 +1,7 @@
 import PushRelayCore
 
-/// `channel.*`: the websocket push channel.
-public struct LocalPushSettings: Sendable {
+/// `channel.*`: the push channel.
+public struct PushChannelSettings: Sendable {
     /// How long a confirmable message may stay unconfirmed before it goes to the cloud route.
     public var confirmTimeoutMs = 10_000
     /// How long a queued message waits for its device (`fallback: false` and local-only apps); then it is dropped.
@@ -31,7 +31,7 @@ extension PushRelayConfig {
     ]
 }
 
-extension LocalPushSettings {
+extension PushChannelSettings {
     /// Reads `channel.*` over the defaults.
     init(reading r: ConfigTreeReader) throws {
         self.init()

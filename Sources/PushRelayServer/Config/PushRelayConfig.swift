@@ -12,7 +12,7 @@ public struct PushRelayConfig: Sendable {
     public var storage = Storage()
     public var quota = Quota()
     public var delivery = Delivery()
-    public var channel = LocalPushSettings()
+    public var channel = PushChannelSettings()
     public var relay = WebPushRelaySettings()
     public var calls = CallSettings()
     /// Keys read under an older name (logged at start).
@@ -136,7 +136,7 @@ extension PushRelayConfig {
         storage = try Storage(reading: r)
         quota = try Quota(reading: r)
         delivery = try Delivery(reading: r, requestTimeoutMs: http.requestTimeoutMs)
-        channel = try LocalPushSettings(reading: r)
+        channel = try PushChannelSettings(reading: r)
         maxFailedAuthsPerMinute = try Self.maxFailedAuthsPerMinute(reading: r) ?? maxFailedAuthsPerMinute
         adminToken = try Self.adminToken(reading: r)
         metricsEnabled = try Self.metricsEnabled(reading: r) ?? metricsEnabled

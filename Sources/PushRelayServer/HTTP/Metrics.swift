@@ -4,7 +4,7 @@ import Prometheus
 import PushRelayCore
 
 /// Prometheus metrics for `GET /metrics` (with `metrics.enabled`): requests counted by route, method and status, their
-/// durations by route, deliveries by provider and outcome, and gauges read at each scrape (websocket channels, unconfirmed messages, group commits).
+/// durations by route, deliveries by provider and outcome, and gauges read at each scrape (push channels, unconfirmed messages, group commits).
 ///
 /// The registry is the application's own (swift-prometheus), not the process-wide `MetricsSystem`, so several servers
 /// in one process (the tests) keep separate figures.

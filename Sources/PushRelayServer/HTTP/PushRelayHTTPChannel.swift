@@ -10,13 +10,13 @@ import NIOWebSocket
 import PushRelayCore
 import Synchronization
 
-/// The server's connections: HTTP/1.1 for every route, and the websocket push channel at `/api/websocket` served by
+/// The server's connections: HTTP/1.1 for every route, and the push channel at `/api/websocket` served by
 /// event-driven NIO handlers.
 ///
 /// Why not HummingbirdWebSocket's handler: it keeps one Swift task (and child tasks) alive per websocket for the
 /// connection's whole life, and their task-allocator slabs stay held while the connection idles (the memory figures
 /// are in `Benchmarks/README.md`). Here the connection task ends once
-/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `LocalPushConnection`, and a message
+/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `PushChannelConnection`, and a message
 /// starts a short task only while it is being handled.
 struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     enum Upgrade: Sendable {
@@ -34,7 +34,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     static let path = "/api/websocket"
 
     let responder: HTTPChannelHandler.Responder
-    let sockets: LocalPushSockets
+    let sockets: PushChannelSockets
     /// Home Assistant's notify POSTs, answered in the pipeline (`NotifyFastPath`).
     let notify: NotifyFastPath.Endpoint?
     /// Time limits for slow clients (`SlowClientGuard`); nil: none.
@@ -48,7 +48,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     init(
         responder: @escaping HTTPChannelHandler.Responder,
-        sockets: LocalPushSockets,
+        sockets: PushChannelSockets,
         notify: NotifyFastPath.Endpoint? = nil,
         slowClients: SlowClientGuard.Settings? = nil,
         connections: ConnectionBudget? = nil,

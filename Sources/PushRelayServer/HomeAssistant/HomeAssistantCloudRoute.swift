@@ -81,7 +81,11 @@ struct HomeAssistantCloudRoute: Sendable {
     /// 201 for a notification delivered or queued locally: the event as `sentPayload`, the untouched cloud quota.
     func accepted(_ n: HANotification, messageID: String) async -> HomeAssistantOutcome {
         guard let limits = await rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID) else { return .storageUnavailable }
-        return .accepted(messageID: messageID, sentPayload: JSONWriter.bytes(LocalPushWire.notificationEvent(n, confirmID: nil)), rateLimits: limits)
+        return .accepted(
+            messageID: messageID,
+            sentPayload: JSONWriter.bytes(PushChannelWire.notificationEvent(n, confirmID: nil)),
+            rateLimits: limits
+        )
     }
 
     /// The token's quota today, read-only; nil when the quota database cannot be read.
@@ -119,7 +123,7 @@ extension Optional where Wrapped: Sendable {
 }
 
 /// An unconfirmed websocket message goes by its app's cloud route.
-extension HomeAssistantCloudRoute: LocalPushFallback {
+extension HomeAssistantCloudRoute: PushChannelFallback {
     func fallBack(_ n: HANotification, platform: HAPlatform) async -> String? {
         let outcome = await send(n, platform: platform)
         return outcome.isAccepted ? nil : outcome.summary

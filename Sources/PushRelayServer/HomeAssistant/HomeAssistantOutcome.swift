@@ -4,7 +4,7 @@ import PushRelayStore
 /// How one Home Assistant notification ended. The HTTP layer (`HomeAssistantAnswer`) turns it into the relay's wire
 /// answer: 201, 429, 410 and the other errors with their JSON bodies.
 enum HomeAssistantOutcome: Sendable {
-    /// Sent (by the cloud route or over a live websocket channel) or queued for the device. `sentPayload` is the
+    /// Sent (by the cloud route or over a live push channel) or queued for the device. `sentPayload` is the
     /// encoded JSON of what was sent.
     case accepted(messageID: String, sentPayload: [UInt8], rateLimits: RateLimits)
     /// The token's daily quota is spent; nothing was sent.

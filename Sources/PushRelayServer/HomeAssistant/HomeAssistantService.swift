@@ -1,26 +1,26 @@
 import PushRelayCore
 
-/// Home Assistant's notifications: over the device's live websocket channel when it has one (no quota used), else by
+/// Home Assistant's notifications: over the device's live push channel when it has one (no quota used), else by
 /// the app's cloud route. Returns domain outcomes; `HomeAssistantAnswer` renders them for HTTP.
 final class HomeAssistantService: Sendable {
-    let localPush: any LocalPushPort
+    let pushChannel: any PushChannelPort
     let cloud: HomeAssistantCloudRoute
 
-    init(localPush: any LocalPushPort, cloud: HomeAssistantCloudRoute) {
-        self.localPush = localPush
+    init(pushChannel: any PushChannelPort, cloud: HomeAssistantCloudRoute) {
+        self.pushChannel = pushChannel
         self.cloud = cloud
     }
 
     /// Handles one notification. An accepted one also binds its push token to its webhook id for the websocket
-    /// channel (`LocalPushBindingRegistry`): only Home Assistant's accepted posts move a binding.
+    /// channel (`PushChannelBindingRegistry`): only Home Assistant's accepted posts move a binding.
     func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         let outcome: HomeAssistantOutcome
-        if let id = await localPush.deliver(n, platform: platform) {
+        if let id = await pushChannel.deliver(n, platform: platform) {
             outcome = await cloud.accepted(n, messageID: "local:\(id)")
         } else {
             outcome = await cloud.send(n, platform: platform)
         }
-        if outcome.isAccepted { await localPush.observe(n) }
+        if outcome.isAccepted { await pushChannel.observe(n) }
         return outcome
     }
 

@@ -9,7 +9,7 @@ public struct CallDevice: Sendable, Equatable {
     public var pushToken: String
     public var voipToken: String?
     public var label: String?
-    /// The webhook id of the device's websocket channel, if it has one.
+    /// The webhook id of the device's push channel, if it has one.
     public var webhookID: String?
     /// The 32-byte AES-256-GCM key, shared with the app at registration.
     public var encryptionKey: [UInt8]

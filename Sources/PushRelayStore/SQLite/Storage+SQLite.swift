@@ -6,7 +6,7 @@ extension Storage {
             quota: SQLiteQuotaLedger(database: database),
             deliveries: SQLiteDeliveryLog(database: database),
             admin: SQLiteQuotaAdministration(database: database),
-            localPush: SQLiteLocalPushStore(database: database),
+            pushChannel: SQLitePushChannelStore(database: database),
             matrix: SQLiteMatrixStore(database: database),
             devices: devices,
             apiKeys: devices,

@@ -13,7 +13,7 @@ import Glibc
 #endif
 
 /// Two real `pushrelay serve` processes on one PostgreSQL database act as one service: an exact quota between them, a
-/// device's websocket channel on one instance reached by a post to the other (confirmed there, or settled once by the
+/// device's push channel on one instance reached by a post to the other (confirmed there, or settled once by the
 /// cloud), and a killed instance's devices falling back to the cloud within the confirm timeout.
 @Suite(.serialized) struct MultiInstanceTests {
     static let confirmTimeoutMs = 1500
@@ -110,7 +110,7 @@ import Glibc
     @Test func aDeviceOnOneInstanceGetsPostsMadeToTheOther() async throws {
         try await Self.withTwoInstances { pg, a, b in
             let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), migrate: false)
-            let (channelToken, _) = try await storage.localPush.createToken(webhookID: "hook-multi", label: nil, now: Date())
+            let (channelToken, _) = try await storage.pushChannel.createToken(webhookID: "hook-multi", label: nil, now: Date())
             try await storage.engine.flushAndClose()
             let token = "multi-device-token-0123456789"
             let device = try await WSTestClient.subscribed(port: a.port, token: channelToken, webhookID: "hook-multi")
@@ -142,7 +142,7 @@ import Glibc
     @Test func aKilledInstancesDevicesFallBackToTheCloud() async throws {
         try await Self.withTwoInstances { pg, a, b in
             let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), migrate: false)
-            let (channelToken, _) = try await storage.localPush.createToken(webhookID: "hook-dead", label: nil, now: Date())
+            let (channelToken, _) = try await storage.pushChannel.createToken(webhookID: "hook-dead", label: nil, now: Date())
             try await storage.engine.flushAndClose()
             let token = "multi-dead-token-0123456789"
             let device = try await WSTestClient.subscribed(port: a.port, token: channelToken, webhookID: "hook-dead")

@@ -156,7 +156,7 @@ struct CLI {
         #expect(await probe(port: port))
         // `serve` re-executed itself with glibc's allocator tuned (AllocatorTuning), keeping its process id.
         #expect(Self.environment(of: pid).contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=1024"), "\(Self.environment(of: pid))")
-        // A connected websocket channel does not hold the server open.
+        // A connected push channel does not hold the server open.
         let ws = try await WSTestClient.subscribed(port: port, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
         kill(pid, SIGTERM)
         let status = await ProcessSpawn.waitForExit(pid)

@@ -27,8 +27,8 @@ import Testing
         var device: CallDevice?
         var channelToken: String
         var channelTokenID: Int64
-        var binding: LocalPushBinding?
-        var pending: [LocalPushMessage]
+        var binding: PushChannelBinding?
+        var pending: [PushChannelMessage]
         var matrixQueued: [MatrixRetryItem]
         var deliveries: [LoggedDelivery]
     }
@@ -96,9 +96,9 @@ import Testing
         )
         try await storage.devices.addDevice(device, now: now)
 
-        let (channelToken, channelTokenID) = try await storage.localPush.createToken(webhookID: "hook-channel", label: "tablet", now: now)
-        _ = try await storage.localPush.bind(LocalPushBinding(pushToken: plain, webhookID: "hook-channel"), now: now)
-        let message = LocalPushMessage(
+        let (channelToken, channelTokenID) = try await storage.pushChannel.createToken(webhookID: "hook-channel", label: "tablet", now: now)
+        _ = try await storage.pushChannel.bind(PushChannelBinding(pushToken: plain, webhookID: "hook-channel"), now: now)
+        let message = PushChannelMessage(
             id: "confirm-1",
             webhookID: "hook-channel",
             pushToken: plain,
@@ -109,7 +109,7 @@ import Testing
             createdAt: now,
             expiresAt: now.addingTimeInterval(3600)
         )
-        try await storage.localPush.save(message)
+        try await storage.pushChannel.save(message)
 
         try await storage.matrix.enqueue(
             [(appID: "im.vector.app", pushkey: "matrix-pushkey-1", eventID: "$event1", notification: #"{"notification":{}}"#, lastError: "503")],
@@ -159,8 +159,8 @@ import Testing
             device: try await storage.devices.device(id: device.id, apiKeyID: apiKeyID),
             channelToken: channelToken,
             channelTokenID: channelTokenID,
-            binding: try await storage.localPush.binding(pushToken: plain),
-            pending: try await storage.localPush.pending(webhookID: "hook-channel", pushToken: nil),
+            binding: try await storage.pushChannel.binding(pushToken: plain),
+            pending: try await storage.pushChannel.pending(webhookID: "hook-channel", pushToken: nil),
             matrixQueued: try await storage.matrix.queued(),
             deliveries: try await storage.deliveries.recentDeliveries(pushToken: nil, limit: 100)
         )
@@ -205,7 +205,7 @@ import Testing
         #expect(copied.apiKeyID == sqlite.apiKeyID)
         #expect(copied.device == sqlite.device)
         #expect(try await storage.devices.encryptionKey(forPushToken: "apns-device-token-0004") == Array(0..<32))
-        #expect(try await storage.localPush.webhookID(forChannelToken: sqlite.channelToken) == "hook-channel")
+        #expect(try await storage.pushChannel.webhookID(forChannelToken: sqlite.channelToken) == "hook-channel")
         #expect(copied.binding == sqlite.binding)
         #expect(copied.pending == sqlite.pending)
         #expect(copied.matrixQueued == sqlite.matrixQueued)
@@ -246,7 +246,7 @@ import Testing
         // New rows get ids past the copied ones (the identity sequences were moved on).
         let (_, newKeyID) = try await storage.apiKeys.createAPIKey(label: "new", now: now)
         #expect(newKeyID > sqlite.apiKeyID)
-        let (_, newChannelID) = try await storage.localPush.createToken(webhookID: "hook-new", label: nil, now: now)
+        let (_, newChannelID) = try await storage.pushChannel.createToken(webhookID: "hook-new", label: nil, now: now)
         #expect(newChannelID > sqlite.channelTokenID)
         try await storage.matrix.enqueue(
             [(appID: "im.vector.app", pushkey: "matrix-pushkey-9", eventID: "$event9", notification: "{}", lastError: "503")],

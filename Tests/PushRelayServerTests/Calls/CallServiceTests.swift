@@ -8,10 +8,10 @@ import Testing
 
 /// `CallService` driven directly, without HTTP: API keys and devices on SQLite, call invites through the real
 /// dispatcher to a scripted provider (uncounted, the dead-token memory checked), or on the device's channel when a
-/// fake `LocalPushPort` confirms; each `CallError`, what reached the provider and the delivery log.
+/// fake `PushChannelPort` confirms; each `CallError`, what reached the provider and the delivery log.
 @Suite struct CallServiceTests {
-    /// The websocket channel as `CallChannel` sees it: confirms or not, and records what it was asked to ring.
-    final class FakeChannel: LocalPushPort {
+    /// The push channel as `CallChannel` sees it: confirms or not, and records what it was asked to ring.
+    final class FakeChannel: PushChannelPort {
         let confirms: Bool
         let rung = Locked<[(event: [String: JSONValue], pushToken: String, webhookID: String?)]>([])
 
@@ -55,7 +55,7 @@ import Testing
             apns: apns,
             fcm: fcm,
             dispatcher: base.dispatcher,
-            channel: channel.map { CallChannel(localPush: $0, confirmTimeout: .seconds(10), logger: base.logger) },
+            channel: channel.map { CallChannel(pushChannel: $0, confirmTimeout: .seconds(10), logger: base.logger) },
             limiter: FailedAuthLimiter(limit: failedAuthLimit),
             clock: base.clock,
             logger: base.logger

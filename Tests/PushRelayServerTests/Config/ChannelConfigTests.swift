@@ -2,7 +2,7 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `channel.*`: the websocket push channel.
+/// `channel.*`: the push channel.
 @Suite struct ChannelConfigTests {
     @Test func defaultsAndOverrides() throws {
         let d = try PushRelayConfig.load(file: nil, environment: [:]).channel

@@ -6,14 +6,14 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `HomeAssistantService` driven directly, without HTTP: over the device's channel first (a fake `LocalPushPort`),
+/// `HomeAssistantService` driven directly, without HTTP: over the device's channel first (a fake `PushChannelPort`),
 /// else by the app's cloud route through the real dispatcher to a scripted provider on SQLite; each
 /// `HomeAssistantOutcome`, what reached the provider and the ledger, and that only an accepted notification is
 /// observed (binds its token to its webhook id).
 @Suite struct HomeAssistantServiceTests {
-    /// The websocket channel as the service sees it: a message id when the device "has a channel", and what it was
+    /// The push channel as the service sees it: a message id when the device "has a channel", and what it was
     /// offered and told.
-    final class FakeLocalPush: LocalPushPort {
+    final class FakePushChannel: PushChannelPort {
         let channelMessageID: String?
         let offered = Locked<[HANotification]>([])
         let observed = Locked<[HANotification]>([])
@@ -37,7 +37,7 @@ import Testing
 
     struct Rig {
         let base: ScriptedProviderRig
-        let port: FakeLocalPush
+        let port: FakePushChannel
         let service: HomeAssistantService
         let policy: QuotaPolicy
 
@@ -63,13 +63,13 @@ import Testing
             quota: base.quota,
             policy: policy,
             sealer: PayloadSealer(routes: appRoutes, devices: base.storage.devices, logger: base.logger),
-            localOnly: LocalOnlyQueue(store: base.storage.localPush, settings: LocalPushSettings(), clock: base.clock),
+            localOnly: LocalOnlyQueue(store: base.storage.pushChannel, settings: PushChannelSettings(), clock: base.clock),
             iosOptions: IOSTranslationOptions(),
             clock: base.clock,
             logger: base.logger
         )
-        let port = FakeLocalPush(channelMessageID: channel)
-        return Rig(base: base, port: port, service: HomeAssistantService(localPush: port, cloud: cloud), policy: policy)
+        let port = FakePushChannel(channelMessageID: channel)
+        return Rig(base: base, port: port, service: HomeAssistantService(pushChannel: port, cloud: cloud), policy: policy)
     }
 
     static func notification(_ message: String = "Hi", appID: String = "io.app") -> HANotification {
@@ -86,7 +86,7 @@ import Testing
             return
         }
         #expect(id == "local:m-1")
-        #expect(sent == JSONWriter.bytes(LocalPushWire.notificationEvent(n, confirmID: nil)))
+        #expect(sent == JSONWriter.bytes(PushChannelWire.notificationEvent(n, confirmID: nil)))
         #expect(limits.attempts == 0)
         #expect(rig.offered == [n])
         #expect(rig.observed == [n])
@@ -120,7 +120,7 @@ import Testing
             Issue.record("expected the notification to be queued")
             return
         }
-        let queued = try await rig.base.storage.localPush.pending(webhookID: "hook-1", pushToken: Self.token)
+        let queued = try await rig.base.storage.pushChannel.pending(webhookID: "hook-1", pushToken: Self.token)
         #expect(queued.count == 1)
         #expect(id == "queued:\(queued.first?.id ?? "?")")
         #expect(limits.attempts == 0)

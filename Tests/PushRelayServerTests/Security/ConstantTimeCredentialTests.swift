@@ -51,7 +51,7 @@ import Testing
 
     @Test func channelTokensAndAPIKeysAreStoredAndLookedUpByDigestOnly() async throws {
         try await TestServer.with { s in
-            let (token, _) = try await SQLiteLocalPushStore(database: s.database).createToken(webhookID: "hook-ct", label: "x")
+            let (token, _) = try await SQLitePushChannelStore(database: s.database).createToken(webhookID: "hook-ct", label: "x")
             let key = try await SQLiteDeviceStore(database: s.database).createAPIKey(label: "ct").key
             let hex = { (v: String) in SHA256.hash(data: Data(v.utf8)).map { String(format: "%02x", $0) }.joined() }
             let stored = try await s.database.pool.read { db in
@@ -73,7 +73,7 @@ import Testing
 
     @Test func guessingChannelTokensIsLimitedAndABlockedAddressIsRefusedEvenTheRightOne() async throws {
         try await TestServer.with(yaml: "security:\n  max_failed_auths_per_minute: 3\n") { s in
-            let (token, _) = try await SQLiteLocalPushStore(database: s.database).createToken(webhookID: "hook-guess", label: nil)
+            let (token, _) = try await SQLitePushChannelStore(database: s.database).createToken(webhookID: "hook-guess", label: nil)
             var guess = Array(token)
             guess[guess.count - 1] = guess.last == "A" ? "B" : "A"
             for _ in 0..<3 {

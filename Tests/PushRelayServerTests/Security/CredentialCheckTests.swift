@@ -119,7 +119,7 @@ import Testing
     @Test func aChannelTokenChannelRingsOnlyForDevicesBoundToItsWebhook() async throws {
         try await withRelayFakes(configure: { $0.calls.channelConfirmTimeoutMs = 300 }) { s, env in
             let key = try await SQLiteDeviceStore(database: s.database).createAPIKey(label: "test").key
-            let (channelToken, _) = try await SQLiteLocalPushStore(database: s.database).createToken(webhookID: "victim-hook", label: "tablet")
+            let (channelToken, _) = try await SQLitePushChannelStore(database: s.database).createToken(webhookID: "victim-hook", label: "tablet")
             let tablet = WSTestClient.connect(port: s.port)
             _ = try await tablet.receive()
             tablet.send(["type": "auth", "access_token": .string(channelToken)])

@@ -88,7 +88,7 @@ import Testing
             )
             #expect(call.status / 100 == 2, "\(call.rawBody)")
             // A channel token over the websocket, and a wrong one.
-            let (channelToken, _) = try await SQLiteLocalPushStore(database: s.database).createToken(webhookID: "hook-logs", label: nil)
+            let (channelToken, _) = try await SQLitePushChannelStore(database: s.database).createToken(webhookID: "hook-logs", label: nil)
             for token in [channelToken, channelToken + "x"] {
                 let ws = WSTestClient.connect(port: s.port)
                 _ = try await ws.receive()

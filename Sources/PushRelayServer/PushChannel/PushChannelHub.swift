@@ -1,0 +1,245 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayStore
+
+/// The push channel's rules, put together from the parts that own them:
+/// - `PushChannelIndex`: which live channel serves which webhook id and push token;
+/// - `PushChannelConfirmations`: messages waiting for a confirm, and their cloud fallback;
+/// - `PushChannelInstances`: channels held by other instances on the same database (nil when alone);
+/// - `PushChannelConfirmedEvents`: events (call invites) sent on a channel, waiting for their confirm;
+/// - `PushChannelBindingRegistry`: which push token may subscribe to which webhook id.
+///
+/// Local first: a notification for a device with a live channel goes there; an unconfirmed one falls back to its
+/// cloud route after `channel.confirm_timeout_ms`. A replacement channel takes over the old one's unconfirmed
+/// messages; `fallback: false` keeps them queued for the device instead, and queued messages are replayed on subscribe.
+final class PushChannelHub: PushChannelPort {
+    let store: any PushChannelStorage
+    let settings: PushChannelSettings
+    let channels: PushChannelIndex
+    let confirmations: PushChannelConfirmations
+    let instances: PushChannelInstances?
+    let confirmedEvents: PushChannelConfirmedEvents
+    let bindings: PushChannelBindingRegistry
+    let timers: any TimerScheduling
+    let clock: any WallClock
+    let logger: Logger
+
+    init(
+        store: any PushChannelStorage,
+        settings: PushChannelSettings,
+        fallback: any PushChannelFallback,
+        routing: (any PushChannelRouting)?,
+        timers: any TimerScheduling,
+        work: BackgroundWork,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        let channels = PushChannelIndex(maxChannels: settings.maxChannels)
+        let confirmations = PushChannelConfirmations(
+            store: store,
+            settings: settings,
+            fallback: fallback,
+            sharedWithOtherInstances: routing != nil,
+            timers: timers,
+            work: work,
+            clock: clock,
+            logger: logger
+        )
+        self.channels = channels
+        self.confirmations = confirmations
+        self.instances = routing.map {
+            PushChannelInstances(
+                routing: $0,
+                store: store,
+                settings: settings,
+                channels: channels,
+                confirmations: confirmations,
+                timers: timers,
+                clock: clock,
+                logger: logger
+            )
+        }
+        self.confirmedEvents = PushChannelConfirmedEvents(timers: timers)
+        self.bindings = PushChannelBindingRegistry(store: store, clock: clock, logger: logger)
+        self.store = store
+        self.settings = settings
+        self.timers = timers
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Delivery from Home Assistant
+
+    /// Delivers over a live channel, here or on another instance. Returns the local message id, or nil (no channel,
+    /// or the channel's pending limit is reached): then the caller takes the cloud route.
+    func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
+        guard let sub = channels.subscription(for: n) else { return await instances?.deliver(n, platform: platform) }
+        let now = clock.now()
+        guard sub.supportConfirm else {
+            // Fire and forget; a failed socket write falls back to the cloud route.
+            confirmations.sendWithoutConfirm(n, platform: platform, on: sub)
+            store.count(.delivered, token: n.pushToken, now: now)
+            return RandomID.hex128()
+        }
+        guard confirmations.reserve(on: sub) else { return nil }
+        var message = PushChannelMessage(n, platform: platform, state: .unconfirmed, fallback: sub.fallback, now: now, settings: settings)
+        message.webhookID = sub.webhookID
+        // Queue the durable copy first (a confirm's delete is then ordered after it), send the event without
+        // waiting for the disk, and answer Home Assistant once the copy is committed.
+        let saved = store.enqueueSave(message, count: .delivered)
+        confirmations.send(message, n, on: sub, reserved: true)
+        do {
+            try await saved.value
+        } catch {
+            logger.error("could not store a channel message; it is tracked in memory only", metadata: ["error": .string("\(error)")])
+        }
+        return message.id
+    }
+
+    // MARK: Events that wait for a confirm
+
+    func deliverConfirmed(_ event: [String: JSONValue], pushToken: String, webhookID: String?, timeout: Duration) async -> Bool {
+        guard let sub = channels.subscription(pushToken: pushToken, webhookID: webhookID), sub.supportConfirm else { return false }
+        // A channel opened with a channel token serves a webhook id, not a token: send there only when Home Assistant
+        // has bound the push token to that webhook id (an API key holder cannot name someone else's).
+        if sub.pushToken == nil, await bindings.verdict(pushToken: pushToken, webhookID: sub.webhookID) != .bound { return false }
+        let confirmID = RandomID.hex128()
+        var event = event
+        event["hass_confirm_id"] = .string(confirmID)
+        let text = PushChannelWire.event(subscription: sub.id, .object(event))
+        return await confirmedEvents.deliver(text, id: confirmID, on: sub, timeout: timeout)
+    }
+
+    // MARK: Confirms
+
+    /// A client confirmed a call invite or a message, sent here or handed here by another instance. False when the
+    /// id is unknown, already timed out, or not this channel's.
+    func confirm(_ confirmID: String, webhookID: String, connection: PushChannelConnection) async -> Bool {
+        if confirmedEvents.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
+        if await confirmations.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
+        return await instances?.confirm(confirmID, webhookID: webhookID, connection: connection) ?? false
+    }
+
+    // MARK: Bindings
+
+    /// Home Assistant had `n` accepted: its push token and webhook id are a pair now. When that changed a binding,
+    /// every push-token channel that does not match the pair is closed (the old pair's, a provisional stranger's).
+    func observe(_ n: HANotification) async {
+        guard let webhookID = n.registrationInfo.webhookID, !webhookID.isEmpty else { return }
+        let binding = PushChannelBinding(pushToken: n.pushToken, webhookID: webhookID)
+        guard await bindings.observe(binding) != nil else { return }
+        await enforce(binding)
+    }
+
+    /// Closes the push-token channels that contradict `binding`. Their unconfirmed messages fall back (or stay
+    /// queued) as on any disconnect.
+    func enforce(_ binding: PushChannelBinding) async {
+        let ended = channels.removeConflicting(with: binding)
+        for sub in ended {
+            logger.info(
+                "closing a channel that Home Assistant's binding replaced",
+                metadata: [
+                    "channel": .string(PushChannelBinding(pushToken: sub.pushToken ?? "", webhookID: sub.webhookID).description),
+                    "binding": .string(binding.description),
+                ]
+            )
+            sub.connection.markClosed(.bindingReplaced)
+        }
+        await end(ended)
+    }
+
+    // MARK: Subscriptions
+
+    /// Registers a subscription, replacing any channel for the same webhook id (or push token): the old channel's
+    /// unconfirmed messages are re-sent here instead of going to the cloud. Then replays queued messages.
+    ///
+    /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
+    /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
+    /// enforcement may have run before the registration) removes it again.
+    func subscribe(
+        _ sub: PushChannelSubscription,
+        provisional: Bool = false,
+        stillAllowed: () async -> Bool = { true },
+        onRegistered: () -> Void
+    ) async throws(PushChannelIndex.SubscribeError) {
+        let old = try channels.register(sub, provisional: provisional)
+        let replaced = old.map(confirmations.end) ?? []
+        if provisional, !(await stillAllowed()) {
+            channels.remove(sub)
+            for message in replaced + confirmations.end(sub) { await confirmations.release(message) }
+            throw .notBound
+        }
+        onRegistered()
+        await instances?.claimPresence(sub)
+        if !replaced.isEmpty {
+            logger.info("channel replaced; re-sending its unconfirmed messages", metadata: ["count": .stringConvertible(replaced.count)])
+        }
+        await replay(to: sub)
+    }
+
+    /// Sends what is stored for this channel (queued, and unconfirmed ones no live channel holds).
+    private func replay(to sub: PushChannelSubscription) async {
+        let stored: [PushChannelMessage]
+        do {
+            stored = try await store.pending(webhookID: sub.webhookID, pushToken: sub.pushToken)
+        } catch {
+            logger.error("could not read queued channel messages", metadata: ["error": .string("\(error)")])
+            return
+        }
+        for var message in stored where !confirmations.isPending(message.id) {
+            guard let n = try? HANotification(body: message.notification), sub.accepts(n) || message.webhookID == sub.webhookID else { continue }
+            if sub.supportConfirm {
+                message.state = .unconfirmed
+                message.fallback = message.fallback && sub.fallback
+                try? await store.save(message)
+                confirmations.send(message, n, on: sub, reserved: false)
+            } else if sub.connection.send(sub.event(n, confirmID: nil)) {
+                try? await store.remove(id: message.id, count: .delivered, token: message.pushToken, now: clock.now())
+            }
+        }
+    }
+
+    /// Ends one subscription (`unsubscribe_events`). Returns false when the id is not a live subscription of this connection.
+    func unsubscribe(connection: PushChannelConnection, subscriptionID: Int64) async -> Bool {
+        guard let sub = channels.remove(connection: connection, subscriptionID: subscriptionID) else { return false }
+        await end([sub])
+        return true
+    }
+
+    /// The connection went away: every unconfirmed message of its channels falls back at once (or stays queued).
+    func disconnected(_ connection: PushChannelConnection) async {
+        await end(channels.removeAll(of: connection))
+    }
+
+    /// Channels that were removed: withdraw their presence and release their unconfirmed messages.
+    private func end(_ subs: [PushChannelSubscription]) async {
+        guard !subs.isEmpty else { return }
+        await instances?.releasePresence(subs.map(\.webhookID))
+        for sub in subs {
+            for message in confirmations.end(sub) { await confirmations.release(message) }
+        }
+    }
+
+    // MARK: Start
+
+    /// At start: unconfirmed messages from before the restart fall back (or become queued); expired ones are dropped.
+    /// With other instances on the database, only the messages of dead instances are settled.
+    func recover() async {
+        do {
+            let dropped = try await store.dropExpired(now: clock.now())
+            if dropped > 0 { logger.info("dropped \(dropped) queued channel messages past channel.offline_ttl") }
+            if let instances {
+                await instances.settleOrphans()
+                return
+            }
+            for m in try await store.all() where m.state == .unconfirmed {
+                await confirmations.release(m)
+            }
+        } catch  where error.isShutdownNoise {
+            logger.debug("channel recovery stopped by shutdown")
+        } catch {
+            logger.error("could not recover channel messages", metadata: ["error": .string("\(error)")])
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import PushRelayCore
+import PushRelayStore
+
+/// Channels held by other instances on the same database (PostgreSQL): presence, hand-offs of notifications to the
+/// instance that holds a device's channel, heartbeats, and settling the messages of instances that stopped.
+///
+/// A handed-off message is stored and owned by the instance that accepted it: its timer settles it (confirmed on
+/// the other instance, or to the cloud after `channel.confirm_timeout_ms`).
+final class PushChannelInstances: Sendable {
+    /// An instance whose heartbeat is older than this is dead to the others: nothing is routed to it and a live
+    /// instance settles its unconfirmed messages. Heartbeats go every `heartbeatInterval`.
+    static let instanceStaleAfter = Duration.seconds(3)
+    static let heartbeatInterval = Duration.seconds(1)
+
+    let routing: any PushChannelRouting
+    let store: any PushChannelStorage
+    let settings: PushChannelSettings
+    let channels: PushChannelIndex
+    let confirmations: PushChannelConfirmations
+    let timers: any TimerScheduling
+    let clock: any WallClock
+    let logger: Logger
+    /// Messages another instance handed here and that were sent on a confirming channel, with when to forget them.
+    private let remote = Locked<[String: (subscription: PushChannelSubscription, forgetAt: Date)]>([:])
+
+    init(
+        routing: any PushChannelRouting,
+        store: any PushChannelStorage,
+        settings: PushChannelSettings,
+        channels: PushChannelIndex,
+        confirmations: PushChannelConfirmations,
+        timers: any TimerScheduling,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.routing = routing
+        self.store = store
+        self.settings = settings
+        self.channels = channels
+        self.confirmations = confirmations
+        self.timers = timers
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Hands a notification to the instance that holds its device's channel, when another live instance does.
+    /// Returns the message id, or nil: then the caller takes the cloud route.
+    func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
+        let holder: PushChannelHolder?
+        do {
+            holder = try await routing.holder(webhookID: n.registrationInfo.webhookID, pushToken: n.pushToken, staleAfter: Self.instanceStaleAfter)
+        } catch {
+            logger.warning("could not look up which instance holds a channel", metadata: ["error": .string("\(error)")])
+            return nil
+        }
+        guard let holder else { return nil }
+        let message = PushChannelMessage(n, platform: platform, state: .unconfirmed, fallback: holder.fallback, now: clock.now(), settings: settings)
+        do {
+            try await store.save(message, count: .delivered)
+        } catch {
+            logger.warning("could not store a message for another instance's channel", metadata: ["error": .string("\(error)")])
+            return nil
+        }
+        timers.schedule(after: confirmations.confirmTimeout) { [confirmations] in
+            confirmations.work.submit { await confirmations.release(message) }
+        }
+        do {
+            try await routing.handOff(messageID: message.id, to: holder.instanceID)
+        } catch {
+            // The stored message is settled by the timer above: to the cloud, or queued.
+            logger.warning("could not hand a message to another instance", metadata: ["error": .string("\(error)")])
+        }
+        return message.id
+    }
+
+    /// A message another instance handed to this one: sent on the device's channel here, if it is still here.
+    func receiveHandOff(_ id: String) async {
+        let message: PushChannelMessage?
+        do {
+            message = try await routing.message(id: id)
+        } catch {
+            logger.warning("could not read a handed-off channel message", metadata: ["error": .string("\(error)")])
+            return
+        }
+        guard let message, message.state == .unconfirmed, let n = try? HANotification(body: message.notification) else { return }
+        guard let sub = channels.subscription(for: n) else { return }
+        if sub.supportConfirm {
+            let forgetAt = clock.now().addingTimeInterval(Double(settings.confirmTimeoutMs) / 1000 * 2)
+            remote.withLock { $0[id] = (sub, forgetAt) }
+            sub.connection.send(sub.event(n, confirmID: id))
+        } else if sub.connection.send(sub.event(n, confirmID: nil)) {
+            try? await store.remove(id: id)
+        }
+    }
+
+    /// A confirm for a message another instance handed here: true when this confirm removed it (before the other
+    /// instance's timeout did).
+    func confirm(_ confirmID: String, webhookID: String, connection: PushChannelConnection) async -> Bool {
+        let known = remote.withLock { r -> Bool in
+            guard let entry = r[confirmID], entry.subscription.webhookID == webhookID, entry.subscription.connection === connection else {
+                return false
+            }
+            r[confirmID] = nil
+            return true
+        }
+        guard known else { return false }
+        do {
+            return try await store.remove(id: confirmID)
+        } catch {
+            logger.error("could not delete a confirmed channel message", metadata: ["error": .string("\(error)")])
+            return false
+        }
+    }
+
+    /// Tells the other instances that this one holds `sub`'s channel.
+    func claimPresence(_ sub: PushChannelSubscription) async {
+        do {
+            try await routing.claimPresence(
+                webhookID: sub.webhookID,
+                pushToken: sub.pushToken,
+                supportConfirm: sub.supportConfirm,
+                fallback: sub.fallback
+            )
+        } catch {
+            logger.warning("could not record a channel's presence", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    /// Withdraws this instance's presence for webhook ids it no longer holds a channel for.
+    func releasePresence(_ webhookIDs: [String]) async {
+        for webhookID in webhookIDs where !channels.holds(webhookID: webhookID) {
+            do {
+                try await routing.releasePresence(webhookID: webhookID)
+            } catch {
+                logger.warning("could not withdraw a channel's presence", metadata: ["error": .string("\(error)")])
+            }
+        }
+    }
+
+    /// Settles the unconfirmed messages of dead instances (each once, across instances), and forgets what this
+    /// instance was told to wait for long ago.
+    func settleOrphans() async {
+        let now = clock.now()
+        remote.withLock { r in r = r.filter { $0.value.forgetAt > now } }
+        do {
+            let orphans = try await routing.orphanedMessages(staleAfter: Self.instanceStaleAfter, limit: 500)
+            if !orphans.isEmpty { logger.info("settling \(orphans.count) channel messages of instances that stopped") }
+            for m in orphans { await confirmations.release(m) }
+            try await routing.forgetDeadInstances(staleAfter: Self.instanceStaleAfter)
+        } catch  where error.isShutdownNoise {
+        } catch {
+            logger.warning("could not settle the channel messages of stopped instances", metadata: ["error": .string("\(error)")])
+        }
+    }
+
+    /// Keeps this instance's heartbeat, receives hand-offs and settles dead instances' messages, until cancelled.
+    /// Its intervals run on the injected timers.
+    func run() async {
+        try? await routing.heartbeat()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    do {
+                        try await self.routing.heartbeat()
+                    } catch  where error.isShutdownNoise {
+                        return
+                    } catch {
+                        self.logger.warning("instance heartbeat failed", metadata: ["error": .string("\(error)")])
+                    }
+                    try? await self.timers.sleep(for: Self.heartbeatInterval)
+                }
+            }
+            group.addTask {
+                for await id in self.routing.handOffs() { await self.receiveHandOff(id) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await self.timers.sleep(for: Self.instanceStaleAfter)
+                    if Task.isCancelled { return }
+                    await self.settleOrphans()
+                }
+            }
+        }
+    }
+}

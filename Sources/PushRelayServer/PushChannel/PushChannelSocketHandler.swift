@@ -1,0 +1,105 @@
+import Logging
+import NIOCore
+import NIOWebSocket
+import PushRelayCore
+import Synchronization
+
+/// The websocket frames of one connection, on its event loop: text to the session, ping/pong/close handled here, and
+/// a keepalive ping every `pingInterval` that closes a peer which did not answer the previous one.
+final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let session: PushChannelSessionRunner
+    private let closing: SocketClosing
+    private let pingInterval: TimeAmount
+    private var keepalive: RepeatedTask?
+    private var awaitingPong = false
+    private var gone = false
+
+    init(session: PushChannelSessionRunner, closing: SocketClosing, pingInterval: TimeAmount) {
+        self.session = session
+        self.closing = closing
+        self.pingInterval = pingInterval
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        keepalive = loop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
+            let (handler, context) = bound.value
+            handler.ping(context: context)
+        }
+    }
+
+    private func ping(context: ChannelHandlerContext) {
+        guard !gone else { return }
+        if awaitingPong {
+            session.endpoint.logger.debug("websocket peer did not answer a ping; closing", metadata: ["peer": .string(session.connection.peer)])
+            context.close(promise: nil)
+            return
+        }
+        awaitingPong = true
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "pushrelay"))), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        awaitingPong = false
+        switch PushChannelInboundFrame(unwrapInboundIn(data)) {
+        case .text(let text):
+            session.received(.text(text))
+        case .invalidText:
+            close(context: context, code: .dataInconsistentWithMessage, reason: "text frame is not valid UTF-8")
+        case .binary:
+            session.received(.binary)
+        case .ping(let data):
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: data)), promise: nil)
+        case .fragmentedControl:
+            context.close(promise: nil)
+        case .close(let code):
+            // The peer says goodbye first (answered with its code, then the socket closes), or this answers our own
+            // close frame (the socket just closes).
+            close(context: context, code: code, reason: "")
+        case .ignored:
+            break
+        }
+    }
+
+    /// A protocol error after the frame decoder (a fragmented message over `channel.max_frame_bytes`, too many
+    /// fragments): a close frame that says why, then the socket closes. (A single oversized frame is refused by NIO's
+    /// decoder, which closes with 1009 itself.)
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        session.endpoint.logger.debug("websocket error: \(error)", metadata: ["peer": .string(session.connection.peer)])
+        switch error as? NIOWebSocketFrameAggregator.Error {
+        case .accumulatedFrameSizeIsTooLarge?, .tooManyFragments?: close(context: context, code: .messageTooLarge, reason: "message too big")
+        default: close(context: context, code: .protocolError, reason: "websocket protocol error")
+        }
+    }
+
+    /// Closes from this side: a close frame with the code and reason, then the socket. If a close frame was sent
+    /// already, only the socket.
+    private func close(context: ChannelHandlerContext, code: WebSocketErrorCode, reason: String) {
+        guard closing.claim() else {
+            context.close(promise: nil)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.close(code, reason: reason))).whenComplete { _ in context.close(promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        end()
+    }
+
+    private func end() {
+        guard !gone else { return }
+        gone = true
+        keepalive?.cancel()
+        keepalive = nil
+        session.socketClosed()
+    }
+}

@@ -1,0 +1,135 @@
+import Logging
+import NIOCore
+import NIOWebSocket
+import PushRelayCore
+import Synchronization
+
+/// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
+final class PushChannelSockets: Sendable {
+    let endpoint: PushChannelEndpoint
+    var settings: PushChannelSettings { endpoint.settings }
+    private struct Live {
+        var connections: [Int: PushChannelConnection] = [:]
+        /// `waitUntilAllDisconnected` callers, offered `true` when the last connection's disconnect was handled.
+        var whenEmpty: [FirstResult<Bool>] = []
+    }
+
+    private let live = Locked(Live())
+
+    init(endpoint: PushChannelEndpoint) {
+        self.endpoint = endpoint
+    }
+
+    var count: Int { live.withLock { $0.connections.count } }
+
+    /// Runs on the channel's event loop, right after the upgrade response. `peer` is the client's address (the
+    /// connection's peer, or the client a trusted proxy names).
+    func attach(to channel: any Channel, peer: String) throws {
+        let shared = SocketClosing()
+        let connection = PushChannelConnection(
+            peer: peer,
+            bufferLimit: settings.outboundBuffer,
+            sink: .init(channel: channel, closing: shared),
+            logger: endpoint.logger
+        )
+        let session = PushChannelSessionRunner(
+            endpoint: endpoint,
+            connection: connection,
+            setReading: { on in
+                channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in
+                    if on { channel.read() }
+                }
+            }
+        ) { [self] in
+            let waiters = live.withLock { live -> [FirstResult<Bool>] in
+                live.connections[connection.id] = nil
+                guard live.connections.isEmpty else { return [] }
+                defer { live.whenEmpty = [] }
+                return live.whenEmpty
+            }
+            for waiter in waiters { waiter.offer(true) }
+            channel.close(promise: nil)
+        }
+        try channel.pipeline.syncOperations.addHandler(PushChannelInboundFrame.frameAggregator(maxFrameBytes: settings.maxFrameBytes))
+        try channel.pipeline.syncOperations.addHandler(
+            PushChannelSocketHandler(
+                session: session,
+                closing: shared,
+                pingInterval: .milliseconds(Int64(settings.pingIntervalMs))
+            )
+        )
+        live.withLock { $0.connections[connection.id] = connection }
+        endpoint.opened(connection)
+    }
+
+    /// Says goodbye to every connection (server shutdown): each gets a close frame after what is queued for it.
+    func closeAll() {
+        for connection in live.withLock({ Array($0.connections.values) }) {
+            connection.markClosed(.serverShutdown)
+        }
+    }
+
+    /// Returns once every connection's disconnect has been handled (its session ended), or after `limit` on `timers`,
+    /// logging how many were left.
+    func waitUntilAllDisconnected(within limit: Duration, timers: any TimerScheduling, logger: Logger) async {
+        let allGone = FirstResult<Bool>()
+        let waiting = live.withLock { live -> Bool in
+            guard !live.connections.isEmpty else { return false }
+            live.whenEmpty.append(allGone)
+            return true
+        }
+        guard waiting else { return }
+        let timer = timers.schedule(after: limit) { allGone.offer(false) }
+        defer { timer.cancel() }
+        let settled = await withTaskCancellationHandler {
+            await withCheckedContinuation { allGone.start($0) }
+        } onCancel: {
+            allGone.offer(false)
+        }
+        if !settled {
+            logger.warning("shutting down with websocket connections still closing", metadata: ["connections": .stringConvertible(count)])
+        }
+    }
+}
+
+/// Whether this side already sent its close frame; shared by the socket handler and the connection's sink.
+final class SocketClosing: Sendable {
+    private let sent = Atomic<Bool>(false)
+    /// True for the first caller only.
+    func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
+    /// How long to wait for the peer's close frame before closing the socket anyway.
+    static let timeout = TimeAmount.seconds(2)
+}
+
+extension WebSocketFrame {
+    /// A close frame: the status code, then the reason (may be empty).
+    static func close(_ code: WebSocketErrorCode, reason: String) -> WebSocketFrame {
+        var data = ByteBuffer()
+        data.reserveCapacity(2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
+    }
+}
+
+extension PushChannelConnection.Sink {
+    /// Frames go to the NIO channel (from any thread); a close sends a close frame, then the socket closes when the
+    /// peer answers with its own, or after `SocketClosing.timeout`.
+    init(channel: any Channel, closing: SocketClosing) {
+        self.init(
+            write: { text in
+                try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))).get()
+            },
+            close: { code, reason in
+                guard closing.claim() else { return }
+                // Scheduled first: a peer that stopped reading never lets the close frame out, and must not keep the
+                // socket (and what is queued for it) open for that.
+                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+                try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
+            },
+            closeSoon: {
+                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+            }
+        )
+    }
+}

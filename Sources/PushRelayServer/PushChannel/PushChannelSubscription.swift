@@ -1,0 +1,37 @@
+import PushRelayCore
+import Synchronization
+
+/// A live subscription: one connection's channel for one webhook id.
+final class PushChannelSubscription: Sendable {
+    let connection: PushChannelConnection
+    /// The subscribe command's id: events carry it.
+    let id: Int64
+    let webhookID: String
+    /// Set for push-token credentials: only notifications for this token are delivered here.
+    let pushToken: String?
+    let supportConfirm: Bool
+    let fallback: Bool
+    /// Set once the channel is replaced, unsubscribed or disconnected; `PushChannelConfirmations` sets and reads it
+    /// under its lock, so that no message is tracked on a channel after its messages were taken away.
+    let ended = Atomic<Bool>(false)
+
+    init(connection: PushChannelConnection, id: Int64, webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) {
+        self.connection = connection
+        self.id = id
+        self.webhookID = webhookID
+        self.pushToken = pushToken
+        self.supportConfirm = supportConfirm
+        self.fallback = fallback
+    }
+
+    /// Whether a notification belongs on this channel.
+    func accepts(_ n: HANotification) -> Bool {
+        if let pushToken { return pushToken == n.pushToken }
+        return n.registrationInfo.webhookID == webhookID
+    }
+
+    /// The websocket event that carries `n` on this channel; with a confirm id when the app must confirm it.
+    func event(_ n: HANotification, confirmID: String?) -> String {
+        PushChannelWire.event(subscription: id, PushChannelWire.notificationEvent(n, confirmID: confirmID))
+    }
+}

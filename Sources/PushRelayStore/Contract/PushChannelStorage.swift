@@ -1,0 +1,71 @@
+import Foundation
+import PushRelayCore
+
+/// Home Assistant's push channel: channel tokens, messages owed to devices, local delivery counters, and
+/// the push-token ↔ webhook-id bindings.
+public protocol PushChannelStorage: Sendable {
+    /// Creates a random channel token bound to `webhookID`; returns the token (shown once, stored hashed) and its id.
+    func createToken(webhookID: String, label: String?, now: Date) async throws -> (token: String, id: Int64)
+    /// The webhook id of a live (not revoked) channel token, looked up by its digest.
+    func webhookID(forChannelToken token: String) async throws -> String?
+    /// Revokes a channel token. Returns whether a live one was revoked.
+    func revokeToken(id: Int64, now: Date) async throws -> Bool
+    func listTokens() async throws -> [PushChannelTokenInfo]
+
+    /// Stores (or replaces) a message, bumping `count` for its token today. Returns once durable.
+    func save(_ m: PushChannelMessage, count: LocalCounter?) async throws
+    /// Queues the same write and returns at once; the ticket answers once it is durable.
+    func enqueueSave(_ m: PushChannelMessage, count: LocalCounter?) -> WriteTicket<Void>
+    /// Deletes a message, bumping `count` for `token` today. Returns whether it existed.
+    @discardableResult
+    func remove(id: String, count: LocalCounter?, token: String?, now: Date) async throws -> Bool
+    /// Bumps a local counter for a token today.
+    @discardableResult
+    func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void>
+    /// Messages owed to a device, by its webhook id or push token, oldest first.
+    func pending(webhookID: String?, pushToken: String?) async throws -> [PushChannelMessage]
+    func all() async throws -> [PushChannelMessage]
+    /// Deletes the messages expired at `now`. Returns how many.
+    func dropExpired(now: Date) async throws -> Int
+    func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int)
+
+    /// The binding of a push token, or of a webhook id.
+    func binding(pushToken: String?, webhookID: String?) async throws -> PushChannelBinding?
+    /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token (both sides are
+    /// unique). Returns the pairs it replaced. `whileWriting` runs inside the write, in commit order with every other
+    /// binding write, with the replaced pairs: callers keep caches in step there.
+    func bind(
+        _ binding: PushChannelBinding,
+        now: Date,
+        whileWriting: @escaping @Sendable ([PushChannelBinding]) -> Void
+    ) async throws
+        -> [PushChannelBinding]
+    func bindings() async throws -> [PushChannelBinding]
+}
+
+extension PushChannelStorage {
+    public func save(_ m: PushChannelMessage) async throws {
+        try await save(m, count: nil)
+    }
+
+    public func enqueueSave(_ m: PushChannelMessage) -> WriteTicket<Void> {
+        enqueueSave(m, count: nil)
+    }
+
+    @discardableResult
+    public func remove(id: String, count: LocalCounter? = nil, token: String? = nil) async throws -> Bool {
+        try await remove(id: id, count: count, token: token, now: Date())
+    }
+
+    public func binding(pushToken: String) async throws -> PushChannelBinding? {
+        try await binding(pushToken: pushToken, webhookID: nil)
+    }
+
+    public func binding(webhookID: String) async throws -> PushChannelBinding? {
+        try await binding(pushToken: nil, webhookID: webhookID)
+    }
+
+    public func bind(_ binding: PushChannelBinding, now: Date) async throws -> [PushChannelBinding] {
+        try await bind(binding, now: now, whileWriting: { _ in })
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import PushRelayCore
+import PushRelayStore
+import Testing
+
+/// What any engine's `PushChannelStorage` must do: messages owed to devices, channel tokens and bindings.
+@Suite struct PushChannelStorageContractTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func message(_ id: String, webhook: String = "w1", token: String = "t1", expires: TimeInterval = 3600) -> PushChannelMessage {
+        PushChannelMessage(
+            id: id,
+            webhookID: webhook,
+            pushToken: token,
+            platform: .android,
+            notification: ["message": "hi"],
+            state: .queued,
+            fallback: false,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(expires)
+        )
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func messagesAreKeptUntilRemovedOrExpired(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        try await store.save(message("m1"))
+        try await store.enqueueSave(message("m2", expires: 10)).value
+        try await store.save(message("m3", webhook: "w2", token: "t2"))
+        #expect(try await store.pending(webhookID: "w1", pushToken: nil).map(\.id).sorted() == ["m1", "m2"])
+        #expect(try await store.pending(webhookID: nil, pushToken: "t2").map(\.id) == ["m3"])
+        #expect(try await store.remove(id: "m1", count: .delivered, token: "t1", now: now))
+        #expect(try await store.remove(id: "m1", count: nil, token: nil, now: now) == false)
+        #expect(try await store.dropExpired(now: now.addingTimeInterval(60)) == 1)
+        #expect(try await store.all().map(\.id) == ["m3"])
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func channelTokensAreLookedUpByDigestAndRevoked(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        let (token, id) = try await store.createToken(webhookID: "w1", label: "kitchen", now: now)
+        #expect(try await store.webhookID(forChannelToken: token) == "w1")
+        #expect(try await store.webhookID(forChannelToken: token + "x") == nil)
+        #expect(try await store.listTokens().map(\.label) == ["kitchen"])
+        #expect(try await store.revokeToken(id: id, now: now))
+        #expect(try await store.webhookID(forChannelToken: token) == nil)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func bindingsAreOnePairPerTokenAndPerWebhook(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        #expect(try await store.bind(.init(pushToken: "A", webhookID: "w1"), now: now) == [])
+        #expect(try await store.bind(.init(pushToken: "A", webhookID: "w1"), now: now) == [], "binding the same pair again changes nothing")
+        #expect(try await store.bind(.init(pushToken: "B", webhookID: "w2"), now: now) == [])
+        // A moves to B's webhook id: both A's old pair and B's pair are replaced.
+        let replaced = try await store.bind(.init(pushToken: "A", webhookID: "w2"), now: now)
+        #expect(Set(replaced) == [.init(pushToken: "A", webhookID: "w1"), .init(pushToken: "B", webhookID: "w2")])
+        #expect(try await store.bindings() == [.init(pushToken: "A", webhookID: "w2")])
+        #expect(try await store.binding(pushToken: "B") == nil)
+        #expect(try await store.binding(webhookID: "w1") == nil)
+        #expect(try await store.binding(webhookID: "w2")?.pushToken == "A")
+        await close()
+    }
+    /// Many binds at once over a few tokens and webhook ids (the PostgreSQL engine writes them in batches): each
+    /// `whileWriting` sees the pairs its bind replaced, in commit order, so replaying those callbacks in the order they
+    /// ran rebuilds exactly the stored bindings, and no bind misses a pair it replaced.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func concurrentBindsReportTheirReplacedPairsInCommitOrder(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        let now = self.now
+        let log = Locked<[(bound: PushChannelBinding, replaced: [PushChannelBinding])]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<300 {
+                let binding = PushChannelBinding(pushToken: "T\((i * 7) % 11)", webhookID: "w\((i * 5) % 13)")
+                group.addTask {
+                    let replaced = try await store.bind(binding, now: now) { replaced in
+                        log.withLock { $0.append((binding, replaced)) }
+                    }
+                    #expect(replaced.allSatisfy { $0 != binding })
+                }
+            }
+            try await group.waitForAll()
+        }
+        var model: Set<PushChannelBinding> = []
+        for (bound, replaced) in log.withLock({ $0 }) {
+            let conflicting = model.filter { ($0.pushToken == bound.pushToken || $0.webhookID == bound.webhookID) && $0 != bound }
+            #expect(Set(replaced) == conflicting, "bind \(bound) replaced \(replaced), expected \(conflicting)")
+            model.subtract(conflicting)
+            model.insert(bound)
+        }
+        #expect(log.withLock { $0.count } == 300)
+        #expect(Set(try await store.bindings()) == model)
+        await close()
+    }
+}
