@@ -165,7 +165,7 @@
       card("Failed today", fmt(t.failed), "failed", "failed"),
       card("Tokens today", fmt(t.tokens), "", "tokens"),
     ];
-    if (stats.channels) cards.push(card("Live websocket channels", fmt(stats.channels.subscriptions), "", "channels"));
+    if (stats.channels) cards.push(card("Live push channels", fmt(stats.channels.subscriptions), "", "channels"));
     if (stats.matrixQueue) cards.push(card("Matrix retry queue", fmt(stats.matrixQueue.queued), "", "matrixQueue"));
     cards.push(card("WebPush relayed today", fmt(kinds.webpush_relay || 0), "", "webpushRelay"));
     cards.push(card("Call invites today", fmt(kinds.call_invite || 0), "", "callInvite"));
