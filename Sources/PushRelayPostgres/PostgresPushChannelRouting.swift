@@ -126,29 +126,43 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
         try await engine.rows("SELECT pg_notify(\(channel), \(messageID))", write: true)
     }
 
+    /// The first wait (on the engine's timers) before listening again after a listen ended: doubled after each listen
+    /// that ended within `lastingListen`, up to `lastRetryDelay`.
+    static let firstRetryDelay = Duration.milliseconds(100)
+    /// The longest wait before listening again.
+    static let lastRetryDelay = Duration.seconds(2)
+    /// A listen that lasted this long (on the engine's timers) was no failure: the next wait is `firstRetryDelay`.
+    static let lastingListen = Duration.seconds(10)
+
+    /// The message ids handed off to this instance, for as long as the stream is iterated. A listen that ends or
+    /// fails (a lost connection, PostgreSQL restarting) is started again after a backoff on the engine's timers.
     public func handOffs() -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         let engine = self.engine
         let channel = Self.channel(of: instanceID)
         let task = Task {
-            var delay = Duration.milliseconds(100)
+            var delay = Self.firstRetryDelay
             while !Task.isCancelled {
-                let started = ContinuousClock.now
+                // A listen that lasted was no failure to back off from.
+                let lasted = Locked(false)
+                let lasting = engine.timers.schedule(after: Self.lastingListen) { lasted.withLock { $0 = true } }
                 do {
                     try await engine.client.withConnection { connection in
                         try await Self.listen(on: channel, connection, target: engine.target) { continuation.yield($0) }
                     }
                 } catch {
-                    if Task.isCancelled { break }
-                    engine.logger.warning(
-                        "listening for channel hand-offs failed; retrying",
-                        metadata: ["error": .string("\(PostgresErrorMapping.map(error, target: engine.target))")]
-                    )
+                    if !Task.isCancelled {
+                        engine.logger.warning(
+                            "listening for channel hand-offs failed; retrying",
+                            metadata: ["error": .string("\(PostgresErrorMapping.map(error, target: engine.target))")]
+                        )
+                    }
                 }
-                // A listen that lasted was no failure to back off from.
-                if ContinuousClock.now - started > .seconds(10) { delay = .milliseconds(100) }
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(2))
+                lasting.cancel()
+                if lasted.withLock({ $0 }) { delay = Self.firstRetryDelay }
+                // Throws at once when cancelled (shutdown).
+                do { try await engine.timers.sleep(for: delay) } catch { break }
+                delay = min(delay * 2, Self.lastRetryDelay)
             }
             continuation.finish()
         }

@@ -19,11 +19,14 @@ public final class PostgresStorageEngine: StorageEngine {
     public let instanceID = "i" + RandomID.hex128().prefix(16)
     let client: PostgresClient
     let logger: Logger
+    /// What the engine's waits run on: the schema check's interval, the give-up on closing the pool, and the routing's
+    /// reconnect backoff.
+    let timers: any TimerScheduling
     /// `host:port/database`, for messages.
     let target: String
     private let runTask: Task<Void, Never>
     /// Checks every `schemaCheckInterval` that the schema is still one this build knows.
-    private let schemaWatch = Locked<Task<Void, Never>?>(nil)
+    private let schemaWatch = Locked(SchemaWatch())
     /// The newer schema version another instance migrated to (0: none found): once set, every request is refused.
     private let newerSchema = Atomic<Int>(0)
     private let faults = PostgresFaultTracker()
@@ -38,10 +41,14 @@ public final class PostgresStorageEngine: StorageEngine {
     /// Connects once to check the URL and credentials, migrates (or, with `migrate: false`, only checks that the
     /// schema is not newer than this build), then starts the pool. Every failure is one `PostgresStoreError` or
     /// `StorageError` line. Call `flushAndClose` at the end: it stops the pool.
+    ///
+    /// `timers` runs the engine's waits (the periodic schema check, the give-up on closing the pool, the routing's
+    /// reconnect backoff); nil (the default) is timers on postgres-nio's event loops. Tests pass a manual clock.
     public static func open(
         _ configuration: PostgresStorageConfiguration,
         migrate: Bool = true,
-        logger: Logger = Logger(label: "pushrelay.postgres")
+        logger: Logger = Logger(label: "pushrelay.postgres"),
+        timers: (any TimerScheduling)? = nil
     ) async throws -> PostgresStorageEngine {
         let target = "\(configuration.host):\(configuration.port)/\(configuration.database)"
         let connection: PostgresConnection
@@ -67,8 +74,13 @@ public final class PostgresStorageEngine: StorageEngine {
             throw PostgresErrorMapping.map(error, target: target)
         }
         try? await connection.close()
-        let engine = try PostgresStorageEngine(configuration: configuration, target: target, logger: logger)
-        engine.watchSchema()
+        let engine = try PostgresStorageEngine(
+            configuration: configuration,
+            target: target,
+            logger: logger,
+            timers: timers ?? PostgresEventLoopTimers(group: PostgresClient.defaultEventLoopGroup)
+        )
+        engine.armSchemaWatch()
         return engine
     }
 
@@ -76,16 +88,53 @@ public final class PostgresStorageEngine: StorageEngine {
         .schemaTooNew(found: found, known: migrations.map(\.version).max() ?? 0)
     }
 
-    /// Starts the periodic schema check (see `PostgresStorageConfiguration.schemaCheckInterval`).
-    private func watchSchema() {
-        let interval = configuration.schemaCheckInterval
-        let task = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard !Task.isCancelled, let self, await self.checkSchema() else { return }
+    /// The periodic schema check: one timer at a time, or the check it started; none once stopped.
+    private struct SchemaWatch {
+        var timer: ScheduledTimer?
+        var check: Task<Void, Never>?
+        var stopped = false
+    }
+
+    /// Schedules the next schema check, `schemaCheckInterval` from now (see
+    /// `PostgresStorageConfiguration.schemaCheckInterval`). A check that finds the schema still known arms the next.
+    private func armSchemaWatch() {
+        let timer = timers.schedule(after: configuration.schemaCheckInterval) { [weak self] in self?.startSchemaCheck() }
+        let armed = schemaWatch.withLock { w -> Bool in
+            guard !w.stopped else { return false }
+            w.timer = timer
+            return true
+        }
+        if !armed { timer.cancel() }
+    }
+
+    /// Runs `checkSchema` in a task of its own (a timer's body must not wait), then arms the next check unless the
+    /// schema was found too new.
+    private func startSchemaCheck() {
+        schemaWatch.withLock { w in
+            guard !w.stopped else { return }
+            w.timer = nil
+            w.check = Task { [weak self] in
+                guard let self, await self.checkSchema() else { return }
+                self.armSchemaWatch()
             }
         }
-        schemaWatch.withLock { $0 = task }
+    }
+
+    /// Returns once the schema check started by the last timer, if any, has ended (and armed the next one).
+    func schemaCheckEnded() async {
+        let check = schemaWatch.withLock { $0.check }
+        await check?.value
+    }
+
+    /// Stops the schema watch: cancels its timer and a check under way.
+    private func stopSchemaWatch() {
+        let (timer, check) = schemaWatch.withLock { w in
+            w.stopped = true
+            defer { (w.timer, w.check) = (nil, nil) }
+            return (w.timer, w.check)
+        }
+        timer?.cancel()
+        check?.cancel()
     }
 
     /// Whether the schema is still one this build knows (true also when it cannot be read now: a fault of its own).
@@ -105,10 +154,11 @@ public final class PostgresStorageEngine: StorageEngine {
         return false
     }
 
-    private init(configuration: PostgresStorageConfiguration, target: String, logger: Logger) throws {
+    private init(configuration: PostgresStorageConfiguration, target: String, logger: Logger, timers: any TimerScheduling) throws {
         self.configuration = configuration
         self.target = target
         self.logger = logger
+        self.timers = timers
         var config = PostgresClient.Configuration(
             host: configuration.host,
             port: configuration.port,
@@ -127,7 +177,7 @@ public final class PostgresStorageEngine: StorageEngine {
 
     deinit {
         runTask.cancel()
-        schemaWatch.withLock { $0?.cancel() }
+        stopSchemaWatch()
     }
 
     /// Set on every connection, so that nothing waits on PostgreSQL for ever: a lock wait ends after 5 s, and a
@@ -297,28 +347,28 @@ public final class PostgresStorageEngine: StorageEngine {
         await inFlight.wait()
     }
 
+    /// How long `flushAndClose` waits for the pool to close its connections before it leaves the pool.
+    static let closeLimit = Duration.seconds(10)
+
     /// Waits for the writes in flight, then stops the pool. Later requests fail with `PostgresStoreError.closed`.
+    /// Returns once the pool has closed, or after `closeLimit` on the engine's timers with a warning: a connection
+    /// stuck on a dead peer does not hold the shutdown.
     public func flushAndClose() async throws {
         await inFlight.wait()
         guard !closed.exchange(true, ordering: .relaxed) else { return }
-        schemaWatch.withLock { $0?.cancel() }
+        stopSchemaWatch()
         runTask.cancel()
-        // The pool closes its connections; one stuck on a dead peer must not hold the shutdown for ever.
         let runTask = self.runTask
-        let stopped = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await runTask.value
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        let closedInTime = FirstResult<Bool>()
+        let giveUp = timers.schedule(after: Self.closeLimit) { closedInTime.offer(false) }
+        // Left behind, still waiting, if the pool never closes.
+        Task {
+            await runTask.value
+            closedInTime.offer(true)
         }
-        if !stopped { logger.warning("the PostgreSQL pool did not close within 10 s; leaving it") }
+        let stopped = await withCheckedContinuation { closedInTime.start($0) }
+        giveUp.cancel()
+        if !stopped { logger.warning("the PostgreSQL pool did not close within \(Self.closeLimit); leaving it") }
     }
 
     public var health: StorageHealth { faults.current }

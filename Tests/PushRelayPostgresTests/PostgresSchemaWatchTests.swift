@@ -1,43 +1,79 @@
 import Foundation
 import PushRelayCore
-import PushRelayPostgres
 import PushRelayStore
 import PushRelayTestHarness
 import Testing
 
+@testable import PushRelayPostgres
+
 /// A running instance whose database another instance has migrated past what it knows (a rolling upgrade with a
-/// schema change): it notices within its check interval, refuses every request with a storage error that says why,
-/// and its health stays failing, so `/ready` takes it out of a load balancer.
-@Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
+/// schema change): it notices at its next check, refuses every request with a storage error that says why, and its
+/// health stays failing, so `/ready` takes it out of a load balancer. The checks run on the engine's timers, here a
+/// manual clock.
+@Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)), .timeLimit(.minutes(2)))
 struct PostgresSchemaWatchTests {
     @Test func anInstanceOnANewerSchemaRefusesEveryRequestAndSaysWhy() async throws {
         let database = try await PostgresTestDatabase.create()
         var config = try database.configuration()
-        config.schemaCheckInterval = .milliseconds(100)
-        let storage = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let interval = Duration.seconds(30)
+        config.schemaCheckInterval = interval
+        let timers = ManualTimers()
+        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, timers: timers)
+        let storage = Storage.postgres(engine)
         let day = UTCDay(string: "2026-11-26")!
-        _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
-        #expect(storage.engine.health == .ok)
+        func reserve() async throws {
+            _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
+        }
+        try await reserve()
+        #expect(engine.health == .ok)
+        #expect(timers.pendingDelays == [interval], "one timer: the next check")
+
+        // A check that finds the schema known arms the next one.
+        timers.advance(by: interval)
+        await engine.schemaCheckEnded()
+        #expect(timers.pendingDelays == [interval])
+        #expect(engine.health == .ok)
 
         // A newer PushRelay migrates the database to a version this build does not know.
         let known = PostgresStorageEngine.migrations.map(\.version).max() ?? 0
         _ = try await database.psql(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (\(known + 1), 'from_a_newer_build', '2026-11-26T00:00:00Z')"
         )
-        try await eventually("the instance notices the newer schema") { storage.engine.health.state == .failing }
-        #expect(storage.engine.health.message?.contains("version \(known + 1)") == true, "\(storage.engine.health)")
+        // Not noticed before the next check is due.
+        timers.advance(by: interval - .milliseconds(1))
+        try await reserve()
+        #expect(engine.health == .ok)
 
-        let error = await #expect(throws: StorageError.self) {
-            try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
-        }
+        timers.advance(by: .milliseconds(1))
+        await engine.schemaCheckEnded()
+        #expect(engine.health.state == .failing)
+        #expect(engine.health.message?.contains("version \(known + 1)") == true, "\(engine.health)")
+        #expect(timers.pendingDelays.isEmpty, "no more checks once the schema is too new")
+
+        let error = await #expect(throws: StorageError.self) { try await reserve() }
         #expect(error == .schemaTooNew(found: known + 1, known: known))
         #expect(error is any StorageFailure, "answered 503, as storage that cannot be used")
         #expect(error?.description.contains("newer than this PushRelay knows") == true)
         // Nothing clears it: a probe is refused as well.
-        #expect(await storage.engine.probe().state == .failing)
+        #expect(await engine.probe().state == .failing)
         let counted = try await database.psql("SELECT attempts FROM daily_usage WHERE push_token = 't'")
-        #expect(counted.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the refused request counted nothing: \(counted)")
-        try await storage.engine.flushAndClose()
+        #expect(counted.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "the refused request counted nothing: \(counted)")
+        try await engine.flushAndClose()
+        try await database.drop()
+    }
+
+    @Test func closingTheEngineStopsTheSchemaWatch() async throws {
+        let database = try await PostgresTestDatabase.create()
+        var config = try database.configuration()
+        config.schemaCheckInterval = .seconds(30)
+        let timers = ManualTimers()
+        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, timers: timers)
+        #expect(timers.pendingDelays == [.seconds(30)])
+        try await engine.flushAndClose()
+        #expect(timers.pendingDelays.isEmpty, "the check's timer and the close's give-up are both cancelled")
+        timers.advance(by: .seconds(30))
+        await engine.schemaCheckEnded()
+        #expect(timers.pendingDelays.isEmpty, "no check ran, none was armed")
         try await database.drop()
     }
 }
