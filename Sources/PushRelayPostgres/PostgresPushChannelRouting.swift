@@ -32,11 +32,26 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
         "pushrelay_" + String(instance.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(40))
     }
 
-    public func heartbeat() async throws {
-        try await engine.rows(
-            "INSERT INTO instances (id) VALUES (\(instanceID)) ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()",
+    /// The NOTIFY channel every instance listens on for the others' presence claims (the payload: the claimer's id).
+    static let presenceChannel = "pushrelay_presence"
+
+    /// One statement: the heartbeat, then whether a live other instance has any presence row (by instance, on
+    /// `local_push_presence_by_instance`: the live instances are few, the rows many).
+    public func heartbeat(staleAfter: Duration) async throws -> Bool {
+        let rows = try await engine.rows(
+            """
+            WITH beat AS (
+                INSERT INTO instances (id) VALUES (\(instanceID)) ON CONFLICT (id) DO UPDATE SET heartbeat_at = now() RETURNING 1
+            )
+            SELECT EXISTS (
+                SELECT 1 FROM instances i
+                WHERE i.id <> \(instanceID) AND i.heartbeat_at > now() - make_interval(secs => \(Self.seconds(staleAfter)))
+                    AND EXISTS (SELECT 1 FROM local_push_presence p WHERE p.instance_id = i.id)
+            ) FROM beat
+            """,
             write: true
         )
+        return try rows.first?.decode(Bool.self) ?? true
     }
 
     public func claimPresence(webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) async throws {
@@ -46,6 +61,7 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
             VALUES (\(webhookID), \(pushToken), \(instanceID), \(supportConfirm), \(fallback))
             ON CONFLICT (webhook_id) DO UPDATE SET push_token = excluded.push_token, instance_id = excluded.instance_id,
                 support_confirm = excluded.support_confirm, fallback = excluded.fallback, updated_at = now()
+            RETURNING pg_notify(\(Self.presenceChannel), \(instanceID))
             """,
             write: true
         )
@@ -134,11 +150,14 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
     /// A listen that lasted this long (on the engine's timers) was no failure: the next wait is `firstRetryDelay`.
     static let lastingListen = Duration.seconds(10)
 
-    /// The message ids handed off to this instance, for as long as the stream is iterated. A listen that ends or
-    /// fails (a lost connection, PostgreSQL restarting) is started again after a backoff on the engine's timers.
-    public func handOffs() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+    /// What the other instances send this one, for as long as the stream is iterated: `.listening` once both LISTENs
+    /// (this instance's hand-offs and everyone's presence claims) are established on one pooled connection, then what
+    /// arrives, then `.stoppedListening` when the listen ends or fails (a lost connection, PostgreSQL restarting). It
+    /// is started again after a backoff on the engine's timers. This instance's own presence claims are left out.
+    public func events() -> AsyncStream<PushChannelRoutingEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PushChannelRoutingEvent.self)
         let engine = self.engine
+        let instanceID = self.instanceID
         let channel = Self.channel(of: instanceID)
         let task = Task {
             var delay = Self.firstRetryDelay
@@ -146,9 +165,22 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
                 // A listen that lasted was no failure to back off from.
                 let lasted = Locked(false)
                 let lasting = engine.timers.schedule(after: Self.lastingListen) { lasted.withLock { $0 = true } }
+                let listened = Locked(false)
                 do {
                     try await engine.client.withConnection { connection in
-                        try await Self.listen(on: channel, connection, target: engine.target) { continuation.yield($0) }
+                        try await Self.listen(
+                            handOffs: channel,
+                            presence: Self.presenceChannel,
+                            connection,
+                            target: engine.target
+                        ) { event in
+                            switch event {
+                            case .presenceClaimed(let claimer) where claimer == instanceID: return
+                            case .listening: listened.withLock { $0 = true }
+                            default: break
+                            }
+                            continuation.yield(event.routingEvent)
+                        }
                     }
                 } catch {
                     if !Task.isCancelled {
@@ -158,6 +190,7 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
                         )
                     }
                 }
+                if listened.withLock({ $0 }) { continuation.yield(.stoppedListening) }
                 lasting.cancel()
                 if lasted.withLock({ $0 }) { delay = Self.firstRetryDelay }
                 // Throws at once when cancelled (shutdown).
@@ -170,15 +203,32 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
         return stream
     }
 
-    /// Listens on `channel` until the listen ends or fails, or the connection is seen closed. The pool can hand out a
-    /// connection that closed a moment ago (after a PostgreSQL restart, say), and a LISTEN written to it would never be
-    /// answered: the hand-offs would stop for good. So the connection is checked first and watched while it listens
-    /// (`StatementWatch`, no limit); a listen that never ends on a closed connection is left behind.
+    /// What one listen hears.
+    private enum Heard: Sendable {
+        case listening
+        case handOff(String)
+        case presenceClaimed(by: String)
+
+        var routingEvent: PushChannelRoutingEvent {
+            switch self {
+            case .listening: .listening
+            case .handOff(let id): .handOff(messageID: id)
+            case .presenceClaimed: .presenceClaimed
+            }
+        }
+    }
+
+    /// Listens on both channels until either listen ends or fails, or the connection is seen closed; `.listening`
+    /// once both LISTENs are answered. The pool can hand out a connection that closed a moment ago (after a PostgreSQL
+    /// restart, say), and a LISTEN written to it would never be answered: the hand-offs would stop for good. So the
+    /// connection is checked first and watched while it listens (`StatementWatch`, no limit); a listen that never
+    /// ends on a closed connection is left behind.
     private static func listen(
-        on channel: String,
+        handOffs: String,
+        presence: String,
         _ connection: PostgresConnection,
         target: String,
-        _ received: @escaping @Sendable (String) -> Void
+        _ heard: @escaping @Sendable (Heard) -> Void
     ) async throws {
         let lost = PostgresStoreError.unavailable("the connection to \(target) was closed; listening again")
         guard !connection.isClosed else { throw lost }
@@ -186,15 +236,24 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
         let listening = Task {
             ended.offer(
                 await Result(catching: {
-                    try await connection.listen(on: channel) { notifications in
-                        for try await n in notifications { received(n.payload) }
+                    try await connection.listen(on: presence) { claims in
+                        try await connection.listen(on: handOffs) { ids in
+                            heard(.listening)
+                            try await withThrowingTaskGroup(of: Void.self) { group in
+                                group.addTask { for try await n in claims { heard(.presenceClaimed(by: n.payload)) } }
+                                group.addTask { for try await n in ids { heard(.handOff(n.payload)) } }
+                                // Either listen ending ends both.
+                                try await group.next()
+                                group.cancelAll()
+                            }
+                        }
                     }
                 })
             )
         }
         let watch = StatementWatch(connection: connection, limit: nil) { _ in ended.offer(.failure(lost)) }
         defer { watch.stop() }
-        // Cancelled (shutdown): the listen is cancelled and awaited, so that it ends with its UNLISTEN.
+        // Cancelled (shutdown): the listen is cancelled and awaited, so that it ends with its UNLISTENs.
         try await withTaskCancellationHandler {
             await withCheckedContinuation { ended.start($0) }
         } onCancel: {

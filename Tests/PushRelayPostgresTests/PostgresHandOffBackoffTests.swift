@@ -18,7 +18,7 @@ struct PostgresHandOffBackoffTests {
         // Every session PostgreSQL starts from now on is ended once idle for 50 ms: each LISTEN the routing starts is
         // ended shortly after it is in place. (The pool holds no connection yet: it opens them on demand.)
         try await database.psql("ALTER DATABASE \(database.name) SET idle_session_timeout = '50ms'")
-        let listening = Task { for await _ in routing.handOffs() {} }
+        let listening = Task { for await _ in routing.events() {} }
 
         // The schema watch's timer and the 10 s mark of a listen that lasts are not retry waits.
         let isRetryWait: @Sendable (Duration) -> Bool = { $0 < .seconds(10) }

@@ -18,7 +18,7 @@ struct PostgresPushChannelRoutingTests {
         let (routingA, routingB) = (try #require(a.routing), try #require(b.routing))
         let heard = Locked<[String]>([])
         let listening = Task {
-            for await id in routingA.handOffs() { heard.withLock { $0.append(id) } }
+            for await case .handOff(let id) in routingA.events() { heard.withLock { $0.append(id) } }
         }
         defer { listening.cancel() }
 
@@ -45,5 +45,44 @@ struct PostgresPushChannelRoutingTests {
         listening.cancel()
         try await a.engine.flushAndClose()
         try await b.engine.flushAndClose()
+    }
+
+    /// A heartbeat answers whether another live instance holds a channel, and a presence claim is told to the other
+    /// listening instances at once (not to the claimer itself), so that an instance can skip asking which instance
+    /// holds a device's channel while none other holds any.
+    @Test func heartbeatsAndPresenceClaimsTellWhetherAnotherInstanceHoldsAChannel() async throws {
+        let database = try await PostgresTestDatabase.create()
+        let config = try database.configuration()
+        let a = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let b = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        let (routingA, routingB) = (try #require(a.routing), try #require(b.routing))
+        var heardByA = routingA.events().makeAsyncIterator()
+        #expect(await heardByA.next() == .listening)
+        let live = Duration.seconds(30)
+        #expect(try await routingA.heartbeat(staleAfter: live) == false)
+        #expect(try await routingB.heartbeat(staleAfter: live) == false)
+
+        try await routingB.claimPresence(webhookID: "w1", pushToken: nil, supportConfirm: true, fallback: true)
+        #expect(await heardByA.next() == .presenceClaimed)
+        #expect(try await routingA.heartbeat(staleAfter: live) == true)
+        #expect(try await routingB.heartbeat(staleAfter: live) == false, "B's own channel is not another instance's")
+
+        // A's own claim is not told to A: the next thing A hears is B's hand-off, sent after it.
+        try await routingA.claimPresence(webhookID: "w2", pushToken: "t2", supportConfirm: false, fallback: true)
+        try await routingB.handOff(messageID: "after-claim", to: routingA.instanceID)
+        #expect(await heardByA.next() == .handOff(messageID: "after-claim"))
+        #expect(try await routingB.heartbeat(staleAfter: live) == true)
+
+        // B gives its channel up: A finds no other instance's channel again; a stale B would not count either.
+        try await routingB.releasePresence(webhookID: "w1")
+        #expect(try await routingA.heartbeat(staleAfter: live) == false)
+        try await routingB.claimPresence(webhookID: "w1", pushToken: nil, supportConfirm: true, fallback: true)
+        #expect(await heardByA.next() == .presenceClaimed)
+        try await database.psql("UPDATE instances SET heartbeat_at = now() - interval '1 hour' WHERE id = '\(routingB.instanceID)'")
+        #expect(try await routingA.heartbeat(staleAfter: live) == false)
+
+        try await a.engine.flushAndClose()
+        try await b.engine.flushAndClose()
+        try await database.drop()
     }
 }

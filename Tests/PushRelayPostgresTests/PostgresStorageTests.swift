@@ -192,8 +192,8 @@ struct PostgresStorageTests {
         let a = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         let b = try await Storage.postgres(config, logger: PostgresTestServer.logger)
         let (routingA, routingB) = (try #require(a.routing), try #require(b.routing))
-        try await routingA.heartbeat()
-        try await routingB.heartbeat()
+        try await routingA.heartbeat(staleAfter: .seconds(30))
+        try await routingB.heartbeat(staleAfter: .seconds(30))
         for i in 0..<20 {
             // Even webhooks: a webhook-id channel on B, with confirm; odd ones: a push-token channel on B, without.
             try await routingB.claimPresence(
@@ -238,5 +238,24 @@ struct PostgresSessionLimitTests {
         #expect(lock == "5s")
         #expect(idle == "10s")
         try await storage.engine.flushAndClose()
+    }
+
+    /// The pool is fixed: all `pool_size` connections are opened at start and kept, each with PostgreSQL's TCP
+    /// keep-alives on (the pool sends no keep-alive queries of its own).
+    @Test func thePoolOpensEveryConnectionAtStartWithTCPKeepAlives() async throws {
+        let database = try await PostgresTestDatabase.create()
+        let storage = try await Storage.postgres(try database.configuration(poolSize: 3), logger: PostgresTestServer.logger)
+        let engine = try #require(storage.engine as? PostgresStorageEngine)
+        try await eventually("the pool holds its three connections") {
+            let n = try await database.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            return n.trimmingCharacters(in: .whitespacesAndNewlines) == "3"
+        }
+        let keepAlive = try await engine.rows(
+            "SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_interval'), current_setting('tcp_keepalives_count')",
+            write: false
+        ).first?.decode((String, String, String).self)
+        #expect(keepAlive.map { [$0.0, $0.1, $0.2] } == ["30", "10", "3"])
+        try await storage.engine.flushAndClose()
+        try await database.drop()
     }
 }

@@ -170,8 +170,9 @@ final class PushChannelHub: PushChannelPort {
             for message in replaced + confirmations.end(sub) { await confirmations.release(message) }
             throw .notBound
         }
-        onRegistered()
+        // Claimed before the device hears it is subscribed: from then on the other instances route to it.
         await instances?.claimPresence(sub)
+        onRegistered()
         if !replaced.isEmpty {
             logger.info("channel replaced; re-sending its unconfirmed messages", metadata: ["count": .stringConvertible(replaced.count)])
         }

@@ -24,6 +24,8 @@ final class PushChannelInstances: Sendable {
     let logger: Logger
     /// Messages another instance handed here and that were sent on a confirming channel, with when to forget them.
     private let remote = Locked<[String: (subscription: PushChannelSubscription, forgetAt: Date)]>([:])
+    /// Whether another instance may hold a channel now: when none can, a notification does not ask the database.
+    private let peers = Locked(PeerChannelsView())
 
     init(
         routing: any PushChannelRouting,
@@ -46,8 +48,10 @@ final class PushChannelInstances: Sendable {
     }
 
     /// Hands a notification to the instance that holds its device's channel, when another live instance does.
-    /// Returns the message id, or nil: then the caller takes the cloud route.
+    /// Returns the message id, or nil: then the caller takes the cloud route. While no other live instance holds any
+    /// channel (the last heartbeat said so, and no presence claim came since), the database is not asked.
     func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
+        guard peers.withLock({ $0.othersMayHoldChannels }) else { return nil }
         let holder: PushChannelHolder?
         do {
             holder = try await routing.holder(webhookID: n.registrationInfo.webhookID, pushToken: n.pushToken, staleAfter: Self.instanceStaleAfter)
@@ -155,15 +159,35 @@ final class PushChannelInstances: Sendable {
         }
     }
 
+    /// One heartbeat, and what it says of the other instances' channels.
+    func heartbeat() async throws {
+        let ticket = peers.withLock { $0.heartbeatStarting() }
+        let othersHold = try await routing.heartbeat(staleAfter: Self.instanceStaleAfter)
+        peers.withLock { $0.heartbeatAnswered(ticket, othersHold: othersHold) }
+    }
+
+    /// What another instance sent.
+    func received(_ event: PushChannelRoutingEvent) async {
+        switch event {
+        case .listening: peers.withLock { $0.listenStarted() }
+        case .stoppedListening: peers.withLock { $0.listenLost() }
+        case .presenceClaimed: peers.withLock { $0.presenceNotice() }
+        case .handOff(let id): await receiveHandOff(id)
+        }
+    }
+
+    /// Whether a notification asks the database which other instance holds its device's channel.
+    var othersMayHoldChannels: Bool { peers.withLock { $0.othersMayHoldChannels } }
+
     /// Keeps this instance's heartbeat, receives hand-offs and settles dead instances' messages, until cancelled.
     /// Its intervals run on the injected timers.
     func run() async {
-        try? await routing.heartbeat()
+        try? await routing.heartbeat(staleAfter: Self.instanceStaleAfter)
         await withDiscardingTaskGroup { group in
             group.addTask {
                 while !Task.isCancelled {
                     do {
-                        try await self.routing.heartbeat()
+                        try await self.heartbeat()
                     } catch  where error.isShutdownNoise {
                         return
                     } catch {
@@ -173,7 +197,7 @@ final class PushChannelInstances: Sendable {
                 }
             }
             group.addTask {
-                for await id in self.routing.handOffs() { await self.receiveHandOff(id) }
+                for await event in self.routing.events() { await self.received(event) }
             }
             group.addTask {
                 while !Task.isCancelled {

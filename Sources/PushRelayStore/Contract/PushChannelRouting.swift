@@ -11,20 +11,23 @@ import PushRelayCore
 public protocol PushChannelRouting: Sendable {
     /// This instance's id (new at every start).
     var instanceID: String { get }
-    /// Marks this instance alive now. Call it well within `staleAfter`, again and again.
-    func heartbeat() async throws
-    /// Records that this instance holds the channel of `webhookID` (a push-token channel names its token).
+    /// Marks this instance alive now, and answers whether another instance alive within `staleAfter` holds a channel
+    /// (when none does, `holder` would find nothing). Call it well within `staleAfter`, again and again.
+    func heartbeat(staleAfter: Duration) async throws -> Bool
+    /// Records that this instance holds the channel of `webhookID` (a push-token channel names its token), and tells
+    /// the other instances (`PushChannelRoutingEvent.presenceClaimed` in their `events`).
     func claimPresence(webhookID: String, pushToken: String?, supportConfirm: Bool, fallback: Bool) async throws
     /// Forgets this instance's presence for `webhookID` (another instance's claim is left alone).
     func releasePresence(webhookID: String) async throws
     /// The live instance other than this one holding the channel a notification with this webhook id and push
     /// token belongs on, with the channel's confirm and fallback settings.
     func holder(webhookID: String?, pushToken: String, staleAfter: Duration) async throws -> PushChannelHolder?
-    /// Hands a stored message to `instance`; it arrives in that instance's `handOffs`. Not durable by itself: the
+    /// Hands a stored message to `instance`; it arrives in that instance's `events`. Not durable by itself: the
     /// message row is, and its owner's timer or a take-over settles it if the hand-off is lost.
     func handOff(messageID: String, to instance: String) async throws
-    /// The ids of messages handed to this instance, as they arrive. Keeps listening (reconnecting) until cancelled.
-    func handOffs() -> AsyncStream<String>
+    /// What other instances tell this one, as it arrives: hand-offs, presence claims, and when listening for them
+    /// starts and stops. Keeps listening (reconnecting) until the stream is no longer iterated.
+    func events() -> AsyncStream<PushChannelRoutingEvent>
     /// A stored message by id.
     func message(id: String) async throws -> PushChannelMessage?
     /// Unconfirmed messages whose owner is dead (heartbeat older than `staleAfter`, or gone), for a live instance to
@@ -46,4 +49,17 @@ public struct PushChannelHolder: Sendable, Equatable {
         self.supportConfirm = supportConfirm
         self.fallback = fallback
     }
+}
+
+/// What another instance tells this one through `PushChannelRouting.events`.
+public enum PushChannelRoutingEvent: Sendable, Equatable {
+    /// Listening (again): hand-offs and presence claims sent from now on arrive. What was sent while not listening
+    /// is lost (a lost hand-off is settled by its owner's timer).
+    case listening
+    /// The listen ended; it starts again after a backoff.
+    case stoppedListening
+    /// A stored message handed to this instance (`PushChannelRouting.message(id:)`).
+    case handOff(messageID: String)
+    /// Another instance claimed a device's channel.
+    case presenceClaimed
 }
