@@ -1,6 +1,11 @@
-/// Runs a closure once after a delay. The server schedules on its event loops; tests pass a `ManualClock`, which
-/// fires what is due when it is advanced, so timeouts are tested in simulated time.
+/// Runs a closure once after a delay, and tells the time deadlines are measured on. The server schedules on its event
+/// loops and measures on `ContinuousClock`; tests pass a `ManualClock`, which fires what is due and moves its `instant`
+/// only when it is advanced, so timeouts and deadlines are tested in simulated time.
 public protocol TimerScheduling: Sendable {
+    /// Now, on the monotonic clock these timers run on: a deadline is `instant + duration`, what is left of it
+    /// `instant.duration(to: deadline)`. By default `ContinuousClock.now`.
+    var instant: ContinuousClock.Instant { get }
+
     /// Calls `body` once, `delay` from now, unless the returned timer is cancelled first. `body` must not block:
     /// it hands any slow work on (for example to a `BackgroundWork` queue).
     @discardableResult
@@ -20,6 +25,8 @@ public struct ScheduledTimer: Sendable {
 }
 
 extension TimerScheduling {
+    public var instant: ContinuousClock.Instant { .now }
+
     /// Suspends for `delay` on these timers; throws `CancellationError` at once when the task is cancelled.
     public func sleep(for delay: Duration) async throws {
         let sleeper = Sleeper()

@@ -20,7 +20,7 @@ struct DeliveryRunner: Sendable {
     /// Nil if a delivery may be sent now; otherwise the refusal (the provider's circuit is open).
     func admit() -> DeliveryFailure? { breaker?.admit() }
 
-    /// Runs the delivery (`admit` said yes) until `deadline` at the latest, and reports its outcome to the circuit
+    /// Runs the delivery (`admit` said yes) until `deadline` (on `timers.instant`) at the latest, and reports its outcome to the circuit
     /// breaker.
     func run(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
         let result = await attempts(delivery, deadline: deadline)
@@ -29,13 +29,12 @@ struct DeliveryRunner: Sendable {
     }
 
     private func attempts(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
-        let clock = ContinuousClock()
         var attempt = 1
         while true {
-            let remaining = clock.now.duration(to: deadline)
+            let remaining = timers.instant.duration(to: deadline)
             let result = await attemptOnce(delivery, within: remaining)
             guard case .failure(.transient(let reason, let message, let retryAfter)) = result else { return result }
-            let remainingMs = Int(clock.now.duration(to: deadline) / .milliseconds(1))
+            let remainingMs = Int(timers.instant.duration(to: deadline) / .milliseconds(1))
             guard
                 let delay = retry.delayMs(
                     afterAttempt: attempt,

@@ -192,7 +192,7 @@ final class Dispatcher: Sendable {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
         // The delivery deadline counts from here: the wait for a place is part of it.
-        let deadline = ContinuousClock.now + runner.deadline
+        let deadline = timers.instant + runner.deadline
         // Past the bound the dispatch waits for a place; one refused after its wait costs no quota figure, no storage
         // write and no log line of its own.
         guard await runner.gate.acquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
@@ -202,7 +202,7 @@ final class Dispatcher: Sendable {
         // stall, never handed to the provider with too little time left (its timeout would count against the
         // provider's circuit).
         let reservation: QuotaReservation?
-        switch await reserve(d, within: Self.storageBudget(remaining: ContinuousClock.now.duration(to: deadline), deadline: runner.deadline)) {
+        switch await reserve(d, within: Self.storageBudget(remaining: timers.instant.duration(to: deadline), deadline: runner.deadline)) {
         case .proceed(let r): reservation = r
         case .answer(let outcome): return outcome
         }

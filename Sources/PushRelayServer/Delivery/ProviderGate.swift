@@ -43,7 +43,7 @@ final class ProviderGate: Sendable {
                 let answer: Bool? = state.withLock { s in
                     // Checked under the lock: a cancellation handler that runs after this finds the waiter queued.
                     if Task.isCancelled { return false }
-                    if s.line.acquire(client: client ?? "", id: id, now: .now, waiter: waiter) { return true }
+                    if s.line.acquire(client: client ?? "", id: id, now: timers.instant, waiter: waiter) { return true }
                     scheduleExpiry(&s)
                     return nil
                 }
@@ -68,7 +68,7 @@ final class ProviderGate: Sendable {
         if let armed = s.timerDeadline, armed <= deadline { return }
         s.timer?.cancel()
         s.timerDeadline = deadline
-        s.timer = timers.schedule(after: ContinuousClock.now.duration(to: deadline) + .nanoseconds(1)) { [self] in
+        s.timer = timers.schedule(after: timers.instant.duration(to: deadline) + .nanoseconds(1)) { [self] in
             expire()
         }
     }
@@ -78,7 +78,7 @@ final class ProviderGate: Sendable {
         let due = state.withLock { s in
             s.timer = nil
             s.timerDeadline = nil
-            let due = s.line.expire(now: .now)
+            let due = s.line.expire(now: timers.instant)
             scheduleExpiry(&s)
             return due
         }

@@ -18,9 +18,17 @@ public final class ManualClock: WallClock, TimerScheduling, Sendable {
     }
 
     private let state: Locked<State>
+    private let start: Date
+    private let origin = ContinuousClock.now
 
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        self.start = start
         state = Locked(State(now: start))
+    }
+
+    /// Moves with the clock's time (`advance`, `set`), not with the wall clock.
+    public var instant: ContinuousClock.Instant {
+        origin + .milliseconds(Int64((now().timeIntervalSince(start) * 1000).rounded()))
     }
 
     public func now() -> Date { state.withLock { $0.now } }

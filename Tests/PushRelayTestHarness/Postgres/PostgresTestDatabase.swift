@@ -33,8 +33,9 @@ public struct PostgresTestDatabase: Sendable {
         ["PUSHRELAY_STORAGE_BACKEND": "postgres", "PUSHRELAY_STORAGE_POSTGRES_URL": url]
     }
 
-    /// The configuration `PostgresStorageEngine.open` / `Storage.postgres` take.
-    public func configuration(poolSize: Int = 8) throws -> PostgresStorageConfiguration {
+    /// The configuration `PostgresStorageEngine.open` / `Storage.postgres` take. The pool opens all its connections at
+    /// start, and many tests open engines at once on one server: a small pool by default.
+    public func configuration(poolSize: Int = 4) throws -> PostgresStorageConfiguration {
         try PostgresStorageConfiguration(url: url, poolSize: poolSize, tls: .disable)
     }
 
