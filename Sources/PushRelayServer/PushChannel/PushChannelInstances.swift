@@ -51,7 +51,7 @@ final class PushChannelInstances: Sendable {
     /// Returns the message id, or nil: then the caller takes the cloud route. While no other live instance holds any
     /// channel (the last heartbeat said so, and no presence claim came since), the database is not asked.
     func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
-        guard peers.withLock({ $0.othersMayHoldChannels }) else { return nil }
+        guard othersMayHoldChannels else { return nil }
         let holder: PushChannelHolder?
         do {
             holder = try await routing.holder(webhookID: n.registrationInfo.webhookID, pushToken: n.pushToken, staleAfter: Self.instanceStaleAfter)

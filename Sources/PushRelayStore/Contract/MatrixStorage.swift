@@ -54,25 +54,6 @@ public protocol MatrixStorage: Sendable {
 }
 
 extension MatrixStorage {
-    /// `lookup`, then `claim` for the pushkeys with a device that is not dead and not seen: two round trips.
-    public func claimUnlessDead(
-        eventID: String,
-        devices: [(pushkey: String, deadKey: String)],
-        since: Date,
-        at now: Date
-    ) async throws -> (claimed: Set<String>, dead: Set<String>) {
-        let (seen, dead) = try await lookup(
-            eventID: eventID,
-            pushkeys: devices.map(\.pushkey),
-            deadKeys: devices.map(\.deadKey),
-            since: since,
-            now: now
-        )
-        let toClaim = devices.filter { !dead.contains($0.deadKey) && !seen.contains($0.pushkey) }.map(\.pushkey)
-        guard !toClaim.isEmpty else { return ([], dead) }
-        return (try await claim(eventID: eventID, pushkeys: toClaim, since: since, at: now), dead)
-    }
-
     /// For an engine used by one process only (SQLite): its one retry loop is the only claimer, so what is due is
     /// what it claims.
     public func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem] {
