@@ -10,6 +10,7 @@ public struct PushChannelBinding: Sendable, Hashable, CustomStringConvertible {
         self.webhookID = webhookID
     }
 
-    /// The token shortened, as logs show it.
-    public var description: String { "\(TokenDisplay.short(pushToken)) ↔ \(webhookID)" }
+    /// Both halves shortened (`TokenDisplay.short`), as logs show them: the push token and the webhook id are both
+    /// secrets.
+    public var description: String { "\(TokenDisplay.short(pushToken)) ↔ \(TokenDisplay.short(webhookID))" }
 }
