@@ -11,7 +11,7 @@ public enum StorageOpener {
     public static func open(_ settings: PushRelayConfig.Storage, migrate: Bool = true, logger: Logger) async throws -> Storage {
         switch settings.backend {
         case .sqlite:
-            let db = try PushRelayDatabase(path: settings.sqlitePath, callers: EventLoopCallers.lookup)
+            let db = try PushRelayDatabase(path: settings.sqlitePath, callers: EventLoopCallers.lookup, logger: logger)
             if migrate { try db.migrate() }
             return .sqlite(db)
         case .postgres:

@@ -16,6 +16,17 @@ public struct Migration: Sendable, Equatable {
     }
 }
 
+/// Creates an empty file at `path` with exactly `mode` (the umask can only take bits away from the mode `open` asks
+/// for; `fchmod` sets it whole). Returns 0, or the `errno` of the step that failed: `EEXIST` when `path` exists. A
+/// file created whose mode could not be set is left in place.
+func createExclusiveFile(atPath path: String, mode: mode_t) -> Int32 {
+    let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
+    guard fd >= 0 else { return errno }
+    let result = fchmod(fd, mode) == 0 ? 0 : errno
+    close(fd)
+    return result
+}
+
 /// The SQLite database (WAL) behind quotas, overrides and the delivery log.
 public final class PushRelayDatabase: Sendable {
     public let pool: DatabasePool
@@ -42,7 +53,16 @@ public final class PushRelayDatabase: Sendable {
 
     /// Opens (creating if needed) the database. Does not migrate: call `migrate()`. `callers` says where a caller
     /// whose write committed is resumed (the server passes its event loops; by default, on the syncing thread).
-    public init(path: String, callers: @escaping WriteCallerExecutor.Lookup = { nil }) throws {
+    ///
+    /// The database holds full push tokens and webhook ids, so its files are the owner's alone: a new database is
+    /// created mode 0600 whatever the umask (SQLite gives its `-wal`, `-shm` and `-journal` the database file's mode),
+    /// and an existing one that others may read is made 0600 with its companions (`restrictFileModes`); when that
+    /// fails (a file of another user) the database is opened as it is and `logger` gets a warning.
+    public init(
+        path: String,
+        callers: @escaping WriteCallerExecutor.Lookup = { nil },
+        logger: Logger = Logger(label: "pushrelay")
+    ) throws {
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.label = "pushrelay"
@@ -57,6 +77,7 @@ public final class PushRelayDatabase: Sendable {
         do {
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
             if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            for warning in Self.restrictFileModes(path: path) { logger.warning("\(warning)") }
             pool = try DatabasePool(path: path, configuration: config)
             // NORMAL: a commit writes the WAL without syncing it. The group commit (WriteBatcher) syncs the WAL itself,
             // on a thread of its own, and answers a transaction's callers only after that sync: every answered write
@@ -76,6 +97,33 @@ public final class PushRelayDatabase: Sendable {
             began: { db in try usageCache.validate(db) },
             rolledBack: { usageCache.resync() }
         )
+    }
+
+    /// The mode of every file of the database: read and write for the owner only.
+    public static let fileMode: mode_t = 0o600
+
+    /// The files SQLite keeps beside the database at `path`.
+    static func companionPaths(of path: String) -> [String] { ["-wal", "-shm", "-journal"].map { path + $0 } }
+
+    /// Creates the database file at `path` with `fileMode` when there is none, and takes group and other access away
+    /// from an existing one and its companions (`-wal`, `-shm`, `-journal`). Returns a sentence for each file whose
+    /// mode could not be set; the files are then left as they are.
+    static func restrictFileModes(path: String) -> [String] {
+        var warnings: [String] = []
+        let created = createExclusiveFile(atPath: path, mode: fileMode)
+        if created != 0, created != EEXIST, created != ENOENT {
+            warnings.append("could not create \(path) with mode 0600: \(String(cString: strerror(created)))")
+        }
+        for file in [path] + companionPaths(of: path) {
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_mode & 0o077 != 0 else { continue }
+            if chmod(file, fileMode) != 0 {
+                let reason = String(cString: strerror(errno))
+                let mode = String(info.st_mode & 0o777, radix: 8)
+                warnings.append("\(file) is mode \(mode), readable by other users, and could not be made 0600: \(reason)")
+            }
+        }
+        return warnings
     }
 
     /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
