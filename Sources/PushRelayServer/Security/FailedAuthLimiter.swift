@@ -9,6 +9,9 @@ import PushRelayCore
 /// the admin token, API keys. A blocked address is refused even a correct credential until its window ends, and the
 /// refusal is the same whatever was sent, so being blocked says nothing about the credential. Memory is bounded:
 /// each window forgets the addresses of the one before it.
+///
+/// Addresses are counted by `key(for:)`: an IPv6 client by its /64 (one subscriber's network: whoever has one address
+/// of it usually has all of them), an IPv4 client by its address.
 final class FailedAuthLimiter: Sendable {
     private struct Windows {
         var minute: Int64 = 0
@@ -22,22 +25,39 @@ final class FailedAuthLimiter: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Whether `address` has used up its failures for now.
+    /// Whether `address` (its /64 for IPv6) has used up its failures for now.
     func isBlocked(_ address: String, now: Date) -> Bool {
-        windows.withLock { w in
+        let key = Self.key(for: address)
+        return windows.withLock { w in
             Self.roll(&w, now: now)
-            return Self.estimate(w, address, now: now) >= Double(limit)
+            return Self.estimate(w, key, now: now) >= Double(limit)
         }
     }
 
-    /// Counts one failure of `address`. Returns whether the address is blocked now.
+    /// Counts one failure of `address` (its /64 for IPv6). Returns whether the address is blocked now.
     @discardableResult
     func recordFailure(_ address: String, now: Date) -> Bool {
-        windows.withLock { w in
+        let key = Self.key(for: address)
+        return windows.withLock { w in
             Self.roll(&w, now: now)
-            w.current[address, default: 0] += 1
-            return Self.estimate(w, address, now: now) >= Double(limit)
+            w.current[key, default: 0] += 1
+            return Self.estimate(w, key, now: now) >= Double(limit)
         }
+    }
+
+    /// The budget `address` counts in: an IPv6 address's /64 (`2001:db8:1:2::/64`), an IPv4 address as it is
+    /// (`192.0.2.1`), an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it carries. Brackets and a
+    /// `%zone` are ignored. Anything that is not an IP address (a Unix socket's peer, say) counts by its own text.
+    static func key(for address: String) -> String {
+        guard let parsed = OutboundAddressPolicy.Address(address) else { return address }
+        if parsed.isIPv4 { return parsed.description }
+        if parsed.bytes[0..<12].elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]),
+            let v4 = OutboundAddressPolicy.Address(bytes: Array(parsed.bytes[12..<16]))
+        {
+            return v4.description
+        }
+        let prefix = OutboundAddressPolicy.Address(bytes: Array(parsed.bytes[0..<8]) + [UInt8](repeating: 0, count: 8))
+        return (prefix ?? parsed).description + "/64"
     }
 
     /// What `Retry-After` says to a blocked address: a blocked address is free again within a minute.
