@@ -188,6 +188,10 @@ public final class PostgresMatrixStore: MatrixStorage {
         return items.sorted { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }
     }
 
+    public func queuedCount() async throws -> Int {
+        try await engine.rows("SELECT count(*) FROM matrix_retry_queue", write: false).first?.decode(Int.self) ?? 0
+    }
+
     public func queued() async throws -> [MatrixRetryItem] {
         try await engine.rows("\(unescaped: Self.select) ORDER BY id", write: false).map(Self.item)
     }

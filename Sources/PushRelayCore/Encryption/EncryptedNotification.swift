@@ -21,14 +21,15 @@ public struct SealedPayload: Sendable, Equatable {
 /// The sealed message carries `{"encrypted", "iv", "tag", "encryption_type": "aes_256_gcm"}`: in FCM `data`, and
 /// at the top level of the APNs payload beside an `aps` with the generic alert and `mutable-content: 1`
 /// (plus the original `sound`, `badge` and `interruption-level`, which the OS acts on before the extension runs).
+/// A device command is sealed too: on Android like any message; on iOS (a background push, which the app itself
+/// receives, or an alert-less badge change) its `aps` stays as it was and only the custom keys are sealed.
 public enum EncryptedNotification {
-    /// Whether a translated notification can be sealed: device commands, silent and Live Activity pushes cannot, as
-    /// the OS acts on them without the notification service extension. They carry no message text.
+    /// Whether a translated notification can be sealed: every Android message, and on iOS alerts and device
+    /// commands. Other silent pushes and Live Activity pushes cannot, as the OS acts on their payload itself.
     public static func canSeal(_ t: TranslatedNotification, platform: HAPlatform) -> Bool {
-        guard t.command == nil else { return false }
         switch platform {
         case .android: return true
-        case .ios: return (t.apns?.headers["apns-push-type"] ?? "alert") == "alert"
+        case .ios: return t.command != nil || (t.apns?.headers["apns-push-type"] ?? "alert") == "alert"
         }
     }
 
@@ -54,12 +55,18 @@ public enum EncryptedNotification {
             message["data"] = .object(f)
             message.removeValue(forKey: "notification")
         case .ios:
-            var aps: [String: JSONValue] = ["alert": ["body": .string(alertText)], "mutable-content": 1]
             let original = t.apns?.payload["aps"] ?? t.fcmMessage["apns"]?["payload"]?["aps"]
-            for key in ["sound", "badge", "interruption-level"] { if let v = original?[key] { aps[key] = v } }
+            let isAlert = (t.apns?.headers["apns-push-type"] ?? "alert") == "alert"
+            var aps: [String: JSONValue]
+            if isAlert && t.command == nil {
+                aps = ["alert": ["body": .string(alertText)], "mutable-content": 1]
+                for key in ["sound", "badge", "interruption-level"] { if let v = original?[key] { aps[key] = v } }
+                message["notification"] = ["body": .string(alertText)]
+            } else {
+                aps = original?.objectValue ?? ["content-available": 1]
+            }
             var payload = f
             payload["aps"] = .object(aps)
-            message["notification"] = ["body": .string(alertText)]
             message["data"] = .object(f)
             if case .object(var block)? = message["apns"] {
                 block["payload"] = .object(payload)

@@ -29,7 +29,8 @@ public struct HANotification: Sendable, Equatable {
     public var title: String?
     /// The notify call's `data`, unchanged (arbitrary nested JSON). Empty when absent.
     public var data: [String: JSONValue]
-    /// The device's push token (FCM registration token or hex APNs token).
+    /// The device's push token (FCM registration token or hex APNs token), as `PushTokenIdentity.canonical` spells it
+    /// when read from a request.
     public var pushToken: String
     public var registrationInfo: HARegistrationInfo
     /// Present on local→cloud fallback sends.
@@ -94,7 +95,7 @@ extension HANotification {
         case nil, .null?: throw .missingPushToken
         case .string(let s)?:
             guard !s.isEmpty else { throw .missingPushToken }
-            token = s
+            token = PushTokenIdentity.canonical(s)
         default: throw .wrongType(field: "push_token", expected: "a string")
         }
         var data: [String: JSONValue] = [:]
@@ -120,7 +121,7 @@ extension HANotification {
             pushToken: token,
             registrationInfo: info,
             hassConfirmID: try optionalString("hass_confirm_id", in: obj),
-            liveActivityToken: try optionalString("live_activity_token", in: obj)
+            liveActivityToken: try optionalString("live_activity_token", in: obj).map(PushTokenIdentity.canonical)
         )
     }
 }

@@ -11,20 +11,41 @@ public enum DeliveryFailure: Error, Sendable, Equatable {
     /// problem (`MalformedToken`, `EndpointNotAllowed`).
     case invalidTarget(reason: String, message: String)
     /// Worth retrying: 429/500/503, timeouts, connection errors. `retryAfterSeconds` from `Retry-After` when given.
+    /// Counts against the provider's health (the circuit breaker).
     case transient(reason: String, message: String, retryAfterSeconds: Int?)
+    /// The provider throttles this one target (APNs `TooManyRequests`, FCM's per-device message rate): worth trying
+    /// again later, not within the same request (it would only make the throttle longer), and it says nothing about
+    /// the provider's health, so the circuit breaker does not count it. Answered like `transient`.
+    case throttled(reason: String, message: String, retryAfterSeconds: Int?)
     /// The relay is misconfigured for this app (wrong credentials, sender id mismatch, no route).
     case configuration(message: String)
 
     public var message: String {
         switch self {
         case .invalidToken(_, let m), .payloadTooLarge(let m), .invalidPayload(_, let m), .invalidTarget(_, let m), .transient(_, let m, _),
-            .configuration(let m):
+            .throttled(_, let m, _), .configuration(let m):
             return m
         }
     }
 }
 
 extension DeliveryFailure {
+    /// Worth trying again later: `transient` or `throttled`.
+    public var isRetryable: Bool {
+        switch self {
+        case .transient, .throttled: return true
+        default: return false
+        }
+    }
+
+    /// The provider's `Retry-After`, in seconds, for a retryable failure that carried one.
+    public var retryAfterSeconds: Int? {
+        switch self {
+        case .transient(_, _, let s), .throttled(_, _, let s): return s
+        default: return nil
+        }
+    }
+
     /// `invalidTarget` reasons (also the `errorType` of the HTTP answer).
     public static let malformedToken = "MalformedToken"
     public static let endpointNotAllowed = "EndpointNotAllowed"

@@ -17,7 +17,7 @@ public enum DeliveryOutcomeClass: String, Sendable, CaseIterable {
         case .failure(.payloadTooLarge): self = .payloadTooLarge
         case .failure(.invalidPayload): self = .invalidPayload
         case .failure(.invalidTarget): self = .invalidTarget
-        case .failure(.transient): self = .transient
+        case .failure(.transient), .failure(.throttled): self = .transient
         case .failure(.configuration): self = .configuration
         }
     }

@@ -73,7 +73,8 @@ public enum AndroidTranslation {
             fcmMessage: message,
             apns: nil,
             command: ExemptCommands.android(n.message),
-            isCritical: n.data["channel"]?.stringValue == "alarm_stream"
+            // `channel: alarm_stream` is visible and counted, as the official relay counts it.
+            isCritical: false
         )
     }
 }

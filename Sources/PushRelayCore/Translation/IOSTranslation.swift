@@ -114,13 +114,15 @@ public enum IOSTranslation {
         // Final normalisation (every app).
         var finalAps = aps ?? [:]
         normalizeAps(&finalAps)
+        // The official relay's critical exemption: a critical sound object with a volume above 0 (`interruption-level:
+        // critical` alone is counted). Only for companion app ids: the critical-alert entitlement is the Home Assistant
+        // app's, so for any other app the exemption would only let a caller send uncounted visible notifications.
         var isCritical = false
-        if case .object(let sound)? = finalAps["sound"], sound["critical"] == .int(1),
+        if isCompanion, case .object(let sound)? = finalAps["sound"], sound["critical"] == .int(1),
             let volume = sound["volume"]?.doubleValue, volume > 0
         {
             isCritical = true
         }
-        if finalAps["interruption-level"]?.stringValue?.lowercased() == "critical" { isCritical = true }
 
         var stringHeaders: [String: String] = [:]
         for (k, v) in headers where v != .null { stringHeaders[k.lowercased()] = v.fcmDataString }

@@ -22,7 +22,9 @@ public struct TranslatedNotification: Sendable, Equatable {
     /// The device command this notification carries (`request_location_update`, `command_dnd`, …) when it is one
     /// of the commands PushRelay exempts from the quota; nil for ordinary notifications.
     public var command: String?
-    /// A critical alert (iOS critical sound or `interruption-level: critical`; Android `channel: alarm_stream`).
+    /// A critical alert the quota exempts (`quota.exempt_critical`), by the official relay's rule: an iOS critical
+    /// sound with a volume above 0, for a companion app id. Android `alarm_stream` and `interruption-level: critical`
+    /// alone are not.
     public var isCritical: Bool
     /// WebPush only: the message for the `webpush` provider (subscription, plaintext body, headers).
     public var webPush: WebPushMessage?

@@ -38,12 +38,13 @@ public struct RelayTarget: Sendable, Equatable {
         default:
             return .failure(.init(message: "Unknown relay environment '\(parts[0])': use production, development or fcm."))
         }
-        let token = String(parts[1])
+        var token = String(parts[1])
         guard !token.isEmpty else { return .failure(.init(message: "The device token is missing from the relay path.")) }
         if case .apns = destination {
             if let problem = APNsDeviceToken.problem(token) {
                 return .failure(.init(message: problem, errorType: DeliveryFailure.malformedToken))
             }
+            token = PushTokenIdentity.canonical(token)
         } else {
             guard token.count <= 4096, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
                 return .failure(

@@ -65,6 +65,12 @@ enum APNsOutcome {
                     "\(providerName): APNs says the provider token changed too often on this connection (TooManyProviderTokenUpdates). \(APNsRemedy.line(for: reasonText, topic: topic) ?? "")",
                 retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
             )
+        case 429 where reason == .tooManyRequests:
+            return .throttled(
+                reason: reasonText,
+                message: "APNs is throttling device token \(token): too many notifications to this one device (TooManyRequests). Send fewer.",
+                retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
+            )
         case 429, 500...599:
             return .transient(
                 reason: reasonText,

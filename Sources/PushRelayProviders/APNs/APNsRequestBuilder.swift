@@ -33,7 +33,7 @@ enum APNsRequestBuilder {
         } else {
             target = delivery.pushToken
         }
-        let deviceToken = target.lowercased()
+        let deviceToken = PushTokenIdentity.canonical(target)
         if let problem = APNsDeviceToken.problem(deviceToken) {
             throw .invalidTarget(
                 reason: DeliveryFailure.malformedToken,
@@ -41,12 +41,10 @@ enum APNsRequestBuilder {
             )
         }
 
-        var headers: [String: String] = [:]
-        for (name, value) in apns.headers {
-            let lower = name.lowercased()
-            guard lower != "apns-topic", lower != "apns-id", lower != "authorization" else { continue }
-            headers[lower] = value
+        if let problem = APNsHeaders.problem(apns.headers, source: "APNs headers") {
+            throw .invalidPayload(reason: APNsHeaders.badHeaderReason, message: problem)
         }
+        var headers = APNsHeaders.passed(apns.headers)
         headers["apns-push-type"] = pushType
         headers["apns-topic"] = APNsPushType.topic(bundleID: bundleID, pushType: pushType)
         headers["apns-id"] = apnsID

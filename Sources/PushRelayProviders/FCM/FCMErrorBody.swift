@@ -40,4 +40,12 @@ public struct FCMErrorBody: Sendable, Equatable {
 
     /// The most specific reason: the FCM `errorCode`, else the rpc `status`.
     public var reason: String? { errorCode ?? status }
+
+    /// Whether a 429 throttles one device rather than the project: FCM answers a device's own message rate with
+    /// `QUOTA_EXCEEDED` and a message naming the device ("Device message rate exceeded."); the project's quota
+    /// names the quota metric instead.
+    public var throttlesOneDevice: Bool {
+        guard let m = message?.lowercased() else { return false }
+        return m.contains("device") && !m.contains("quota metric")
+    }
 }

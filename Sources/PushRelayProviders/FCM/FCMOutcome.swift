@@ -66,6 +66,12 @@ enum FCMOutcome {
                 message:
                     "\(providerName): FCM answered 404 (\(body.reason ?? "no error details")) for project '\(projectID)'. Check the provider's endpoint and project_id."
             )
+        case 429 where body.throttlesOneDevice:
+            return .throttled(
+                reason: body.reason ?? "QUOTA_EXCEEDED",
+                message: "FCM is throttling push token \(token): too many messages to this one device (HTTP 429)\(said). Send fewer.",
+                retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
+            )
         case 429, 500...599:
             return .transient(
                 reason: body.reason ?? "HTTP \(r.status)",

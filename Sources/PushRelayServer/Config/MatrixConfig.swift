@@ -9,6 +9,9 @@ extension PushRelayConfig {
         public var apps: [String: MatrixApp] = [:]
         /// `matrix.dedup_window`: a notification for the same (event_id, pushkey) within this window is not pushed again.
         public var dedupWindowMs: Int64 = 3_600_000
+        /// `matrix.max_devices`: devices one notify may list; a notify with more is answered 400 before any is pushed.
+        /// Homeservers send one device per notify (Synapse) or a handful.
+        public var maxDevices = 100
         public var retry = MatrixRetry()
     }
 
@@ -38,6 +41,9 @@ extension PushRelayConfig {
         public var maxAttempts = 10
         /// `poll_interval`: how often the queue is checked for due items.
         public var pollIntervalMs: Int64 = 5_000
+        /// `max_queued`: devices the retry queue holds at most. A notify whose failed devices would not fit is answered
+        /// 502 (the homeserver retries it itself) instead of queueing them.
+        public var maxQueued = 10_000
 
         /// The delay after `attempts` attempts.
         public func delayMs(afterAttempts attempts: Int, retryAfterSeconds: Int?) -> Int64 {
@@ -49,8 +55,8 @@ extension PushRelayConfig {
     }
 
     /// The section checks its own keys (its errors differ from `knownKeys`' ones), so it is not in `knownKeys`.
-    static let matrixKeys: Set<String> = ["apps", "dedup_window", "retry"]
-    static let matrixRetryKeys: Set<String> = ["base_delay", "max_delay", "max_attempts", "poll_interval"]
+    static let matrixKeys: Set<String> = ["apps", "dedup_window", "max_devices", "retry"]
+    static let matrixRetryKeys: Set<String> = ["base_delay", "max_delay", "max_attempts", "poll_interval", "max_queued"]
     static let matrixAppKeys: Set<String> = [
         "provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options",
     ]
@@ -72,6 +78,11 @@ extension PushRelayConfig.Matrix {
                 throw ConfigError(key: "matrix.dedup_window", problem: "must be a duration such as 3600 (seconds), 90m or 1h; got '\(v)'")
             }
             dedupWindowMs = ms
+        }
+        do {
+            if let v = try r.int("max_devices", range: 1...10_000) { maxDevices = v }
+        } catch let e as ConfigError {
+            throw ConfigError(key: "matrix.\(e.key)", problem: e.problem)
         }
         if let section = try r.object("retry") { retry = try PushRelayConfig.MatrixRetry(reading: section) }
         guard let apps = try r.object("apps") else { return }
@@ -105,6 +116,7 @@ extension PushRelayConfig.MatrixRetry {
         if let v = try duration("poll_interval", min: 10) { pollIntervalMs = v }
         do {
             if let v = try r.int("max_attempts", range: 1...100) { maxAttempts = v }
+            if let v = try r.int("max_queued", range: 1...10_000_000) { maxQueued = v }
         } catch let e as ConfigError {
             throw ConfigError(key: "matrix.retry.\(e.key)", problem: e.problem)
         }

@@ -44,7 +44,9 @@ final class CircuitBreaker: Sendable {
     func record(_ result: Result<DeliveryReceipt, DeliveryFailure>) {
         let report: CircuitBreakerState.Report
         switch result {
-        case .success, .failure(.invalidToken), .failure(.invalidPayload), .failure(.invalidTarget), .failure(.payloadTooLarge):
+        case .success, .failure(.invalidToken), .failure(.invalidPayload), .failure(.invalidTarget), .failure(.payloadTooLarge),
+            .failure(.throttled):
+            // One target's problem (a dead or throttled device, a bad payload): the provider itself answered.
             report = .healthy
         case .failure(.transient):
             report = .failed

@@ -31,7 +31,7 @@ extension APIError {
             return APIError(.badRequest, "InvalidPayload", message, fields: ["errorCode": .string(reason)])
         case .invalidTarget(let reason, let message):
             return .invalidTarget(reason: reason, message: message)
-        case .transient(let reason, let message, let retryAfter):
+        case .transient(let reason, let message, let retryAfter), .throttled(let reason, let message, let retryAfter):
             return APIError(
                 .serviceUnavailable,
                 "ProviderUnavailable",

@@ -50,7 +50,7 @@ struct HomeAssistantRoutes<Context: RequestContext> {
         case nil, .null?, .string?: try HomeAssistantRequest.reject403()
         default: throw APIError.badRequest("Field 'push_token' must be a string.")
         }
-        guard let limits = await service.rateLimits(pushToken: token) else { throw APIError.storageUnavailable }
+        guard let limits = await service.rateLimits(pushToken: PushTokenIdentity.canonical(token)) else { throw APIError.storageUnavailable }
         return JSONResponse.make(status: .ok, body: ["target": .string(token), "rateLimits": limits.json])
     }
 }

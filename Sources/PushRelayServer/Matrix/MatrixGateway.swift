@@ -60,12 +60,20 @@ final class MatrixGateway: Sendable {
         case accepted(rejected: [String])
         /// Nothing could be sent or queued: the homeserver should send the whole notification again later. Why.
         case retryLater(String)
+        /// The notification lists more than `matrix.max_devices` devices: nothing was sent. Why.
+        case tooManyDevices(String)
     }
 
     /// The `dead_tokens` key of a device (also its quota key).
     static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.appID):\(d.pushkey)" }
 
-    public func notify(_ n: MatrixNotification) async -> Reply {
+    public func notify(_ received: MatrixNotification) async -> Reply {
+        guard received.devices.count <= settings.maxDevices else {
+            return .tooManyDevices(
+                "The notification lists \(received.devices.count) devices; this gateway takes at most \(settings.maxDevices) per notification (matrix.max_devices). Nothing was sent."
+            )
+        }
+        let (n, spellings) = canonical(received)
         let now = clock.now()
         let since = now.addingTimeInterval(-Double(settings.dedupWindowMs) / 1000)
         var seen: Set<String> = []
@@ -108,7 +116,7 @@ final class MatrixGateway: Sendable {
             }
         }
 
-        let (reply, sent) = await settle(n, outcomes: outcomes)
+        let (reply, sent) = await settle(n, outcomes: outcomes, spellings: spellings)
         // A claim whose device was neither delivered nor queued is not a push: a repeat of the event pushes again.
         let unsent = claimed.subtracting(sent)
         if let eventID = n.eventID, !unsent.isEmpty {
@@ -122,6 +130,26 @@ final class MatrixGateway: Sendable {
             }
         }
         return reply
+    }
+
+    /// `received` with each device listed once, under its canonical pushkey (`MatrixFormat.canonicalPushkey`), and
+    /// for each canonical pushkey the spellings the homeserver sent, so that `rejected` names what it sent. A pushkey
+    /// listed twice, or in two spellings of one device token, is pushed once.
+    private func canonical(_ received: MatrixNotification) -> (MatrixNotification, spellings: [String: [String]]) {
+        var n = received
+        var devices: [MatrixDevice] = []
+        devices.reserveCapacity(received.devices.count)
+        var listed: Set<String> = []
+        var spellings: [String: [String]] = [:]
+        for var device in received.devices {
+            let sent = device.pushkey
+            if case .app(_, let app) = apps.match(device.appID) { device.pushkey = app.format.canonicalPushkey(sent) }
+            if !(spellings[device.pushkey]?.contains(sent) ?? false) { spellings[device.pushkey, default: []].append(sent) }
+            guard listed.insert(device.appID + "\u{0}" + device.pushkey).inserted else { continue }
+            devices.append(device)
+        }
+        n.devices = devices
+        return (n, spellings)
     }
 
     /// Which pushkeys of `n` already got its event since `since` and which devices are remembered as dead, without a
@@ -156,14 +184,14 @@ final class MatrixGateway: Sendable {
 
     /// The answer for `outcomes`, after queueing the transiently failed devices for a retry when that is the answer,
     /// and the pushkeys that count as sent (delivered, or queued: the retry queue delivers them).
-    private func settle(_ n: MatrixNotification, outcomes: [DeviceOutcome]) async -> (Reply, sent: Set<String>) {
+    private func settle(_ n: MatrixNotification, outcomes: [DeviceOutcome], spellings: [String: [String]]) async -> (Reply, sent: Set<String>) {
         var rejected: [String] = []
         var sent: Set<String> = []
         var transient: [(MatrixDevice, DeliveryFailure)] = []
         for (device, outcome) in zip(n.devices, outcomes) {
             switch outcome {
             case .rejected:
-                if !rejected.contains(device.pushkey) { rejected.append(device.pushkey) }
+                for pushkey in spellings[device.pushkey] ?? [device.pushkey] where !rejected.contains(pushkey) { rejected.append(pushkey) }
             case .delivered:
                 sent.insert(device.pushkey)
             case .transient(let f):
@@ -177,16 +205,21 @@ final class MatrixGateway: Sendable {
             return (.retryLater("Every device failed transiently; retry later. (\(reasons))"), sent)
         }
         if !transient.isEmpty {
-            let retryAfter = transient.compactMap { f -> Int? in
-                if case .transient(_, _, let s) = f.1 { return s }
-                return nil
-            }.max()
+            let retryAfter = transient.compactMap { $0.1.retryAfterSeconds }.max()
             let at = clock.now()
             let next = at.addingTimeInterval(Double(settings.retry.delayMs(afterAttempts: 1, retryAfterSeconds: retryAfter)) / 1000)
             let items = transient.map { (d, f) in
                 (appID: d.appID, pushkey: d.pushkey, eventID: n.eventID, notification: n.only(d).json.jsonString(), lastError: f.message)
             }
             do {
+                let queued = try await store.queuedCount()
+                guard queued + items.count <= settings.retry.maxQueued else {
+                    logger.warning(
+                        "the matrix retry queue is full (matrix.retry.max_queued); answering 502 so the homeserver retries",
+                        metadata: ["queued": .stringConvertible(queued), "max_queued": .stringConvertible(settings.retry.maxQueued)]
+                    )
+                    return (.retryLater("Some devices failed transiently and the retry queue is full; retry later."), sent)
+                }
                 try await store.enqueue(items, attempts: 1, nextAttemptAt: next, now: at)
                 logger.info(
                     "queued devices for retry",
@@ -273,7 +306,7 @@ final class MatrixGateway: Sendable {
             // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault).
             case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed:
                 return .rejected(reason: reason, provider: app.provider)
-            case .transient: return .transient(failure)
+            case .transient, .throttled: return .transient(failure)
             case .payloadTooLarge, .invalidPayload, .invalidTarget, .configuration: return .failed(failure.message)
             }
         }

@@ -104,8 +104,7 @@ struct MatrixRetryService: Service {
                     try await gateway.store.remove(id: item.id)
                     return
                 }
-                var retryAfter: Int?
-                if case .transient(_, _, let s) = failure { retryAfter = s }
+                let retryAfter = failure.retryAfterSeconds
                 let delay = gateway.settings.retry.delayMs(afterAttempts: attempts, retryAfterSeconds: retryAfter)
                 try await gateway.store.reschedule(
                     id: item.id,

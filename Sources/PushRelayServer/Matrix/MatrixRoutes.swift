@@ -75,6 +75,9 @@ struct MatrixRoutes<Context: RequestContext> {
         case .retryLater(let why):
             let error = Self.error(.badGateway, "M_UNKNOWN", why)
             return (error.status, error.headers, JSONWriter.bytes(error.body))
+        case .tooManyDevices(let why):
+            let error = Self.error(.badRequest, "M_BAD_JSON", why)
+            return (error.status, error.headers, JSONWriter.bytes(error.body))
         }
     }
 }

@@ -3,50 +3,74 @@ import PushRelayStore
 
 /// The live channels of this instance: which subscription serves which webhook id and which push token.
 ///
-/// A webhook id has at most one channel, and so has a push token: a new subscription replaces the old one. What
-/// happens to the replaced channel's messages is `PushChannelHub`'s business; this type only keeps the index.
+/// A webhook id has at most one channel: a new subscription for it replaces the old one. A push token may hold
+/// channels under several webhook ids (a re-registered app, or a stranger who knows the token), and a subscription
+/// never closes a channel of another webhook id; notifications go only to the channel of their own pair. What
+/// happens to a replaced channel's messages is `PushChannelHub`'s business; this type only keeps the index.
 final class PushChannelIndex: Sendable {
     private struct State {
         var byWebhook: [String: PushChannelSubscription] = [:]
         var byToken: [String: PushChannelSubscription] = [:]
+        /// Who holds the channels in `byWebhook`, for the limits.
+        var admission = PushChannelAdmission()
 
         mutating func remove(_ sub: PushChannelSubscription) {
-            if byWebhook[sub.webhookID] === sub { byWebhook[sub.webhookID] = nil }
+            if byWebhook[sub.webhookID] === sub {
+                byWebhook[sub.webhookID] = nil
+                admission.removed(sub)
+            }
             if let t = sub.pushToken, byToken[t] === sub { byToken[t] = nil }
         }
     }
 
     enum SubscribeError: Error {
+        /// `channel.max_channels` is reached, and no provisional channel may give way.
         case tooManyChannels
+        /// The subscriber's address holds `channel.max_channels_per_address` channels, and none may give way.
+        case tooManyChannelsFromAddress
+        /// A provisional subscription, and provisional channels hold their share of `channel.max_channels`.
+        case tooManyProvisionalChannels
         /// A provisional subscription met a channel of another credential, or its pair was bound meanwhile.
         case notBound
     }
 
     private let state = Locked(State())
-    /// `channel.max_channels`: a subscription that would open one more is refused.
-    let maxChannels: Int
+    /// `channel.max_channels`, `channel.max_channels_per_address` and the provisional channels' share of the first
+    /// (see `PushChannelAdmission`).
+    let limits: PushChannelAdmission.Limits
 
-    init(maxChannels: Int) {
-        self.maxChannels = maxChannels
+    init(maxChannels: Int, maxChannelsPerAddress: Int = .max, maxProvisionalChannels: Int? = nil) {
+        limits = .init(channels: maxChannels, perAddress: maxChannelsPerAddress, provisional: maxProvisionalChannels ?? max(1, maxChannels / 2))
+    }
+
+    convenience init(settings: PushChannelSettings) {
+        self.init(
+            maxChannels: settings.maxChannels,
+            maxChannelsPerAddress: settings.maxChannelsPerAddress,
+            maxProvisionalChannels: settings.maxProvisionalChannels
+        )
     }
 
     var count: Int { state.withLock { $0.byWebhook.count } }
 
-    /// The channel a Home Assistant notification goes to: its webhook id's, else its push token's.
+    /// The channel a Home Assistant notification goes to: its webhook id's, when that channel serves its pair
+    /// (`PushChannelSubscription.accepts`). A notification without a webhook id has no channel.
     func subscription(for n: HANotification) -> PushChannelSubscription? {
         state.withLock { s in
-            if let w = n.registrationInfo.webhookID, let sub = s.byWebhook[w], sub.accepts(n) { return sub }
-            if let sub = s.byToken[n.pushToken], sub.accepts(n) { return sub }
-            return nil
+            guard let w = n.registrationInfo.webhookID, let sub = s.byWebhook[w], sub.accepts(n) else { return nil }
+            return sub
         }
     }
 
-    /// The live channel of a device registered for calls: by its push token, else by its webhook id.
+    /// The live channel of a device registered for calls: its webhook id's when the registration names one (and the
+    /// channel serves that token), else the latest push-token channel of the token.
     func subscription(pushToken: String, webhookID: String?) -> PushChannelSubscription? {
         state.withLock { s in
-            if let sub = s.byToken[pushToken] { return sub }
-            if let webhookID, let sub = s.byWebhook[webhookID], sub.pushToken == nil || sub.pushToken == pushToken { return sub }
-            return nil
+            if let webhookID {
+                guard let sub = s.byWebhook[webhookID], sub.pushToken == nil || sub.pushToken == pushToken else { return nil }
+                return sub
+            }
+            return s.byToken[pushToken]
         }
     }
 
@@ -55,20 +79,38 @@ final class PushChannelIndex: Sendable {
         state.withLock { $0.byWebhook[webhookID] != nil }
     }
 
-    /// Registers `sub` and returns the channel it replaced (same webhook id, else same push token), now removed.
+    /// Registers `sub` and returns the channel it replaced (same webhook id), now removed.
     ///
     /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
-    /// credential.
-    func register(_ sub: PushChannelSubscription, provisional: Bool) throws(SubscribeError) -> PushChannelSubscription? {
-        try state.withLock { s throws(SubscribeError) -> PushChannelSubscription? in
-            let old = s.byWebhook[sub.webhookID] ?? sub.pushToken.flatMap { s.byToken[$0] }
+    /// credential. The limits are `PushChannelAdmission`'s: past one, a provisional subscription is refused, and a
+    /// paired one takes the place of the oldest provisional channel within it. Each channel evicted so is removed and
+    /// handed to `evicted` (after the lock is released), for the caller to close and settle like any ended channel.
+    func register(
+        _ sub: PushChannelSubscription,
+        provisional: Bool,
+        evicted: (PushChannelSubscription) -> Void = { _ in }
+    ) throws(SubscribeError) -> PushChannelSubscription? {
+        let address = PushChannelAdmission.address(of: sub)
+        let (old, evicting) = try state.withLock { s throws(SubscribeError) -> (PushChannelSubscription?, [PushChannelSubscription]) in
+            let old = s.byWebhook[sub.webhookID]
             if provisional, let old, old.pushToken == nil || old.pushToken != sub.pushToken { throw .notBound }
-            if old == nil && s.byWebhook.count >= maxChannels { throw .tooManyChannels }
+            let plan = s.admission.plan(sub, address: address, provisional: provisional, replacing: old, channels: s.byWebhook.count, limits: limits)
+            let evicting: [PushChannelSubscription]
+            switch plan {
+            case .success(let subs): evicting = subs
+            case .failure(.channels): throw .tooManyChannels
+            case .failure(.address): throw .tooManyChannelsFromAddress
+            case .failure(.provisional): throw .tooManyProvisionalChannels
+            }
             if let old { s.remove(old) }
+            for victim in evicting { s.remove(victim) }
             s.byWebhook[sub.webhookID] = sub
             if let t = sub.pushToken { s.byToken[t] = sub }
-            return old
+            s.admission.added(sub, address: address, provisional: provisional)
+            return (old, evicting)
         }
+        for victim in evicting { evicted(victim) }
+        return old
     }
 
     /// Removes `sub` if it is still registered.
@@ -94,15 +136,14 @@ final class PushChannelIndex: Sendable {
         }
     }
 
-    /// Removes the push-token channels that contradict `binding`: the token on another webhook id, or another token
-    /// on its webhook id. A push token holds at most one channel, so the two candidates are found by key.
+    /// Removes the push-token channel that contradicts `binding`: another token on its webhook id (Home Assistant
+    /// sent the webhook id with a refreshed token). A channel of the same token under another webhook id stays: a
+    /// post naming only a token proves nothing about the device, and that channel receives only its own pair anyway.
     func removeConflicting(with binding: PushChannelBinding) -> [PushChannelSubscription] {
         state.withLock { s in
-            var conflicting: [PushChannelSubscription] = []
-            if let sub = s.byWebhook[binding.webhookID], let token = sub.pushToken, token != binding.pushToken { conflicting.append(sub) }
-            if let sub = s.byToken[binding.pushToken], sub.webhookID != binding.webhookID { conflicting.append(sub) }
-            for sub in conflicting { s.remove(sub) }
-            return conflicting
+            guard let sub = s.byWebhook[binding.webhookID], let token = sub.pushToken, token != binding.pushToken else { return [] }
+            s.remove(sub)
+            return [sub]
         }
     }
 }

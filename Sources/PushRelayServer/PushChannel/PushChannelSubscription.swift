@@ -24,10 +24,13 @@ final class PushChannelSubscription: Sendable {
         self.fallback = fallback
     }
 
-    /// Whether a notification belongs on this channel.
+    /// Whether a notification belongs on this channel: it carries the channel's webhook id and, on a push-token
+    /// channel, its push token too. A push token alone never selects a channel: a stranger who knows a device's
+    /// token and subscribes with it under a webhook id of their own receives only what is posted with that pair.
     func accepts(_ n: HANotification) -> Bool {
+        guard n.registrationInfo.webhookID == webhookID else { return false }
         if let pushToken { return pushToken == n.pushToken }
-        return n.registrationInfo.webhookID == webhookID
+        return true
     }
 
     /// The websocket event that carries `n` on this channel; with a confirm id when the app must confirm it.

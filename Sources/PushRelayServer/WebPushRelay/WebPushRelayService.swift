@@ -62,6 +62,9 @@ final class WebPushRelayService: Sendable {
     /// The app id relayed tokens are counted under in the quota ledger.
     static let ledgerAppID = "webpush-relay"
 
+    /// The key the relay's quota, dead-token memory and delivery log know a device token by: `relay:<token>`.
+    static func account(_ token: String) -> String { "relay:" + token }
+
     /// The per-sender limit a minute (`relay.max_requests_per_minute_per_address`), if there is one.
     var senderLimit: Int? { limiter?.limit }
 
@@ -110,7 +113,9 @@ final class WebPushRelayService: Sendable {
             settings.dailyLimitPerToken > 0
             ? .counted(QuotaPolicy(dailyLimit: settings.dailyLimitPerToken, exemptCommands: false, exemptCritical: false))
             : .uncounted(checkDead: false)
-        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: quota)) {
+        // The relay's own quota row and dead-token memory: a sender who knows a device token spends only the relay's
+        // allowance, never the device's Home Assistant quota, and cannot mark the token dead for Home Assistant.
+        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, account: Self.account(target.token), quota: quota)) {
         case .delivered(let receipt, _):
             let id = receipt.messageID.split(separator: "/").last.map(String.init) ?? receipt.messageID
             return .accepted(messageID: id, ttl: headers.acceptedTTL)

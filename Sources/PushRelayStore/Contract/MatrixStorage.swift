@@ -47,6 +47,8 @@ public protocol MatrixStorage: Sendable {
     /// crashed leaves its items due again once the lease ends.
     func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem]
     func queued() async throws -> [MatrixRetryItem]
+    /// How many devices the retry queue holds (`matrix.retry.max_queued` bounds it).
+    func queuedCount() async throws -> Int
     func remove(id: Int64) async throws
     func reschedule(id: Int64, attempts: Int, next: Date, lastError: String) async throws
     /// Forgets de-duplication entries older than `before`. Returns how many.

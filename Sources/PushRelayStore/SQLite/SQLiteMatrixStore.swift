@@ -174,6 +174,10 @@ public final class SQLiteMatrixStore: MatrixStorage {
     }
 
     /// Every queued item (admin, tests).
+    public func queuedCount() async throws -> Int {
+        try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM matrix_retry_queue") ?? 0 }
+    }
+
     public func queued() async throws -> [MatrixRetryItem] {
         try await database.batcher.flush()
         return try await database.pool.read { db in

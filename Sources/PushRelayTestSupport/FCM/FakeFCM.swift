@@ -229,6 +229,16 @@ public final class FakeFCM: Sendable {
                     retryAfter: retryAfter
                 ), "QUOTA_EXCEEDED"
             )
+        case .deviceRateExceeded(let retryAfter):
+            return (
+                FakeFCMErrors.response(
+                    code: 429,
+                    status: "RESOURCE_EXHAUSTED",
+                    message: "Device message rate exceeded.",
+                    errorCode: "QUOTA_EXCEEDED",
+                    retryAfter: retryAfter
+                ), "QUOTA_EXCEEDED"
+            )
         case .unavailable(let retryAfter):
             return (
                 FakeFCMErrors.response(

@@ -10,8 +10,10 @@ public indirect enum FakeFCMOutcome: Sendable {
     case invalidToken
     /// 403 PERMISSION_DENIED, errorCode SENDER_ID_MISMATCH.
     case senderIDMismatch
-    /// 429 RESOURCE_EXHAUSTED, errorCode QUOTA_EXCEEDED.
+    /// 429 RESOURCE_EXHAUSTED, errorCode QUOTA_EXCEEDED: the project's quota ("Quota exceeded for quota metric…").
     case quotaExceeded(retryAfter: Int?)
+    /// 429 RESOURCE_EXHAUSTED, errorCode QUOTA_EXCEEDED: one device's message rate ("Device message rate exceeded.").
+    case deviceRateExceeded(retryAfter: Int?)
     /// 503 UNAVAILABLE.
     case unavailable(retryAfter: Int?)
     /// 500 INTERNAL.

@@ -49,12 +49,34 @@ import Testing
         }
     }
 
-    @Test func commandsAreNotSealed() {
+    @Test func androidCommandsAreSealedLikeAnyMessage() {
         let n = HANotification(
-            message: "request_location_update",
+            message: "command_broadcast_intent",
+            data: ["intent_action": "secret.action", "intent_extras": "door:4711"],
             pushToken: "fcm:t",
             registrationInfo: .init(appID: "io.homeassistant.companion.android")
         )
-        #expect(EncryptedNotification.canSeal(AndroidTranslation.translate(n), platform: .android) == false)
+        let t = AndroidTranslation.translate(n)
+        #expect(EncryptedNotification.canSeal(t, platform: .android))
+        let sealed = EncryptedNotification.apply(t, platform: .android, sealed: SealedPayload(ciphertext: "c", iv: "i", tag: "g"), alertText: "x")
+        #expect(sealed.fcmMessage["data"]?["intent_extras"] == nil, "the command's data is sealed")
+        #expect(sealed.fcmMessage["data"]?["encrypted"] == "c")
+        #expect(sealed.command == "command_broadcast_intent", "still an exempt command")
+    }
+
+    @Test func iOSCommandsAreSealedAndStaySilent() {
+        let n = HANotification(
+            message: "request_location_update",
+            pushToken: String(repeating: "ab", count: 32),
+            registrationInfo: .init(appID: "io.robbie.HomeAssistant", webhookID: "hook-secret")
+        )
+        let t = IOSTranslation.translate(n)
+        #expect(EncryptedNotification.canSeal(t, platform: .ios))
+        let sealed = EncryptedNotification.apply(t, platform: .ios, sealed: SealedPayload(ciphertext: "c", iv: "i", tag: "g"), alertText: "x")
+        let payload = sealed.apns?.payload
+        #expect(payload?["aps"] == ["content-available": 1], "a background command stays a silent push")
+        #expect(payload?["homeassistant"] == nil && payload?["webhook_id"] == nil, "its custom keys are sealed")
+        #expect(payload?["encrypted"] == "c")
+        #expect(sealed.fcmMessage["notification"] == nil, "no visible alert is added")
     }
 }

@@ -14,30 +14,7 @@ import Testing
         configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
         _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
     ) async throws {
-        let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-        // One clock for PushRelay (quota days, JWT claims) and the fakes (JWT age checks): independent of the real time.
-        let clock = TestClock()
-        let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
-        do {
-            try await TestServer.with(
-                clock: clock,
-                configure: { c in
-                    c.providers = [
-                        "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
-                        "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
-                    ]
-                    c.apps = apps
-                    c.delivery.retryBaseMs = 5
-                    configure(&c)
-                }
-            ) { (s: TestServer) async throws in
-                try await body(s, env)
-            }
-        } catch {
-            await env.shutdown()
-            throw error
-        }
-        await env.shutdown()
+        try await withProviderFakes(apps: apps, configure: configure, body)
     }
 
     @Test func androidGoesToFCMExactlyAsTranslated() async throws {

@@ -73,15 +73,15 @@ import Testing
     }
 
     @Test func exemptCommandsAndCriticalAlertsBypassTheLimitAndTouchNoCounter() async throws {
+        // The official relay's exemptions, no wider: its Android command list, the companion app's iOS commands, and
+        // the companion app's critical sound.
         try await TestServer.with(yaml: "quota:\n  daily_limit: 1\n") { (s: TestServer) async throws in
             #expect(try await s.android(TestServer.haBody()).status == 201)
             #expect(try await s.android(TestServer.haBody()).status == 429)
             let exempt: [(String, JSONValue)] = [
                 ("/api/sendPush/android/v1", TestServer.haBody(message: "request_location_update")),
-                ("/api/sendPush/android/v1", TestServer.haBody(message: "command_launch_app", data: ["package_name": "x"])),
-                ("/api/sendPush/android/v1", TestServer.haBody(message: "command_beacon_monitor")),
+                ("/api/sendPush/android/v1", TestServer.haBody(message: "command_dnd", data: ["command": "off"])),
                 ("/api/sendPush/android/v1", TestServer.haBody(message: "clear_notification", data: ["tag": "t"])),
-                ("/api/sendPush/android/v1", TestServer.haBody(message: "Fire!", data: ["channel": "alarm_stream", "priority": "high"])),
                 ("/api/sendPushNotification", TestServer.haBody(message: "request_location_update", appID: "io.robbie.HomeAssistant")),
                 ("/api/sendPushNotification", TestServer.haBody(message: "clear_badge", appID: "io.robbie.HomeAssistant")),
                 (
@@ -90,14 +90,6 @@ import Testing
                         message: "Leak",
                         appID: "io.robbie.HomeAssistant",
                         data: ["push": ["sound": ["name": "default", "critical": 1, "volume": 1.0]]]
-                    )
-                ),
-                (
-                    "/api/sendPushNotification",
-                    TestServer.haBody(
-                        message: "Leak",
-                        appID: "io.robbie.HomeAssistant",
-                        data: ["push": ["interruption-level": "critical"]]
                     )
                 ),
             ]
@@ -109,6 +101,39 @@ import Testing
             }
             let ordinary = try await s.ios(TestServer.haBody(message: "kiosk_mode", appID: "io.robbie.HomeAssistant"))
             #expect(ordinary.status == 429)
+        }
+    }
+
+    @Test func visibleNotificationsAreCountedHoweverTheyAreDressed() async throws {
+        try await TestServer.with(yaml: "quota:\n  daily_limit: 1\n") { (s: TestServer) async throws in
+            #expect(try await s.android(TestServer.haBody()).status == 201)
+            let counted: [(String, JSONValue)] = [
+                ("/api/sendPush/android/v1", TestServer.haBody(message: "command_launch_app", data: ["package_name": "x"])),
+                ("/api/sendPush/android/v1", TestServer.haBody(message: "command_beacon_monitor")),
+                ("/api/sendPush/android/v1", TestServer.haBody(message: "command_made_up", title: "Visible title")),
+                ("/api/sendPush/android/v1", TestServer.haBody(message: "Fire!", data: ["channel": "alarm_stream", "priority": "high"])),
+                (
+                    "/api/sendPushNotification",
+                    TestServer.haBody(message: "Leak", appID: "io.robbie.HomeAssistant", data: ["push": ["interruption-level": "critical"]])
+                ),
+                // A critical sound for an app that is not the companion app, directly or through the `apns` pass-through.
+                (
+                    "/api/sendPushNotification",
+                    TestServer.haBody(message: "Leak", appID: "com.example.own", data: ["push": ["sound": ["name": "a", "critical": 1, "volume": 1.0]]])
+                ),
+                (
+                    "/api/sendPushNotification",
+                    TestServer.haBody(
+                        message: "Leak",
+                        appID: "com.example.own",
+                        data: ["apns": ["payload": ["aps": ["alert": "x", "sound": ["name": "a", "critical": 1, "volume": 1]]]]]
+                    )
+                ),
+            ]
+            for (path, body) in counted {
+                let r = try await s.post(path, body)
+                #expect(r.status == 429, "\(path) \(body): \(r.rawBody)")
+            }
         }
     }
 

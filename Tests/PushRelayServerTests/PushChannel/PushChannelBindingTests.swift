@@ -145,8 +145,11 @@ import Testing
         try await withServer { s, _ in
             _ = try await Self.post(s, "first registration", webhookID: "hook-old")
             let old = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: "hook-old", id: 1)
-            _ = try await Self.post(s, "second registration", webhookID: "hook-new")
-            #expect(await old.waitUntilClosed(), "the channel of the old webhook id is closed")
+            let moved = try await Self.post(s, "second registration", webhookID: "hook-new")
+            // A post naming the token proves nothing about the device: the old channel stays open, but what is posted
+            // with the new pair does not go to it.
+            #expect(moved["messageId"]?.stringValue?.hasPrefix("local:") == false)
+            #expect(old.pendingFrames.isEmpty)
             let retry = try await Self.authenticated(s, Self.device)
             retry.send(Self.subscribe(retry, id: 1, webhookID: "hook-old"))
             Self.expectRefused(try await retry.receive(), id: 1)
@@ -156,6 +159,25 @@ import Testing
             let stranger = try await Self.authenticated(s, Self.stranger)
             stranger.send(Self.subscribe(stranger, id: 1, webhookID: "hook-new"))
             Self.expectRefused(try await stranger.receive(), id: 1)
+        }
+    }
+
+    @Test func aPushTokenAloneCannotReadTheDevicesChannel() async throws {
+        try await withServer { s, cloud in
+            _ = try await Self.post(s, "binds the device")
+            let device = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: Self.webhook, id: 1)
+            // A stranger who knows the device's push token posts it with a webhook id of their own (accepted: it
+            // reaches the device by the cloud and is counted on its quota)…
+            let moved = try await Self.post(s, "stranger's post", webhookID: "hook-attacker")
+            #expect(moved["messageId"]?.stringValue?.hasPrefix("local:") == false)
+            // …and subscribes with the token under that webhook id.
+            let attacker = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: "hook-attacker", id: 1)
+            // The device's channel was not closed, and Home Assistant's next notification goes to it alone.
+            let r = try await Self.post(s, "Front door code is 4711")
+            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true, "\(r.rawBody)")
+            #expect(try await device.receive()["event"]?["message"] == "Front door code is 4711")
+            #expect(attacker.pendingFrames.isEmpty, "the stranger's socket got nothing of the device's")
+            #expect(cloud.callCount == 2, "the binding post and the stranger's own went by the cloud")
         }
     }
 

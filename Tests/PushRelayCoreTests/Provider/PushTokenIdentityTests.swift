@@ -1,0 +1,67 @@
+import Foundation
+import PushRelayCore
+import Testing
+
+@Suite struct PushTokenIdentityTests {
+    static let apns = String(repeating: "ab12", count: 16)
+
+    @Test func apnsTokensFoldToLowerCase() {
+        #expect(PushTokenIdentity.canonical(Self.apns.uppercased()) == Self.apns)
+        #expect(PushTokenIdentity.canonical("AB12" + Self.apns.dropFirst(4)) == Self.apns)
+        #expect(PushTokenIdentity.canonical(Self.apns) == Self.apns)
+    }
+
+    @Test func everythingElseIsKeptAsSent() {
+        // FCM tokens are case-sensitive; short hex cannot be an APNs token.
+        let fcm = "cXyZ:APA91bHUN-" + String(repeating: "Ab", count: 60)
+        #expect(PushTokenIdentity.canonical(fcm) == fcm)
+        #expect(PushTokenIdentity.canonical("ABCDEF") == "ABCDEF")
+        #expect(PushTokenIdentity.canonical(String(repeating: "A", count: 201)) == String(repeating: "A", count: 201))
+        #expect(PushTokenIdentity.canonical(Self.apns.uppercased() + "G") == Self.apns.uppercased() + "G")
+    }
+
+    @Test func aRequestsTokensAreReadCanonical() throws {
+        let n = try HANotification(body: [
+            "push_token": .string(Self.apns.uppercased()), "live_activity_token": .string(Self.apns.uppercased()),
+        ])
+        #expect(n.pushToken == Self.apns)
+        #expect(n.liveActivityToken == Self.apns)
+    }
+
+    @Test func matrixAPNsPushkeysHaveOneSpelling() {
+        let bytes = Data((0..<32).map { UInt8($0 * 7 % 256) })
+        let standard = bytes.base64EncodedString()
+        let urlSafe = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        let format = MatrixFormat.apns(.init())
+        #expect(format.canonicalPushkey(urlSafe) == standard)
+        #expect(format.canonicalPushkey(standard) == standard)
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let hexFormat = MatrixFormat.apns(.init(convertDeviceTokenToHex: false))
+        #expect(hexFormat.canonicalPushkey(hex.uppercased()) == hex)
+        // FCM and WebPush pushkeys are case-sensitive; a pushkey that is no token is kept (and rejected as sent).
+        #expect(MatrixFormat.fcm(.init()).canonicalPushkey("AbC") == "AbC")
+        #expect(format.canonicalPushkey("not base64!") == "not base64!")
+    }
+}
+
+@Suite struct APNsHeadersTests {
+    @Test func documentedHeadersWithValidValuesPass() {
+        #expect(APNsHeaders.problem(["apns-priority": "5", "APNS-Expiration": "0", "apns-collapse-id": "door", "apns-push-type": "alert"]) == nil)
+        #expect(APNsHeaders.problem(["apns-topic": "x", "apns-id": "y", "authorization": "z"]) == nil, "PushRelay's own: ignored")
+        #expect(APNsHeaders.passed(["apns-topic": "x", "APNS-Priority": "10"]) == ["apns-priority": "10"])
+    }
+
+    @Test func anythingElseIsNamed() {
+        for (headers, named) in [
+            (["te": "gzip"], "'te'"), (["connection": "close"], "'connection'"), (["content-length": "1"], "'content-length'"),
+            (["x-custom": "1"], "'x-custom'"), (["apns-priority": "7"], "apns-priority"), (["apns-expiration": "-1"], "apns-expiration"),
+            (["apns-push-type": "bogus"], "apns-push-type"), (["apns-collapse-id": "a\r\nb"], "apns-collapse-id"),
+            (["bad\nname": "1"], "'bad?name'"),
+        ] as [([String: String], String)] {
+            let problem = APNsHeaders.problem(headers)
+            #expect(problem?.contains(named) == true, "\(headers): \(problem ?? "nil")")
+            #expect(problem?.hasPrefix("data.apns_headers") == true)
+        }
+    }
+}

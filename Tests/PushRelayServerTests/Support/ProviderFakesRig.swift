@@ -1,0 +1,37 @@
+import Foundation
+import PushRelayCore
+import PushRelayServer
+import PushRelayTestSupport
+
+/// Runs a PushRelay configured with `fcm` and `apns` providers against freshly started fakes (real TLS, HTTP/2 for
+/// APNs), on one test clock shared by PushRelay and the fakes.
+func withProviderFakes(
+    apps: [AppRoutes.Route] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
+    configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
+    _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
+) async throws {
+    let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
+    // One clock for PushRelay (quota days, JWT claims) and the fakes (JWT age checks): independent of the real time.
+    let clock = TestClock()
+    let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
+    do {
+        try await TestServer.with(
+            clock: clock,
+            configure: { c in
+                c.providers = [
+                    "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
+                    "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
+                ]
+                c.apps = apps
+                c.delivery.retryBaseMs = 5
+                configure(&c)
+            }
+        ) { (s: TestServer) async throws in
+            try await body(s, env)
+        }
+    } catch {
+        await env.shutdown()
+        throw error
+    }
+    await env.shutdown()
+}
