@@ -46,6 +46,17 @@ extension DeliveryFailure {
         }
     }
 
+    /// Provider reasons that say a token does not fit the route it was sent by (APNs environment or topic), not that
+    /// the device is gone: anyone may post a token with an app id that routes it elsewhere, so these never put the
+    /// token in the dead-token memory, which every route reads.
+    public static let routeMismatchReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic", "TopicDisallowed"]
+
+    /// Whether the failure proves the token dead for every route: an `invalidToken` other than a route mismatch.
+    public var provesTokenDead: Bool {
+        guard case .invalidToken(let reason, _) = self else { return false }
+        return !Self.routeMismatchReasons.contains(reason)
+    }
+
     /// `invalidTarget` reasons (also the `errorType` of the HTTP answer).
     public static let malformedToken = "MalformedToken"
     public static let endpointNotAllowed = "EndpointNotAllowed"

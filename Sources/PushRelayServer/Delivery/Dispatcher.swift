@@ -229,7 +229,7 @@ final class Dispatcher: Sendable {
             return .delivered(receipt, rateLimits: reservation?.rateLimits)
         case .failure(let failure):
             var dead: DeadMark?
-            if case .invalidToken(let reason, let message) = failure {
+            if case .invalidToken(let reason, let message) = failure, failure.provesTokenDead {
                 dead = DeadMark(provider: d.provider, reason: reason, message: message, until: record.at.addingTimeInterval(deadTokenTTL))
             }
             var limits = reservation?.rateLimits

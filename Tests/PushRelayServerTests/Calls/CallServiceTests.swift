@@ -220,11 +220,11 @@ import Testing
     }
 
     @Test func anInvalidTokenFailsOnceAndIsThenAnsweredDeadWithoutASend() async throws {
-        let invalid = DeliveryFailure.invalidToken(reason: "BadDeviceToken", message: "bad token")
+        let invalid = DeliveryFailure.invalidToken(reason: "Unregistered", message: "gone")
         let rig = try await Self.rig([.fail(invalid)])
         let device = try await Self.register(rig, platform: .ios)
         await #expect(throws: CallError.failed(invalid)) { try await rig.service.call(Self.call(device.deviceID), apiKeyID: rig.apiKeyID) }
-        await #expect(throws: CallError.deadToken(reason: "BadDeviceToken")) {
+        await #expect(throws: CallError.deadToken(reason: "Unregistered")) {
             try await rig.service.call(Self.call(device.deviceID), apiKeyID: rig.apiKeyID)
         }
         #expect(rig.base.provider.callCount == 1)

@@ -20,17 +20,24 @@ import Testing
         try HANotification(body: ["message": "m", "push_token": .string(token), "registration_info": ["webhook_id": .string(webhookID)]])
     }
 
-    @Test func aNewSubscriptionReplacesTheChannelOfItsWebhookIDOrToken() throws {
+    @Test func aNewSubscriptionReplacesOnlyTheChannelOfItsWebhookID() throws {
         let channels = PushChannelIndex(maxChannels: 10)
         let a = Self.sub(Self.connection(), webhookID: "hook-1", token: "token-1")
         #expect(try channels.register(a, provisional: false) == nil)
         #expect(channels.subscription(for: try Self.notification(token: "token-1", webhookID: "hook-1")) === a)
-        // Same token on another webhook id: found by token, and it replaces the old channel.
+        // Same token on another webhook id: a channel of its own, which closes nothing and gets only its own pair.
         let b = Self.sub(Self.connection(), webhookID: "hook-2", token: "token-1")
-        #expect(try channels.register(b, provisional: false) === a)
-        #expect(channels.count == 1)
-        #expect(!channels.holds(webhookID: "hook-1"))
+        #expect(try channels.register(b, provisional: false) == nil)
+        #expect(channels.count == 2)
+        #expect(channels.subscription(for: try Self.notification(token: "token-1", webhookID: "hook-1")) === a)
+        #expect(channels.subscription(for: try Self.notification(token: "token-1", webhookID: "hook-2")) === b)
+        #expect(channels.subscription(for: try Self.notification(token: "token-1", webhookID: "hook-9")) == nil)
         #expect(channels.subscription(pushToken: "token-1", webhookID: nil) === b)
+        #expect(channels.subscription(pushToken: "token-1", webhookID: "hook-1") === a)
+        // The same webhook id again replaces its channel.
+        let a2 = Self.sub(Self.connection(), webhookID: "hook-1", token: "token-1")
+        #expect(try channels.register(a2, provisional: false) === a)
+        #expect(channels.count == 2)
         // A channel-token channel (no push token) serves its webhook id's notifications only.
         let c = Self.sub(Self.connection(), webhookID: "hook-3", token: nil)
         #expect(try channels.register(c, provisional: false) == nil)
@@ -65,9 +72,11 @@ import Testing
         #expect(channels.remove(connection: phone, subscriptionID: 9) == nil)
         #expect(channels.remove(connection: phone, subscriptionID: 2) === b)
         #expect(channels.removeAll(of: phone).map(\.webhookID) == ["hook-1"])
-        // Home Assistant bound token-3 to hook-4: the channel of token-3 on hook-3 contradicts it.
+        // A post naming token-3 with hook-4 proves nothing about token-3's device: its channel on hook-3 stays.
         #expect(channels.removeConflicting(with: PushChannelBinding(pushToken: "token-9", webhookID: "hook-1")).isEmpty)
-        #expect(channels.removeConflicting(with: PushChannelBinding(pushToken: "token-3", webhookID: "hook-4")).map(\.webhookID) == ["hook-3"])
+        #expect(channels.removeConflicting(with: PushChannelBinding(pushToken: "token-3", webhookID: "hook-4")).isEmpty)
+        // Home Assistant refreshed hook-3's token: the channel of the old token on hook-3 contradicts it.
+        #expect(channels.removeConflicting(with: PushChannelBinding(pushToken: "token-4", webhookID: "hook-3")).map(\.webhookID) == ["hook-3"])
         #expect(channels.count == 0)
     }
 }

@@ -80,6 +80,18 @@ import Testing
         }
     }
 
+    @Test func aTokenPostedByTheWrongRouteIsNotRememberedDead() async throws {
+        try await withProviderFakes { s, env in
+            // A stranger sends the victim's token with an app id that routes it to a topic it does not belong to.
+            env.apns.script(Self.victim, [.reject(status: 400, reason: "DeviceTokenNotForTopic")])
+            let wrong = try await s.ios(Self.ios(Self.victim))
+            expectJSONError(wrong, status: 410, errorType: "InvalidToken")
+            // The device's own route still delivers: the mismatch was the route's, not the device's.
+            let r = try await s.ios(Self.ios(Self.victim))
+            #expect(r.status == 201, "\(r.rawBody)")
+        }
+    }
+
     // MARK: One device, one identity
 
     @Test func caseVariantsOfOneAPNsTokenShareOneQuota() async throws {

@@ -58,8 +58,9 @@ import Testing
         #expect(delivery.notification.apns?.payload["x"] == "acct-1")
         #expect(delivery.notification.apns?.payload["p"] == .string(ExtendedZ85.encode(Self.body)))
         // No daily limit: nothing counted, the delivery logged.
-        #expect(try await rig.base.rateLimits(Self.apnsToken, appID: WebPushRelayService.ledgerAppID).attempts == 0)
-        let log = try await rig.base.logged(Self.apnsToken)
+        #expect(try await rig.base.rateLimits(WebPushRelayService.account(Self.apnsToken), appID: WebPushRelayService.ledgerAppID).attempts == 0)
+        // The relay's own account: the device's Home Assistant quota row is not the relay's.
+        let log = try await rig.base.logged(WebPushRelayService.account(Self.apnsToken))
         #expect(log.map(\.kind) == [.webPushRelay])
         #expect(log.map(\.counted) == [false])
     }
@@ -118,9 +119,14 @@ import Testing
         }
         #expect(await rig.service.relay(Self.fcmTarget, headers: headers, body: Self.body) == .tokenLimitReached(maximum: 2))
         #expect(rig.base.provider.callCount == 2, "a relayed token gets no rate-limit notice")
-        let limits = try await rig.base.rateLimits("fcm-token", appID: WebPushRelayService.ledgerAppID, policy: QuotaPolicy(dailyLimit: 2))
+        let limits = try await rig.base.rateLimits(
+            WebPushRelayService.account("fcm-token"),
+            appID: WebPushRelayService.ledgerAppID,
+            policy: QuotaPolicy(dailyLimit: 2)
+        )
         #expect(limits.successful == 2 && limits.attempts == 3)
-        #expect(try await rig.base.logged("fcm-token").allSatisfy { $0.counted && $0.outcome == .delivered })
+        #expect(try await rig.base.rateLimits("fcm-token", appID: nil).attempts == 0, "the device's own row is untouched")
+        #expect(try await rig.base.logged(WebPushRelayService.account("fcm-token")).allSatisfy { $0.counted && $0.outcome == .delivered })
     }
 
     @Test func anInvalidTokenFailsAndWithADailyLimitIsThenAnsweredDead() async throws {
@@ -133,7 +139,7 @@ import Testing
             await rig.service.relay(Self.production, headers: headers, body: Self.body) == .deadToken(provider: "scripted", reason: "Unregistered")
         )
         #expect(rig.base.provider.callCount == 1)
-        #expect(try await rig.base.logged(Self.apnsToken).map(\.outcome) == [.invalidToken])
+        #expect(try await rig.base.logged(WebPushRelayService.account(Self.apnsToken)).map(\.outcome) == [.invalidToken])
     }
 
     @Test func withoutADailyLimitTheDeadTokenMemoryIsNotRead() async throws {
