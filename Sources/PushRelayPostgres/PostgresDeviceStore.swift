@@ -46,24 +46,58 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
 
     // MARK: Devices
 
-    public func addDevice(_ d: CallDevice, now: Date) async throws {
+    /// SQL for the live API key that holds a token: the one that registered it first (the older key of two
+    /// registrations in the same millisecond). `column` is `push_token` or `voip_token`; `token` is the SQL for the
+    /// token (a parameter, or a column of the outer statement).
+    private static func holder(_ column: String, of token: String) -> String {
+        """
+        SELECT o.api_key_id FROM call_devices o JOIN api_keys k ON k.id = o.api_key_id
+        WHERE o.\(column) = \(token) AND k.revoked_at IS NULL ORDER BY o.created_at, o.api_key_id LIMIT 1
+        """
+    }
+
+    /// Stores the device unless another live key holds its push or VoIP token, in one transaction that first takes a
+    /// transaction-scoped advisory lock on each token (in a fixed order): two registrations of one token, on any
+    /// instance, wait for each other even while no row has it yet, and the second sees the first's device.
+    public func addDevice(_ d: CallDevice, now: Date) async throws -> CallDeviceRegistration {
         let key = Data(d.encryptionKey).base64EncodedString()
         let platform = d.platform.rawValue
         let stamp = ISO8601UTC.string(now)
-        try await engine.rows(
-            """
-            INSERT INTO call_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
-            VALUES (\(d.id), \(d.apiKeyID), \(platform), \(d.appID), \(d.pushToken), \(d.voipToken), \(d.label), \(d.webhookID), \(key), \(stamp))
-            """,
-            write: true
-        )
+        let logger = engine.logger
+        let locks = (["call-push:" + d.pushToken] + (d.voipToken.map { ["call-voip:" + $0] } ?? [])).sorted()
+        return try await engine.transaction { connection -> CallDeviceRegistration in
+            for lock in locks {
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lock), 0))", logger: logger).collect()
+            }
+            let holders = try await connection.query(
+                """
+                SELECT (\(unescaped: Self.holder("push_token", of: "t.push"))), (\(unescaped: Self.holder("voip_token", of: "t.voip")))
+                FROM (VALUES (\(d.pushToken)::text, \(d.voipToken)::text)) AS t (push, voip)
+                """,
+                logger: logger
+            ).collect()
+            let (pushHolder, voipHolder) = try holders.first?.decode((Int64?, Int64?).self) ?? (nil, nil)
+            if let pushHolder, pushHolder != d.apiKeyID { return .pushTokenHeldByAnotherKey }
+            if let voipHolder, voipHolder != d.apiKeyID { return .voipTokenHeldByAnotherKey }
+            _ = try await connection.query(
+                """
+                INSERT INTO call_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
+                VALUES (\(d.id), \(d.apiKeyID), \(platform), \(d.appID), \(d.pushToken), \(d.voipToken), \(d.label), \(d.webhookID), \(key), \(stamp))
+                """,
+                logger: logger
+            ).collect()
+            return .added
+        }
     }
 
+    /// The device, if it belongs to `apiKeyID` and that key holds its push token and its VoIP token.
     public func device(id: String, apiKeyID: Int64) async throws -> CallDevice? {
         try await engine.rows(
             """
-            SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, webhook_id
-            FROM call_devices WHERE id = \(id) AND api_key_id = \(apiKeyID)
+            SELECT d.id, d.api_key_id, d.platform, d.app_id, d.push_token, d.voip_token, d.label, d.encryption_key, d.webhook_id
+            FROM call_devices d WHERE d.id = \(id) AND d.api_key_id = \(apiKeyID)
+            AND d.api_key_id = (\(unescaped: Self.holder("push_token", of: "d.push_token")))
+            AND (d.voip_token IS NULL OR d.api_key_id = (\(unescaped: Self.holder("voip_token", of: "d.voip_token"))))
             """,
             write: false
         ).first.map { row in
@@ -99,10 +133,15 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
         ) > 0
     }
 
-    /// The key of the newest live device registered with this push token (any API key).
+    /// The key of the newest device with this push token of the key that holds it; with no live holder, of the newest
+    /// device with it. One statement, by the push-token index.
     public func encryptionKey(forPushToken token: String) async throws -> [UInt8]? {
         try await engine.rows(
-            "SELECT encryption_key FROM call_devices WHERE push_token = \(token) ORDER BY created_at DESC LIMIT 1",
+            """
+            SELECT d.encryption_key FROM call_devices d
+            WHERE d.push_token = \(token) AND d.api_key_id = coalesce((\(unescaped: Self.holder("push_token", of: "d.push_token"))), d.api_key_id)
+            ORDER BY d.created_at DESC LIMIT 1
+            """,
             write: false
         ).first.flatMap { Data(base64Encoded: try $0.decode(String.self)) }.map(Array.init)
     }

@@ -58,8 +58,10 @@ struct CallRoutes {
         guard let platform = HAPlatform(rawValue: platformText.lowercased()) else {
             throw APIError.badRequest("Field 'platform' must be 'ios' or 'android'.")
         }
-        let voipToken = try f.optionalString("voip_token")
-        let pushToken = try f.string("push_token")
+        // Each token as the device is known (`PushTokenIdentity`): Home Assistant's notifications look the sealing key up
+        // by that spelling, and a token in another case is the same device, held by the same key.
+        let voipToken = try f.optionalString("voip_token").map(PushTokenIdentity.canonical)
+        let pushToken = PushTokenIdentity.canonical(try f.string("push_token"))
         if let voipToken {
             guard platform == .ios else { throw APIError.badRequest("'voip_token' is for iOS devices only (their PushKit token).") }
             if let problem = APNsDeviceToken.problem(voipToken) {
@@ -163,6 +165,12 @@ extension CallRoutes {
             return .storageBusy
         case .unknownDevice(let id):
             return APIError(.notFound, "UnknownDevice", "No device '\(id)' is registered with this API key.")
+        case .tokenHeldByAnotherKey(let field):
+            return APIError(
+                .conflict,
+                "TokenHeldByAnotherKey",
+                "This '\(field)' is registered with another API key, which alone can register it again. Delete the device with that key, or revoke that key, first."
+            )
         case .deadToken(let reason):
             return APIError(
                 .gone,

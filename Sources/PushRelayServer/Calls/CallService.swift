@@ -14,6 +14,8 @@ enum CallError: Error, Sendable, Equatable {
     case storageBusy
     /// No such device under this API key.
     case unknownDevice(String)
+    /// Another API key registered this token first (`CallDeviceRegistration`); nothing was stored.
+    case tokenHeldByAnotherKey(field: String)
     /// The device's push token was reported dead; it must register again.
     case deadToken(reason: String)
     /// Calls to this platform have no provider on this server (`calls.apns_provider` / `calls.fcm_provider`).
@@ -91,6 +93,9 @@ final class CallService: Sendable {
         var key: [UInt8]
     }
 
+    /// Registers a device under `apiKeyID` with a new key. A token another live API key registered first is refused
+    /// (`tokenHeldByAnotherKey`): that key's devices alone are rung and seal Home Assistant notifications to it. The
+    /// same key may register its token again; the newest device's key then seals.
     func register(
         apiKeyID: Int64,
         platform: HAPlatform,
@@ -111,12 +116,17 @@ final class CallService: Sendable {
             webhookID: webhookID,
             encryptionKey: CallInviteSealer.newKey()
         )
+        let registration: CallDeviceRegistration
         do {
-            try await store.addDevice(device, now: clock.now())
+            registration = try await store.addDevice(device, now: clock.now())
         } catch {
             throw storageFailure(error)
         }
-        return Registered(deviceID: device.id, key: device.encryptionKey)
+        switch registration {
+        case .added: return Registered(deviceID: device.id, key: device.encryptionKey)
+        case .pushTokenHeldByAnotherKey: throw .tokenHeldByAnotherKey(field: "push_token")
+        case .voipTokenHeldByAnotherKey: throw .tokenHeldByAnotherKey(field: "voip_token")
+        }
     }
 
     func delete(deviceID: String, apiKeyID: Int64) async throws(CallError) {

@@ -62,9 +62,29 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
 
     // MARK: Devices
 
-    public func addDevice(_ d: CallDevice, now: Date = Date()) async throws {
+    /// A query for the live API key that holds a token: the one that registered it first (the older key of two
+    /// registrations in the same millisecond). `column` is `push_token` or `voip_token`; `token` is the SQL for the
+    /// token (a parameter, or a column of the outer statement).
+    private static func holder(_ column: String, of token: String) -> String {
+        """
+        SELECT o.api_key_id FROM call_devices o JOIN api_keys k ON k.id = o.api_key_id
+        WHERE o.\(column) = \(token) AND k.revoked_at IS NULL ORDER BY o.created_at, o.api_key_id LIMIT 1
+        """
+    }
+
+    /// Stores the device unless another live key holds its push or VoIP token. The check and the insert are one write
+    /// transaction, and SQLite runs one at a time.
+    @discardableResult
+    public func addDevice(_ d: CallDevice, now: Date = Date()) async throws -> CallDeviceRegistration {
         let key = Data(d.encryptionKey).base64EncodedString()
-        try await database.batcher.write { db in
+        return try await database.batcher.write { db -> CallDeviceRegistration in
+            let holders = try Row.fetchOne(
+                db,
+                sql: "SELECT (\(Self.holder("push_token", of: ":push"))), (\(Self.holder("voip_token", of: ":voip")))",
+                arguments: ["push": d.pushToken, "voip": d.voipToken]
+            )
+            if let holder: Int64 = holders?[0], holder != d.apiKeyID { return .pushTokenHeldByAnotherKey }
+            if let holder: Int64 = holders?[1], holder != d.apiKeyID { return .voipTokenHeldByAnotherKey }
             try db.execute(
                 sql: """
                     INSERT INTO call_devices (id, api_key_id, platform, app_id, push_token, voip_token, label, webhook_id, encryption_key, created_at)
@@ -74,17 +94,20 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
                     d.id, d.apiKeyID, d.platform.rawValue, d.appID, d.pushToken, d.voipToken, d.label, d.webhookID, key, ISO8601UTC.string(now),
                 ]
             )
+            return .added
         }
     }
 
-    /// The device, if it exists and belongs to `apiKeyID`.
+    /// The device, if it belongs to `apiKeyID` and that key holds its push token and its VoIP token.
     public func device(id: String, apiKeyID: Int64) async throws -> CallDevice? {
         try await pool.read { db in
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT id, api_key_id, platform, app_id, push_token, voip_token, label, encryption_key, webhook_id
-                    FROM call_devices WHERE id = ? AND api_key_id = ?
+                    SELECT d.id, d.api_key_id, d.platform, d.app_id, d.push_token, d.voip_token, d.label, d.encryption_key, d.webhook_id
+                    FROM call_devices d WHERE d.id = ? AND d.api_key_id = ?
+                    AND d.api_key_id = (\(Self.holder("push_token", of: "d.push_token")))
+                    AND (d.voip_token IS NULL OR d.api_key_id = (\(Self.holder("voip_token", of: "d.voip_token"))))
                     """,
                 arguments: [id, apiKeyID]
             ).map { row in
@@ -124,15 +147,18 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
         }
     }
 
-    /// The key of the newest live device registered with this push token (any API key), for `encrypt_payloads`.
+    /// The key of the newest device with this push token of the key that holds it; with no live holder, of the newest
+    /// device with it. One statement: the holder is looked up once, by the push-token index.
     public func encryptionKey(forPushToken token: String) async throws -> [UInt8]? {
         try await pool.read { db in
             try String.fetchOne(
                 db,
                 sql: """
-                    SELECT encryption_key FROM call_devices WHERE push_token = ? ORDER BY created_at DESC LIMIT 1
+                    SELECT d.encryption_key FROM call_devices d
+                    WHERE d.push_token = :token AND d.api_key_id = coalesce((\(Self.holder("push_token", of: ":token"))), d.api_key_id)
+                    ORDER BY d.created_at DESC LIMIT 1
                     """,
-                arguments: [token]
+                arguments: ["token": token]
             ).flatMap { Data(base64Encoded: $0) }.map(Array.init)
         }
     }
