@@ -160,6 +160,19 @@ public final class PostgresPushChannelStore: PushChannelStorage {
         return (d, f, x)
     }
 
+    /// How many messages are stored for `pushToken` (the `push_token` index answers).
+    public func storedCount(pushToken: String) async throws -> Int {
+        let rows = try await engine.rows("SELECT count(*) FROM channel_messages WHERE push_token = \(pushToken)", write: false)
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
+    /// The UTF-8 bytes of every stored notification (a scan of the table; `octet_length` reads a stored value's size
+    /// without decompressing it).
+    public func storedBytes() async throws -> Int {
+        let rows = try await engine.rows("SELECT COALESCE(SUM(octet_length(notification)), 0)::bigint FROM channel_messages", write: false)
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
     // MARK: Bindings
 
     public func binding(pushToken: String?, webhookID: String?) async throws -> PushChannelBinding? {

@@ -79,7 +79,7 @@ public enum PushRelayApplication {
             quota: storage.quota,
             policy: config.quotaPolicy,
             sealer: PayloadSealer(routes: registry.routes, devices: storage.devices, logger: logger),
-            localOnly: LocalOnlyQueue(store: storage.pushChannel, settings: config.channel, clock: clock),
+            localOnly: LocalOnlyQueue(store: storage.pushChannel, settings: config.channel, clock: clock, logger: logger),
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs),
             clock: clock,
             logger: logger

@@ -6,8 +6,18 @@ public struct PushChannelSettings: Sendable {
     public var confirmTimeoutMs = 10_000
     /// How long a queued message waits for its device (`fallback: false` and local-only apps); then it is dropped.
     public var offlineTTLms: Int64 = 24 * 3_600_000
-    /// Subscriptions held at once; past it a subscribe gets `too_many_channels`.
+    /// Subscriptions held at once; past it a subscribe gets `too_many_channels`. Channels Home Assistant has not
+    /// paired yet (provisional ones) may take at most half of them (`maxProvisionalChannels`).
     public var maxChannels = 20_000
+    /// Subscriptions held at once by one client address (an IPv6 client's /64); past it a subscribe gets
+    /// `too_many_channels`. A household's devices behind one NAT fit many times over.
+    public var maxChannelsPerAddress = 16
+    /// Messages stored for one push token (queued for a local-only app or an offline device, or unconfirmed); past it
+    /// a local-only notification for the token is refused (429). A day of notifications for a device that is away.
+    public var maxQueuedPerToken = 100
+    /// Bytes of notification JSON stored for every device together; past it a local-only notification is refused
+    /// (503). 64 MiB holds tens of thousands of typical notifications and is harmless on a small disk.
+    public var maxQueuedBytes = 64 * 1024 * 1024
     /// Unconfirmed messages per channel; past it new notifications take the cloud route.
     public var maxPending = 100
     /// Largest websocket frame accepted from a client, in bytes.
@@ -20,14 +30,18 @@ public struct PushChannelSettings: Sendable {
     public var pingIntervalMs = 30_000
 
     public init() {}
+
+    /// How many of `maxChannels` provisional channels (a push token's, before Home Assistant has sent its pair) may
+    /// take: half, so that paired devices always find room.
+    public var maxProvisionalChannels: Int { max(1, maxChannels / 2) }
 }
 
 extension PushRelayConfig {
     /// `channel.max_failed_auths_per_minute` is the older name of `security.max_failed_auths_per_minute`
     /// (`SecurityConfig.swift` reads both).
     static let channelKeys: Set<String> = [
-        "confirm_timeout_ms", "offline_ttl", "max_channels", "max_pending", "max_frame_bytes", "outbound_buffer",
-        "auth_timeout_ms", "ping_interval_ms", "max_failed_auths_per_minute",
+        "confirm_timeout_ms", "offline_ttl", "max_channels", "max_channels_per_address", "max_pending", "max_queued_per_token",
+        "max_queued_bytes", "max_frame_bytes", "outbound_buffer", "auth_timeout_ms", "ping_interval_ms", "max_failed_auths_per_minute",
     ]
 }
 
@@ -38,7 +52,10 @@ extension PushChannelSettings {
         if let v = try r.int("channel.confirm_timeout_ms", range: 100...600_000) { confirmTimeoutMs = v }
         if let ms = try r.durationMs("channel.offline_ttl") { offlineTTLms = ms }
         if let v = try r.int("channel.max_channels", range: 1...1_000_000) { maxChannels = v }
+        if let v = try r.int("channel.max_channels_per_address", range: 1...1_000_000) { maxChannelsPerAddress = v }
         if let v = try r.int("channel.max_pending", range: 1...100_000) { maxPending = v }
+        if let v = try r.int("channel.max_queued_per_token", range: 1...100_000) { maxQueuedPerToken = v }
+        if let v = try r.int("channel.max_queued_bytes", range: 65_536...(1 << 40)) { maxQueuedBytes = v }
         if let v = try r.int("channel.max_frame_bytes", range: 1024...(16 * 1024 * 1024)) { maxFrameBytes = v }
         if let v = try r.int("channel.outbound_buffer", range: 1...100_000) { outboundBuffer = v }
         if let v = try r.int("channel.auth_timeout_ms", range: 100...600_000) { authTimeoutMs = v }

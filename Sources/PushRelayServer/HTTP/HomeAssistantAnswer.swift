@@ -64,6 +64,21 @@ struct HomeAssistantAnswer {
             error.fields["target"] = .string(token)
             if let limits { error.fields["rateLimits"] = limits.json }
             return error
+        case .deviceQueueFull(let waiting):
+            return APIError(
+                .tooManyRequests,
+                "DeviceQueueFull",
+                "The device has \(waiting) notifications waiting for its push channel, the most this server keeps for one device (channel.max_queued_per_token): this one was not queued. Room comes back as the device connects and receives them, or as they expire (channel.offline_ttl).",
+                fields: ["target": .string(token)]
+            )
+        case .queueFull(let retryAfter):
+            return APIError(
+                .serviceUnavailable,
+                "QueueFull",
+                "This server keeps as many notifications for offline devices as it may (channel.max_queued_bytes): this one was not queued. Room comes back as devices connect and receive theirs, or as they expire (channel.offline_ttl).",
+                fields: ["target": .string(token)],
+                headers: [.retryAfter: String(retryAfter)]
+            )
         case .storageUnavailable:
             return .storageUnavailable
         case .storageBusy:

@@ -26,7 +26,8 @@ struct HomeAssistantCloudRoute: Sendable {
         }
     }
 
-    /// Sends `n` by its app's route. A local-only app's notification is queued for its device's channel instead.
+    /// Sends `n` by its app's route. A local-only app's notification is queued for its device's channel instead,
+    /// within the queue's bounds (`LocalOnlyQueue`).
     func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         let token = n.pushToken
         let appID = n.registrationInfo.appID
@@ -35,8 +36,11 @@ struct HomeAssistantCloudRoute: Sendable {
         }
         if providerName == AppRoutes.localOnly {
             do {
-                let id = try await localOnly.queue(n, platform: platform)
-                return await accepted(n, messageID: "queued:\(id)")
+                switch try await localOnly.queue(n, platform: platform) {
+                case .queued(let id): return await accepted(n, messageID: "queued:\(id)")
+                case .deviceFull(let waiting): return .deviceQueueFull(waiting: waiting)
+                case .full: return .queueFull(retryAfterSeconds: LocalOnlyQueue.retryAfterSeconds)
+                }
             } catch {
                 logger.error("could not queue a local-only notification", metadata: ["error": .string("\(error)")])
                 return .storageUnavailable
@@ -45,9 +49,14 @@ struct HomeAssistantCloudRoute: Sendable {
         guard dispatcher.has(provider: providerName) else {
             return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
         }
+        let plain = translate(n, platform: platform)
+        if let headers = plain.apns?.headers, let problem = APNsHeaders.problem(headers) {
+            // The caller's own error: answered before the quota or the provider is touched.
+            return .failed(.invalidPayload(reason: APNsHeaders.badHeaderReason, message: problem), rateLimits: nil)
+        }
         let translated: TranslatedNotification
         do {
-            translated = try await sealer.sealIfRegistered(translate(n, platform: platform), n, platform: platform)
+            translated = try await sealer.sealIfRegistered(plain, n, platform: platform)
         } catch .storageUnavailable {
             return .storageUnavailable
         } catch {
@@ -56,9 +65,11 @@ struct HomeAssistantCloudRoute: Sendable {
         let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
         let exempt = policy.isExempt(translated)
         let quotaMode: Dispatch.Quota = exempt ? .uncounted(checkDead: true) : .counted(policy, webhookID: n.registrationInfo.webhookID)
-        switch await dispatcher.dispatch(Dispatch(delivery, provider: providerName, quota: quotaMode)) {
+        // A Live Activity push is counted (and remembered dead) on the token APNs receives, the activity's own.
+        let account = n.liveActivityToken ?? token
+        switch await dispatcher.dispatch(Dispatch(delivery, provider: providerName, account: account, quota: quotaMode)) {
         case .delivered(let receipt, let limits):
-            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else { return .storageUnavailable }
             return .accepted(messageID: receipt.messageID, sentPayload: JSONWriter.bytes(receipt.sentPayload), rateLimits: limits)
         case .refused(let reservation):
             if reservation.decision.sendNotice {
@@ -67,7 +78,7 @@ struct HomeAssistantCloudRoute: Sendable {
             logger.debug("rate limited", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
             return .rateLimited(maximum: reservation.maximum, rateLimits: reservation.rateLimits)
         case .dead(let dead, let limits):
-            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: token, appID: appID) }) else { return .storageUnavailable }
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else { return .storageUnavailable }
             return .deadToken(dead, rateLimits: limits)
         case .failed(let failure, let limits):
             return .failed(failure, rateLimits: limits)

@@ -15,6 +15,12 @@ enum HomeAssistantOutcome: Sendable {
     /// before the quota was touched (a provider at its in-flight bound or with its circuit open), which must stay
     /// cheap: no read of the quota either.
     case failed(DeliveryFailure, rateLimits: RateLimits?)
+    /// A local-only notification was not queued: its device has `waiting` notifications stored for its push channel,
+    /// the most `channel.max_queued_per_token` allows. Nothing was stored or counted.
+    case deviceQueueFull(waiting: Int)
+    /// A local-only notification was not queued: the notifications stored for all devices reach
+    /// `channel.max_queued_bytes`. Nothing was stored or counted; room comes back as devices connect or messages expire.
+    case queueFull(retryAfterSeconds: Int)
     /// The quota or device database could not be read or written; nothing was sent.
     case storageUnavailable
     /// The quota reservation did not commit in time (the storage is stalled); nothing was sent or counted.
@@ -31,6 +37,8 @@ enum HomeAssistantOutcome: Sendable {
         case .rateLimited(let maximum, _): return "rate limited (maximum \(maximum))"
         case .deadToken(let dead, _): return "dead token (\(dead.provider): \(dead.reason))"
         case .failed(let failure, _): return "failed: \(failure.message)"
+        case .deviceQueueFull(let waiting): return "device queue full (\(waiting) waiting)"
+        case .queueFull: return "local-only queue full"
         case .storageUnavailable: return "storage unavailable"
         case .storageBusy: return "storage busy"
         case .misconfigured(let message), .internalError(let message): return message

@@ -47,6 +47,8 @@ final class PushChannelConnection: Sendable {
         case clientGone
         /// Home Assistant's notifications bound the push token or the webhook id to another pair.
         case bindingReplaced
+        /// A provisional channel gave way to a paired device at the channel limits (`PushChannelAdmission`).
+        case evicted
     }
 
     private struct State {
@@ -242,6 +244,8 @@ final class PushChannelConnection: Sendable {
             await sink.close(.policyViolation, "authentication failed")
         case .bindingReplaced:
             await sink.close(.policyViolation, "Home Assistant moved this push token or webhook id to another pair")
+        case .evicted:
+            await sink.close(.policyViolation, "channel limit reached: a channel Home Assistant has not paired gave way to one it has")
         case .writeFailed, .clientGone:
             break
         }

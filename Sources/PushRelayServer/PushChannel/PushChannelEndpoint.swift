@@ -165,6 +165,22 @@ struct PushChannelEndpoint: Sendable {
                             "This server holds its maximum of \(settings.maxChannels) channels (channel.max_channels)."
                         )
                     )
+                case .tooManyChannelsFromAddress:
+                    c.send(
+                        PushChannelWire.error(
+                            id: id,
+                            .tooManyChannels,
+                            "This address holds its maximum of \(settings.maxChannelsPerAddress) channels (channel.max_channels_per_address)."
+                        )
+                    )
+                case .tooManyProvisionalChannels:
+                    c.send(
+                        PushChannelWire.error(
+                            id: id,
+                            .tooManyChannels,
+                            "This server holds its maximum of \(settings.maxProvisionalChannels) channels that Home Assistant has not paired yet (half of channel.max_channels). Subscribe again once Home Assistant has sent a notification for this device."
+                        )
+                    )
                 case .notBound:
                     refuseSubscription(c, id: id, now: now)
                 }

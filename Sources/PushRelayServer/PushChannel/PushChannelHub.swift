@@ -35,7 +35,7 @@ final class PushChannelHub: PushChannelPort {
         clock: any WallClock,
         logger: Logger
     ) {
-        let channels = PushChannelIndex(maxChannels: settings.maxChannels)
+        let channels = PushChannelIndex(settings: settings)
         let confirmations = PushChannelConfirmations(
             store: store,
             settings: settings,
@@ -156,14 +156,22 @@ final class PushChannelHub: PushChannelPort {
     ///
     /// A `provisional` subscription (a pair Home Assistant has not sent yet) never replaces a channel of another
     /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
-    /// enforcement may have run before the registration) removes it again.
+    /// enforcement may have run before the registration) removes it again. A paired subscription that finds the
+    /// channel limits reached may evict the oldest provisional channel (`PushChannelAdmission`): that one's connection
+    /// is closed, and its unconfirmed messages fall back (or stay queued) as on any disconnect.
     func subscribe(
         _ sub: PushChannelSubscription,
         provisional: Bool = false,
         stillAllowed: () async -> Bool = { true },
         onRegistered: () -> Void
     ) async throws(PushChannelIndex.SubscribeError) {
-        let old = try channels.register(sub, provisional: provisional)
+        var evicted: [PushChannelSubscription] = []
+        let old = try channels.register(sub, provisional: provisional) { evicted.append($0) }
+        for victim in evicted {
+            logger.info("closing a provisional channel to make room for a paired one", metadata: ["peer": .string(victim.connection.peer)])
+            victim.connection.markClosed(.evicted)
+        }
+        await end(evicted)
         let replaced = old.map(confirmations.end) ?? []
         if provisional, !(await stillAllowed()) {
             channels.remove(sub)

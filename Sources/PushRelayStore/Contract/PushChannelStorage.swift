@@ -28,6 +28,12 @@ public protocol PushChannelStorage: Sendable {
     /// Deletes the messages expired at `now`. Returns how many.
     func dropExpired(now: Date) async throws -> Int
     func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int)
+    /// How many messages are stored for `pushToken`, in any state: the figure the local-only queue's per-device bound
+    /// is checked against. An index look-up.
+    func storedCount(pushToken: String) async throws -> Int
+    /// The size of every stored message's notification JSON, in UTF-8 bytes: the figure the local-only queue's total
+    /// bound is checked against. Reads the whole table: callers keep the figure and read it again now and then.
+    func storedBytes() async throws -> Int
 
     /// The binding of a push token, or of a webhook id.
     func binding(pushToken: String?, webhookID: String?) async throws -> PushChannelBinding?

@@ -143,6 +143,20 @@ public final class SQLitePushChannelStore: PushChannelStorage {
         }
     }
 
+    /// How many messages are stored for `pushToken` (the `push_token` index alone answers).
+    public func storedCount(pushToken: String) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM channel_messages WHERE push_token = ?", arguments: [pushToken]) ?? 0
+        }
+    }
+
+    /// The UTF-8 bytes of every stored notification (a scan of the table).
+    public func storedBytes() async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(LENGTH(CAST(notification AS BLOB))), 0) FROM channel_messages") ?? 0
+        }
+    }
+
     private static func upsert(_ db: Database, _ m: PushChannelMessage) throws {
         try db.cachedStatement(
             sql: """

@@ -20,6 +20,29 @@ import Testing
         #expect(c.maxFrameBytes == 4096 && c.outboundBuffer == 8 && c.authTimeoutMs == 500 && c.pingIntervalMs == 1000)
     }
 
+    @Test func theBoundsAStrangerCouldFill() throws {
+        let d = try PushRelayConfig.load(file: nil, environment: [:]).channel
+        #expect(d.maxChannelsPerAddress == 16 && d.maxQueuedPerToken == 100 && d.maxQueuedBytes == 64 * 1024 * 1024)
+        #expect(d.maxProvisionalChannels == 10_000)
+        let c = try PushRelayConfig.load(
+            file: nil,
+            environment: [
+                "PUSHRELAY_CHANNEL_MAX_CHANNELS_PER_ADDRESS": "4", "PUSHRELAY_CHANNEL_MAX_QUEUED_PER_TOKEN": "7",
+                "PUSHRELAY_CHANNEL_MAX_QUEUED_BYTES": "1048576", "PUSHRELAY_CHANNEL_MAX_CHANNELS": "1",
+            ]
+        ).channel
+        #expect(c.maxChannelsPerAddress == 4 && c.maxQueuedPerToken == 7 && c.maxQueuedBytes == 1_048_576)
+        #expect(c.maxProvisionalChannels == 1, "a server of one channel still admits a device before Home Assistant's first notification")
+        #expect(
+            configProblem(["channel": ["max_queued_bytes": 1000]])
+                == "channel.max_queued_bytes: must be a whole number from 65536 to 1099511627776; got 1000"
+        )
+        #expect(
+            configProblem(["channel": ["max_channels_per_address": 0]])
+                == "channel.max_channels_per_address: must be a whole number from 1 to 1000000; got 0"
+        )
+    }
+
     @Test func errorsNameTheKey() {
         #expect(
             configProblem(["channel": ["confirm_timeout_ms": 10]]) == "channel.confirm_timeout_ms: must be a whole number from 100 to 600000; got 10"

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdWSClient
 import Logging
 import PushRelayCore
@@ -9,14 +10,21 @@ final class WSTestClient: Sendable {
     private let outgoing: AsyncStream<String?>.Continuation
     private let task: Task<Void, Never>
 
-    private init(port: Int) {
+    private init(port: Int, headers: [(String, String)]) {
         let (stream, continuation) = AsyncStream.makeStream(of: String?.self)
         outgoing = continuation
         let buffer = self.buffer
         var logger = Logger(label: "ws-test-client")
         logger.logLevel = .critical
-        task = Task {
-            _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/api/websocket", logger: logger) { inbound, outbound, _ in
+        var configuration = WebSocketClientConfiguration()
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { configuration.additionalHeaders.append(HTTPField(name: name, value: value)) }
+        }
+        task = Task { [configuration] in
+            _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/api/websocket", configuration: configuration, logger: logger) {
+                inbound,
+                outbound,
+                _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await text in stream {
@@ -37,7 +45,8 @@ final class WSTestClient: Sendable {
         }
     }
 
-    static func connect(port: Int) -> WSTestClient { WSTestClient(port: port) }
+    /// Connects; `headers` go with the upgrade request (`X-Forwarded-For` to a server that trusts 127.0.0.1, say).
+    static func connect(port: Int, headers: [(String, String)] = []) -> WSTestClient { WSTestClient(port: port, headers: headers) }
 
     var isClosed: Bool { buffer.isClosed }
 
@@ -83,9 +92,10 @@ final class WSTestClient: Sendable {
         webhookID: String = "hook-1",
         id: Int64 = 1,
         supportConfirm: Bool = true,
-        fallback: Bool? = nil
+        fallback: Bool? = nil,
+        headers: [(String, String)] = []
     ) async throws -> WSTestClient {
-        let c = WSTestClient.connect(port: port)
+        let c = WSTestClient.connect(port: port, headers: headers)
         guard try await c.receive()["type"] == "auth_required" else { throw WSTestError.unexpected("no auth_required") }
         c.send(["type": "auth", "access_token": .string(token)])
         let auth = try await c.receive()

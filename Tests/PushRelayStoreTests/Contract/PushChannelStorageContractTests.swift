@@ -37,6 +37,28 @@ import Testing
         await close()
     }
 
+    /// The figures the local-only queue's bounds are checked against: messages per token, and notification bytes in all.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func storedMessagesAreCountedPerTokenAndMeasuredInAll(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        #expect(try await store.storedCount(pushToken: "t1") == 0)
+        #expect(try await store.storedBytes() == 0)
+        var big = message("m1")
+        big.notification = ["message": .string("é" + String(repeating: "x", count: 10_000))]
+        try await store.save(big)
+        try await store.save(message("m2"))
+        try await store.save(message("m3", webhook: "w2", token: "t2"))
+        #expect(try await store.storedCount(pushToken: "t1") == 2)
+        #expect(try await store.storedCount(pushToken: "t2") == 1)
+        let bytes = [big, message("m2"), message("m3")].map { $0.notification.jsonString().utf8.count }.reduce(0, +)
+        #expect(try await store.storedBytes() == bytes, "UTF-8 bytes, not characters")
+        #expect(try await store.remove(id: "m1", count: nil, token: nil, now: now))
+        #expect(try await store.storedCount(pushToken: "t1") == 1)
+        #expect(try await store.storedBytes() == bytes - big.notification.jsonString().utf8.count)
+        await close()
+    }
+
     @Test(arguments: StorageEngineUnderTest.all)
     func channelTokensAreLookedUpByDigestAndRevoked(engine: StorageEngineUnderTest) async throws {
         let (storage, close) = try await engine.open()
