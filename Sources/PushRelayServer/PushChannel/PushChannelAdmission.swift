@@ -11,8 +11,7 @@
 /// token's) takes the place of the oldest provisional channel within the limit it reached (the address's, or any),
 /// and is refused only when there is none.
 ///
-/// A channel counts as provisional for as long as it lives: Home Assistant pairing it meanwhile does not change that.
-/// A device whose channel gave way that way is paired when it subscribes again.
+/// A provisional channel counts as paired once Home Assistant sends its pair (`paired(_:)`).
 ///
 /// `PushChannelIndex` keeps one of these with its index, under its lock.
 struct PushChannelAdmission {
@@ -34,7 +33,7 @@ struct PushChannelAdmission {
     private struct Entry {
         let sub: PushChannelSubscription
         let address: String
-        let provisional: Bool
+        var provisional: Bool
         /// Registration order: the lowest is the oldest.
         let order: UInt64
     }
@@ -85,6 +84,14 @@ struct PushChannelAdmission {
         entries[ObjectIdentifier(sub)] = Entry(sub: sub, address: address, provisional: provisional, order: nextOrder)
         perAddress[address, default: 0] += 1
         if provisional { provisionalCount += 1 }
+    }
+
+    /// Home Assistant has sent `sub`'s pair: it no longer counts as provisional, nor gives way to a paired channel.
+    mutating func paired(_ sub: PushChannelSubscription) {
+        guard var entry = entries[ObjectIdentifier(sub)], entry.provisional else { return }
+        entry.provisional = false
+        entries[ObjectIdentifier(sub)] = entry
+        provisionalCount -= 1
     }
 
     /// `sub`'s channel ended (nothing happens when it holds none).

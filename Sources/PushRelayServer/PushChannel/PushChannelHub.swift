@@ -129,6 +129,7 @@ final class PushChannelHub: PushChannelPort {
         guard let webhookID = n.registrationInfo.webhookID, !webhookID.isEmpty else { return }
         let binding = PushChannelBinding(pushToken: n.pushToken, webhookID: webhookID)
         guard await bindings.observe(binding) != nil else { return }
+        channels.paired(with: binding)
         await enforce(binding)
     }
 

@@ -113,6 +113,14 @@ final class PushChannelIndex: Sendable {
         return old
     }
 
+    /// Home Assistant has sent `binding`: the channel of that pair, if one is live, is paired from now on.
+    func paired(with binding: PushChannelBinding) {
+        state.withLock { s in
+            guard let sub = s.byWebhook[binding.webhookID], sub.pushToken == binding.pushToken else { return }
+            s.admission.paired(sub)
+        }
+    }
+
     /// Removes `sub` if it is still registered.
     func remove(_ sub: PushChannelSubscription) {
         state.withLock { $0.remove(sub) }

@@ -1,5 +1,6 @@
 import Logging
 import PushRelayCore
+import PushRelayStore
 import Testing
 
 @testable import PushRelayServer
@@ -49,6 +50,21 @@ import Testing
         #expect(throws: PushChannelIndex.SubscribeError.tooManyChannels) {
             try Self.register(channels, Self.sub("p4", from: "192.0.2.5"), provisional: true)
         }
+    }
+
+    @Test func aProvisionalChannelThatHomeAssistantPairsNoLongerGivesWay() throws {
+        let channels = PushChannelIndex(maxChannels: 2, maxChannelsPerAddress: 10, maxProvisionalChannels: 2)
+        #expect(try Self.register(channels, Self.sub("device", from: "192.0.2.1", token: "device-token"), provisional: true) == [])
+        #expect(try Self.register(channels, Self.sub("stranger", from: "192.0.2.2"), provisional: true) == [])
+        // Home Assistant's first notification pairs the device's channel; a stranger's pair does not match it.
+        channels.paired(with: PushChannelBinding(pushToken: "device-token", webhookID: "device"))
+        channels.paired(with: PushChannelBinding(pushToken: "someone-else", webhookID: "stranger"))
+        // A paired newcomer takes the stranger's place, never the device's.
+        #expect(try Self.register(channels, Self.sub("paired", from: "192.0.2.3"), provisional: false) == ["stranger"])
+        #expect(throws: PushChannelIndex.SubscribeError.tooManyChannels) {
+            try Self.register(channels, Self.sub("paired-2", from: "192.0.2.4"), provisional: false)
+        }
+        #expect(channels.holds(webhookID: "device"))
     }
 
     @Test func anAddressFullOfStrangersGivesWayToItsOwnPairedDevice() throws {

@@ -123,6 +123,7 @@ import Testing
             now: now
         )
         #expect(try await store.due(now: now, limit: 10).isEmpty)
+        #expect(try await store.queuedCount() == 2, "matrix.retry.max_queued is checked against this")
         let due = try await store.due(now: now.addingTimeInterval(30), limit: 10)
         #expect(due.map(\.pushkey) == ["soon", "late"])
         let first = try #require(due.first)
@@ -131,6 +132,7 @@ import Testing
         try await store.remove(id: due[1].id)
         let left = try await store.queued()
         #expect(left.map(\.pushkey) == ["soon"] && left.first?.attempts == 2 && left.first?.lastError == "again")
+        #expect(try await store.queuedCount() == 1)
         await close()
     }
 }
