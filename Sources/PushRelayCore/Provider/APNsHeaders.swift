@@ -51,7 +51,8 @@ public enum APNsHeaders {
         case "apns-priority":
             return ["1", "5", "10"].contains(value) ? nil : "must be 1, 5 or 10."
         case "apns-expiration":
-            return !value.isEmpty && value.utf8.count <= 10 && value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) ? nil
+            return !value.isEmpty && value.utf8.count <= 10 && value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                ? nil
                 : "must be a UNIX time in seconds (digits only), or 0."
         case "apns-collapse-id":
             // Its length (at most `collapseIDLimit` bytes) is checked where the request is built (`BadCollapseId`).

@@ -68,7 +68,8 @@ enum APNsOutcome {
         case 429 where reason == .tooManyRequests:
             return .throttled(
                 reason: reasonText,
-                message: "\(providerName): APNs is throttling device token \(token): too many notifications to this one device (TooManyRequests). Send fewer.",
+                message:
+                    "\(providerName): APNs is throttling device token \(token): too many notifications to this one device (TooManyRequests). Send fewer.",
                 retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
             )
         case 429, 500...599:

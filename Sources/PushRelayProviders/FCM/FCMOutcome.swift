@@ -69,7 +69,8 @@ enum FCMOutcome {
         case 429 where body.throttlesOneDevice:
             return .throttled(
                 reason: body.reason ?? "QUOTA_EXCEEDED",
-                message: "\(providerName): FCM is throttling push token \(token): too many messages to this one device (HTTP 429)\(said). Send fewer.",
+                message:
+                    "\(providerName): FCM is throttling push token \(token): too many messages to this one device (HTTP 429)\(said). Send fewer.",
                 retryAfterSeconds: RetryAfter.seconds(r.header("retry-after"), now: now)
             )
         case 429, 500...599:

@@ -96,7 +96,8 @@ extension SetupDoctor {
         } catch {
             let reason: String
             switch error {
-            case .invalidToken(let r, _), .invalidPayload(let r, _), .invalidTarget(let r, _), .transient(let r, _, _), .throttled(let r, _, _): reason = r
+            case .invalidToken(let r, _), .invalidPayload(let r, _), .invalidTarget(let r, _), .transient(let r, _, _), .throttled(let r, _, _):
+                reason = r
             case .payloadTooLarge: reason = "PayloadTooLarge"
             case .configuration: reason = "configuration"
             }

@@ -119,7 +119,11 @@ import Testing
                 // A critical sound for an app that is not the companion app, directly or through the `apns` pass-through.
                 (
                     "/api/sendPushNotification",
-                    TestServer.haBody(message: "Leak", appID: "com.example.own", data: ["push": ["sound": ["name": "a", "critical": 1, "volume": 1.0]]])
+                    TestServer.haBody(
+                        message: "Leak",
+                        appID: "com.example.own",
+                        data: ["push": ["sound": ["name": "a", "critical": 1, "volume": 1.0]]]
+                    )
                 ),
                 (
                     "/api/sendPushNotification",

@@ -195,7 +195,9 @@ import Testing
         try await withMatrix(configure: { $0.matrix.retry.maxQueued = 1 }) { s, fakes in
             fakes.env.fcm.script("fcm-token-a", [.unavailable(retryAfter: nil)])
             fakes.env.fcm.script("fcm-token-b", [.unavailable(retryAfter: nil)])
-            let devices = [device(MatrixFakes.fcmApp, "fcm-token-a"), device(MatrixFakes.fcmApp, "fcm-token-b"), device(MatrixFakes.fcmApp, "fcm-ok")]
+            let devices = [
+                device(MatrixFakes.fcmApp, "fcm-token-a"), device(MatrixFakes.fcmApp, "fcm-token-b"), device(MatrixFakes.fcmApp, "fcm-ok"),
+            ]
             let r = try await s.notify(["event_id": "$q", "room_id": "!r"], devices: devices)
             expectMatrixError(r, status: 502, errcode: "M_UNKNOWN")
             #expect(r["error"]?.stringValue?.contains("retry queue is full") == true, "\(r.rawBody)")
