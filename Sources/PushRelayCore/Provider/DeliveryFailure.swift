@@ -46,6 +46,17 @@ extension DeliveryFailure {
         }
     }
 
+    /// Transport reasons for a request that was written but got no answer: the connection closed or died, the stream
+    /// was reset, or no answer came in time. The provider may have processed it, so it is never sent again (a second
+    /// send could show the notification twice); it is answered as failed, with this reason as its `errorCode`.
+    public static let possiblyDeliveredReasons: Set<String> = ["ConnectionLost", "StreamReset", "Timeout"]
+
+    /// Whether the provider may have processed the request (`possiblyDeliveredReasons`): not to be resent.
+    public var mayHaveBeenDelivered: Bool {
+        guard case .transient(let reason, _, _) = self else { return false }
+        return Self.possiblyDeliveredReasons.contains(reason)
+    }
+
     /// Provider reasons that say a token does not fit the route it was sent by (APNs environment or topic), not that
     /// the device is gone: anyone may post a token with an app id that routes it elsewhere, so these never put the
     /// token in the dead-token memory, which every route reads.

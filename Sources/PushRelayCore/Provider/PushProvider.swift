@@ -9,8 +9,12 @@ public protocol PushProvider: Sendable {
     func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt
     /// Releases connections. Called once, after the last delivery.
     func shutdown() async
+    /// What its connections did (resends, rotations, dead connections), for `/metrics`; nil for a provider without
+    /// connections of its own.
+    var transportFigures: ProviderTransportFigures? { get }
 }
 
 extension PushProvider {
     public func shutdown() async {}
+    public var transportFigures: ProviderTransportFigures? { nil }
 }

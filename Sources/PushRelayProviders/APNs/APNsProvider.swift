@@ -43,7 +43,7 @@ public final class APNsProvider: PushProvider {
         } else {
             tokens = nil
         }
-        client = ProviderHTTPClient(transport: configuration.transport)
+        client = ProviderHTTPClient(transport: configuration.transport, logger: logger)
         origin = UpstreamOrigin(url: configuration.endpoint)
     }
 
@@ -111,6 +111,8 @@ public final class APNsProvider: PushProvider {
     }
 
     /// Closes the connection pool. Must be called once before the provider is released.
+    public var transportFigures: ProviderTransportFigures? { client.figures }
+
     public func shutdown() async {
         await client.shutdown()
     }

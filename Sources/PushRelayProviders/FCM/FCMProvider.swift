@@ -39,7 +39,7 @@ public final class FCMProvider: PushProvider {
         var logger = logger ?? Logger(label: "pushrelay.provider.fcm")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
-        self.client = ProviderHTTPClient(transport: configuration.transport)
+        self.client = ProviderHTTPClient(transport: configuration.transport, logger: logger)
         self.origin = UpstreamOrigin(url: configuration.endpoint)
         self.sendPath = "/v1/projects/\(configuration.projectID)/messages:send"
         self.tokenSource = GoogleOAuthTokenSource(
@@ -104,6 +104,8 @@ public final class FCMProvider: PushProvider {
     }
 
     /// Closes the connection pool. Must be called once before the provider is released.
+    public var transportFigures: ProviderTransportFigures? { client.figures }
+
     public func shutdown() async {
         await client.shutdown()
     }

@@ -11,21 +11,42 @@ import PushRelayCore
 ///
 /// Every outcome that is not an HTTP answer (refused connection, TLS failure, reset, GOAWAY, deadline) is a
 /// `DeliveryFailure.transient`, so callers only ever see typed outcomes. A request the server says it did not
-/// process (GOAWAY, `REFUSED_STREAM`) is sent once more on a new connection. Call `shutdown()` once before release.
+/// process (streams above a GOAWAY's last stream id, `REFUSED_STREAM`) is sent once more on a new connection. A request
+/// that was written and then got no answer (the connection closed or was found dead, the stream was reset, the
+/// deadline passed) may have been processed: its failure says so (`DeliveryFailure.possiblyDeliveredReasons`) and
+/// nobody sends it again. Call `shutdown()` once before release.
 final class ProviderHTTPClient: Sendable {
     private let transport: ProviderTransport
     private let pool: UpstreamHTTP2Pool
     private let http1: UpstreamHTTP1Pool
     /// Origins that finished a TLS handshake without offering HTTP/2.
     private let http1Origins = Locked<Set<UpstreamOrigin>>([])
+    /// What the connections did, for `/metrics`.
+    let figures: ProviderTransportFigures
 
-    init(transport: ProviderTransport) {
+    /// `logger` gets one warning per connection found dead.
+    init(transport: ProviderTransport, figures: ProviderTransportFigures = ProviderTransportFigures(), logger: Logger? = nil) {
         self.transport = transport
+        self.figures = figures
+        var events = UpstreamConnectionEvents()
+        events.goAway = { figures.connectionRotated() }
+        events.dead = { origin, waiting in
+            figures.connectionDead()
+            logger?.warning(
+                "provider connection found dead: a PING went unanswered; its requests are answered as possibly delivered and a new connection takes the next ones",
+                metadata: ["origin": .string(origin.description), "waiting": .stringConvertible(waiting)]
+            )
+        }
+        if let liveness = transport.liveness {
+            events.pingAfter = liveness.pingAfter
+            events.pingTimeout = liveness.pingTimeout
+        }
         pool = UpstreamHTTP2Pool(
             tls: transport.tlsConfiguration(alpn: ["h2", "http/1.1"]),
             group: MultiThreadedEventLoopGroup.singleton,
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
-            idleTimeout: transport.idleTimeout
+            idleTimeout: transport.idleTimeout,
+            events: events
         )
         http1 = UpstreamHTTP1Pool(
             tls: transport.tlsConfiguration(alpn: ["http/1.1"]),
@@ -57,18 +78,29 @@ final class ProviderHTTPClient: Sendable {
             do {
                 return try await connection.execute(request, deadline: deadline).get()
             } catch UpstreamStreamFailure.notProcessed where attempt == 1 && deadline > .now() {
+                figures.resent(.notProcessed)
                 continue
             } catch {
-                throw Self.failure(exchanging: error, origin: request.origin, providerName: providerName)
+                let failure = Self.failure(exchanging: error, origin: request.origin, providerName: providerName)
+                if failure.mayHaveBeenDelivered { figures.possiblyDelivered() }
+                throw failure
             }
         }
     }
 
     private func viaHTTP1(_ request: UpstreamRequest, deadline: NIODeadline, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
         do {
-            return try await http1.execute(request, deadline: deadline).get()
+            do {
+                return try await http1.execute(request, deadline: deadline).get()
+            } catch UpstreamStreamFailure.notProcessed where deadline > .now() {
+                // The connection closed before the request was written: once more, on another.
+                figures.resent(.notProcessed)
+                return try await http1.execute(request, deadline: deadline).get()
+            }
         } catch let failure as UpstreamStreamFailure {
-            throw Self.failure(exchanging: failure, origin: request.origin, providerName: providerName)
+            let failure = Self.failure(exchanging: failure, origin: request.origin, providerName: providerName)
+            if failure.mayHaveBeenDelivered { figures.possiblyDelivered() }
+            throw failure
         } catch {
             throw Self.failure(connecting: error, origin: request.origin, providerName: providerName)
         }
@@ -85,8 +117,9 @@ final class ProviderHTTPClient: Sendable {
         if case UpstreamConnectError.timedOut = error { timedOut = true }
         if case ChannelError.connectTimeout = error { timedOut = true }
         if timedOut {
+            // Nothing was sent: safe to try again.
             return .transient(
-                reason: "Timeout",
+                reason: "ConnectTimeout",
                 message: "\(providerName): no answer from \(origin.description) in time (connect)",
                 retryAfterSeconds: nil
             )
@@ -109,9 +142,10 @@ final class ProviderHTTPClient: Sendable {
 
     private static func failure(exchanging error: any Error, origin: UpstreamOrigin, providerName: String) -> DeliveryFailure {
         let target = origin.description
+        let notResent = "It may have been delivered, so it is not sent again."
         switch error as? UpstreamStreamFailure {
         case .timedOut:
-            return .transient(reason: "Timeout", message: "\(providerName): no answer from \(target) in time", retryAfterSeconds: nil)
+            return .transient(reason: "Timeout", message: "\(providerName): no answer from \(target) in time. \(notResent)", retryAfterSeconds: nil)
         case .notProcessed:
             return .transient(
                 reason: "ConnectionError",
@@ -120,14 +154,20 @@ final class ProviderHTTPClient: Sendable {
             )
         case .reset(let code):
             return .transient(
-                reason: "ConnectionError",
-                message: "\(providerName): \(target) reset the request (HTTP/2 error \(code))",
+                reason: "StreamReset",
+                message: "\(providerName): \(target) reset the request (HTTP/2 error \(code)). \(notResent)",
+                retryAfterSeconds: nil
+            )
+        case .connectionDead:
+            return .transient(
+                reason: "ConnectionLost",
+                message: "\(providerName): the connection to \(target) went silent (no answer to a PING) before the answer. \(notResent)",
                 retryAfterSeconds: nil
             )
         case .connectionClosed, nil:
             return .transient(
-                reason: "ConnectionError",
-                message: "\(providerName): the connection to \(target) closed before the answer",
+                reason: "ConnectionLost",
+                message: "\(providerName): the connection to \(target) closed before the answer. \(notResent)",
                 retryAfterSeconds: nil
             )
         }

@@ -45,7 +45,7 @@ public final class WebPushProvider: PushProvider {
         var logger = logger ?? Logger(label: "pushrelay.provider.webpush")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
-        self.client = ProviderHTTPClient(transport: configuration.transport)
+        self.client = ProviderHTTPClient(transport: configuration.transport, logger: logger)
     }
 
     /// The `applicationServerKey` browsers must subscribe with.
@@ -146,6 +146,8 @@ public final class WebPushProvider: PushProvider {
             throw failure
         }
     }
+
+    public var transportFigures: ProviderTransportFigures? { client.figures }
 
     public func shutdown() async {
         await client.shutdown()

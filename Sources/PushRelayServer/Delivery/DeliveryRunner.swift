@@ -1,11 +1,14 @@
 import PushRelayCore
 
 /// Runs one delivery against one provider within the request's deadline: a timeout on each attempt, and retries of
-/// transient failures with backoff and jitter, honouring `Retry-After`. The `gate` bounds the dispatches in flight to
+/// transient failures with backoff and jitter, honouring `Retry-After`. Only what the provider did not process is sent
+/// again: a request that was written and then lost its answer (`DeliveryFailure.mayHaveBeenDelivered`) is not. The `gate` bounds the dispatches in flight to
 /// this provider; the `Dispatcher` takes a place in it (waiting for one, within the deadline) before it touches the
 /// quota.
 struct DeliveryRunner: Sendable {
     let provider: any PushProvider
+    /// Where resends are counted (the provider's own figures, which its transport also writes).
+    let figures: ProviderTransportFigures
     let gate: ProviderGate
     /// Nil when `delivery.breaker_cool_down` is 0.
     let breaker: CircuitBreaker?
@@ -33,7 +36,9 @@ struct DeliveryRunner: Sendable {
         while true {
             let remaining = timers.instant.duration(to: deadline)
             let result = await attemptOnce(delivery, within: remaining)
-            guard case .failure(.transient(let reason, let message, let retryAfter)) = result else { return result }
+            guard case .failure(let failure) = result, case .transient(let reason, let message, let retryAfter) = failure,
+                !failure.mayHaveBeenDelivered
+            else { return result }
             let remainingMs = Int(timers.instant.duration(to: deadline) / .milliseconds(1))
             guard
                 let delay = retry.delayMs(
@@ -57,6 +62,7 @@ struct DeliveryRunner: Sendable {
             } catch {
                 return result
             }
+            figures.resent(.providerRetry)
             attempt += 1
         }
     }

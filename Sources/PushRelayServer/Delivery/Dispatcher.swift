@@ -31,9 +31,11 @@ final class Dispatcher: Sendable {
     ) {
         self.timers = timers
         self.runners = providers.reduce(into: [:]) { runners, entry in
-            metrics?.exportProviderCounters(provider: entry.key)
+            let figures = entry.value.transportFigures ?? ProviderTransportFigures()
+            metrics?.exportProviderCounters(provider: entry.key, transport: figures)
             runners[entry.key] = DeliveryRunner(
                 provider: entry.value,
+                figures: figures,
                 gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs), timers: timers),
                 breaker: settings.breaker.map {
                     CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)

@@ -18,6 +18,7 @@ final class PushRelayMetrics: Sendable {
 
     let registry = PrometheusCollectorRegistry()
     private let probes: Locked<[Probe]>
+    private let transportExports = Locked<[TransportExport]>([])
     static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
         .milliseconds(Int64($0 * 1000))
     }
@@ -84,9 +85,82 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// Exports the per-provider counters the dashboard and the alerts query at 0 from the start (a series appears only
-    /// once it exists, so a rate or an alert on it would see nothing before the first event).
-    func exportProviderCounters(provider: String) {
+    /// once it exists, so a rate or an alert on it would see nothing before the first event), and the provider's
+    /// transport figures, brought up to date at each scrape.
+    func exportProviderCounters(provider: String, transport: ProviderTransportFigures = ProviderTransportFigures()) {
         _ = shedCounter(provider: provider)
+        transportExports.withLock { $0.append(TransportExport(provider: provider, figures: transport, exported: [:])) }
+    }
+
+    /// A provider's transport figures and what of them the registry's counters already hold.
+    private struct TransportExport {
+        let provider: String
+        let figures: ProviderTransportFigures
+        var exported: [String: Int]
+    }
+
+    /// The transport counters, each read from a provider's figures at a scrape.
+    private enum TransportCounter: CaseIterable {
+        case resentNotProcessed, resentProviderRetry, possiblyDelivered, rotated, dead
+
+        var name: String {
+            switch self {
+            case .resentNotProcessed, .resentProviderRetry: "pushrelay_provider_resends_total"
+            case .possiblyDelivered: "pushrelay_provider_possibly_delivered_total"
+            case .rotated: "pushrelay_provider_connections_rotated_total"
+            case .dead: "pushrelay_provider_connections_dead_total"
+            }
+        }
+
+        var reason: ProviderTransportFigures.ResendReason? {
+            switch self {
+            case .resentNotProcessed: .notProcessed
+            case .resentProviderRetry: .providerRetry
+            default: nil
+            }
+        }
+
+        var help: String {
+            switch self {
+            case .resentNotProcessed, .resentProviderRetry:
+                "Requests sent to a provider again, by provider instance and reason: not_processed (REFUSED_STREAM, or above a GOAWAY's last stream id), provider_retry (429, 5xx, a connection that never opened, after a backoff)."
+            case .possiblyDelivered:
+                "Requests written to a provider that lost their answer (connection closed or dead, stream reset, deadline): answered as failed and never sent again, as the provider may have delivered them."
+            case .rotated:
+                "Provider connections that the provider ended with a GOAWAY (their requests finished on them; new ones went to a new connection)."
+            case .dead: "Provider connections found dead: silent with requests waiting, a PING unanswered."
+            }
+        }
+
+        func read(_ f: ProviderTransportFigures) -> Int {
+            switch self {
+            case .resentNotProcessed: f.resends(.notProcessed)
+            case .resentProviderRetry: f.resends(.providerRetry)
+            case .possiblyDelivered: f.possiblyDeliveredTotal
+            case .rotated: f.connectionsRotated
+            case .dead: f.connectionsDead
+            }
+        }
+    }
+
+    /// Brings the transport counters up to the figures.
+    private func exportTransport() {
+        transportExports.withLock { exports in
+            for i in exports.indices {
+                for counter in TransportCounter.allCases {
+                    let key = "\(counter)"
+                    let value = counter.read(exports[i].figures)
+                    let delta = value - exports[i].exported[key, default: 0]
+                    let made = registry.makeCounter(
+                        name: counter.name,
+                        labels: [("provider", exports[i].provider)] + (counter.reason.map { [("reason", $0.rawValue)] } ?? []),
+                        help: counter.help
+                    )
+                    if delta > 0 { made.increment(by: Int64(delta)) }
+                    exports[i].exported[key] = value
+                }
+            }
+        }
     }
 
     private func shedCounter(provider: String) -> Counter {
@@ -126,6 +200,7 @@ final class PushRelayMetrics: Sendable {
 
     /// The Prometheus text exposition of everything.
     func render() -> [UInt8] {
+        exportTransport()
         for p in probes.withLock({ $0 }) {
             registry.makeGauge(name: p.name, labels: [], help: p.help).set(p.read())
         }

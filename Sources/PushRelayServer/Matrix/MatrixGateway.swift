@@ -10,7 +10,9 @@ import PushRelayStore
 /// - A pushkey that can never work (unknown or ambiguous app, malformed subscription, a provider's "token is dead")
 ///   is answered in `rejected`.
 /// - If every device failed transiently the answer is 502 and nothing is queued: the homeserver retries.
-/// - Otherwise 200; transiently failed devices go to the durable retry queue (`MatrixRetryService`).
+/// - Otherwise 200; transiently failed devices go to the durable retry queue (`MatrixRetryService`), except a device
+///   whose request may have reached it (the answer was lost: `DeliveryFailure.mayHaveBeenDelivered`), which is not
+///   sent again.
 /// - Devices that already got the same `event_id` within `matrix.dedup_window` are not pushed again, and of identical
 ///   notifications arriving together only one pushes (`MatrixStorage.claim`). A device that was neither delivered nor
 ///   queued (the 502 above, a rejection, a permanent failure, nothing to send) does not count as sent: a repeat of the
@@ -306,6 +308,8 @@ final class MatrixGateway: Sendable {
             // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault).
             case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed:
                 return .rejected(reason: reason, provider: app.provider)
+            // A request that may have reached the device is not queued for another send.
+            case .transient where failure.mayHaveBeenDelivered: return .failed(failure.message)
             case .transient, .throttled: return .transient(failure)
             case .payloadTooLarge, .invalidPayload, .invalidTarget, .configuration: return .failed(failure.message)
             }

@@ -25,6 +25,8 @@ public final class FakeAPNs: Sendable {
     private let sandbox: Bool
     private let state = Locked(State())
     private let slot = FakeServerSlot()
+    /// What Apple's front end does to the connections besides answering (`FakeFrontEnd`): off until set.
+    public let frontEnd = FakeFrontEnd()
 
     struct State {
         var records: [FakeAPNsRecord] = []
@@ -69,7 +71,12 @@ public final class FakeAPNs: Sendable {
     public func start(port: Int = 0) async throws {
         var clientCA: TestCertificateAuthority?
         if case .certificate(let ca) = authentication { clientCA = ca }
-        let server = try FakeTLSServer(identity: try authority.issueServerCertificate(), clientCA: clientCA, allowHTTP1: false) { [self] request in
+        let server = try FakeTLSServer(
+            identity: try authority.issueServerCertificate(),
+            clientCA: clientCA,
+            allowHTTP1: false,
+            frontEnd: frontEnd
+        ) { [self] request in
             self.handle(request)
         }
         try await slot.start(server, port: port)

@@ -18,6 +18,8 @@ public final class FakeFCM: Sendable {
     private let clock: any WallClock
     private let state: Locked<State>
     private let slot = FakeServerSlot()
+    /// What Google's front end does to the connections besides answering (`FakeFrontEnd`): off until set.
+    public let frontEnd = FakeFrontEnd()
 
     struct State {
         var accessTokenLifetime: Int
@@ -47,7 +49,8 @@ public final class FakeFCM: Sendable {
             identity: try authority.issueServerCertificate(),
             clientCA: nil,
             allowHTTP1: true,
-            offerHTTP2: offerHTTP2
+            offerHTTP2: offerHTTP2,
+            frontEnd: frontEnd
         ) { [self] request in
             self.handle(request)
         }

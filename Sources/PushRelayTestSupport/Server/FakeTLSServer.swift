@@ -19,6 +19,8 @@ final class FakeTLSServer: Sendable {
     private let handler: Handler
     private let channel = Locked<(any Channel)?>(nil)
     private let connections = ConnectionCounter()
+    /// What the HTTP/2 connections do besides answering (`FakeFrontEnd`).
+    let frontEnd: FakeFrontEnd
 
     /// - Parameters:
     ///   - clientCA: when set, clients must present a certificate issued by it (mutual TLS).
@@ -28,8 +30,10 @@ final class FakeTLSServer: Sendable {
         clientCA: TestCertificateAuthority?,
         allowHTTP1: Bool,
         offerHTTP2: Bool = true,
+        frontEnd: FakeFrontEnd = FakeFrontEnd(),
         handler: @escaping Handler
     ) throws {
+        self.frontEnd = frontEnd
         let (chain, key) = try identity.nioIdentity()
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         tls.applicationProtocols = (offerHTTP2 ? ["h2"] : []) + (allowHTTP1 ? ["http/1.1"] : [])
@@ -52,6 +56,7 @@ final class FakeTLSServer: Sendable {
         let allowHTTP1 = self.allowHTTP1
         let handler = self.handler
         let connections = self.connections
+        let frontEnd = self.frontEnd
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -63,15 +68,23 @@ final class FakeTLSServer: Sendable {
                 }.flatMap {
                     channel.configureHTTP2SecureUpgrade(
                         h2ChannelConfigurator: { channel in
-                            channel.configureHTTP2Pipeline(
+                            frontEnd.opened(connectionID: connectionID, parent: channel)
+                            var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+                            configuration.initialSettings = frontEnd.initialSettings
+                            return channel.configureHTTP2Pipeline(
                                 mode: .server,
-                                connectionConfiguration: .init(),
+                                connectionConfiguration: configuration,
                                 streamConfiguration: .init()
                             ) { stream in
                                 stream.eventLoop.makeCompletedFuture {
                                     try stream.pipeline.syncOperations.addHandlers([
                                         HTTP2FramePayloadToHTTP1ServerCodec(),
-                                        FakeRequestHandler(connectionID: connectionID, handler: handler, closesConnectionChannel: true),
+                                        FakeRequestHandler(
+                                            connectionID: connectionID,
+                                            handler: handler,
+                                            closesConnectionChannel: true,
+                                            frontEnd: frontEnd
+                                        ),
                                     ])
                                 }
                             }.map { _ in }
@@ -124,11 +137,14 @@ final class FakeRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let closesConnectionChannel: Bool
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
+    /// On HTTP/2 streams: what the front end does before and after the fake answers.
+    private let frontEnd: FakeFrontEnd?
 
-    init(connectionID: Int, handler: @escaping FakeTLSServer.Handler, closesConnectionChannel: Bool) {
+    init(connectionID: Int, handler: @escaping FakeTLSServer.Handler, closesConnectionChannel: Bool, frontEnd: FakeFrontEnd? = nil) {
         self.connectionID = connectionID
         self.handler = handler
         self.closesConnectionChannel = closesConnectionChannel
+        self.frontEnd = frontEnd
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -141,6 +157,23 @@ final class FakeRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head else { return }
             self.head = nil
+            var admission = FakeFrontEnd.Admission.process
+            var lastStreamID = 0
+            let parent = context.channel.parent
+            let streamID = frontEnd == nil ? nil : try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+            if let frontEnd, let streamID {
+                (admission, lastStreamID) = frontEnd.admit(connectionID: connectionID, streamID: Int(streamID))
+            }
+            switch admission {
+            case .refuse, .ignore:
+                // Not processed: the handler never sees it.
+                if let parent, let streamID {
+                    parent.writeAndFlush(HTTP2Frame(streamID: streamID, payload: .rstStream(.refusedStream)), promise: nil)
+                }
+                return
+            case .process, .processThenGoAway, .resetAfterProcessing:
+                break
+            }
             let request = FakeRequest(
                 connectionID: connectionID,
                 method: head.method.rawValue,
@@ -149,6 +182,27 @@ final class FakeRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 body: body
             )
             let response = handler(request)
+            if admission == .resetAfterProcessing, let parent, let streamID {
+                parent.writeAndFlush(HTTP2Frame(streamID: streamID, payload: .rstStream(.internalError)), promise: nil)
+                return
+            }
+            if admission == .processThenGoAway, let parent, let streamID, let frontEnd {
+                // After this answer is written: streams up to this one finish, later ones were not processed.
+                let knobs = frontEnd.knobs
+                let closeAfter = knobs.goAwayCloseAfter
+                context.eventLoop.assumeIsolated().execute {
+                    let goAway = HTTP2Frame(
+                        streamID: .rootStream,
+                        payload: .goAway(
+                            lastStreamID: HTTP2StreamID(lastStreamID),
+                            errorCode: knobs.goAwayError?.code ?? .noError,
+                            opaqueData: knobs.goAwayError.map { parent.allocator.buffer(string: $0.debugData) }
+                        )
+                    )
+                    parent.writeAndFlush(goAway, promise: nil)
+                    parent.eventLoop.scheduleTask(in: closeAfter) { parent.close(promise: nil) }
+                }
+            }
             if let delay = response.delay {
                 context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
                     self.finish(response, context: context)

@@ -147,7 +147,8 @@ import Testing
         }
     }
 
-    @Test(arguments: UpstreamHTTPVersion.allCases) func droppedConnectionsAreTransient(_ http: UpstreamHTTPVersion) async throws {
+    /// A connection dropped after the request was written: possibly delivered, not sent again, over both versions.
+    @Test(arguments: UpstreamHTTPVersion.allCases) func droppedConnectionsArePossiblyDelivered(_ http: UpstreamHTTPVersion) async throws {
         try await withFCM(offerHTTP2: http == .http2) { fake, provider, _ in
             let token = fcmToken(10)
             fake.script(token, [.dropConnection])
@@ -156,7 +157,9 @@ import Testing
                 Issue.record("got \(String(describing: dropped))")
                 return
             }
-            #expect(reason == "ConnectionError")
+            #expect(reason == "ConnectionLost")
+            #expect(fake.records.count == 1, "sent once, not again")
+            #expect(provider.transportFigures?.possiblyDeliveredTotal == 1)
             // The provider recovers on a new connection.
             try await sendRecovering { () async throws(DeliveryFailure) in try await provider.send(androidDelivery(token: token)) }
             // Over HTTP/1.1 one more: the first handshake learned that the server does not offer HTTP/2.
@@ -173,7 +176,9 @@ import Testing
                 Issue.record("got \(String(describing: slow))")
                 return
             }
-            #expect(reason == "Timeout")
+            // On a loaded machine the 500 ms may already run out while connecting (over HTTP/1.1 after learning that
+            // the server offers no HTTP/2): that is the connect's own timeout, safe to send again.
+            #expect(reason == "Timeout" || reason == "ConnectTimeout")
         }
     }
 

@@ -158,7 +158,9 @@ func sendRecovering(_ body: () async throws(DeliveryFailure) -> DeliveryReceipt)
             _ = try await body()
             return
         } catch {
-            guard case .transient(let reason, _, _) = error, reason == "ConnectionError", attempt == 1 else { throw error }
+            guard case .transient(let reason, _, _) = error, ["ConnectionError", "ConnectionLost"].contains(reason), attempt == 1 else {
+                throw error
+            }
         }
     }
 }

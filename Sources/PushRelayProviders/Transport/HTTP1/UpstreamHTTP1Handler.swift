@@ -36,7 +36,8 @@ final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler
     /// Sends `request`; `promise` gets the answer or an `UpstreamStreamFailure`.
     func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>) {
         guard let context else {
-            promise.fail(Machine.Failure.connectionClosed)
+            // Closed before this request got to it: nothing was written, so another connection may take it.
+            promise.fail(Machine.Failure.notProcessed)
             return
         }
         if let failure = machine.start(promise, deadline: deadline, now: context.eventLoop.now) {

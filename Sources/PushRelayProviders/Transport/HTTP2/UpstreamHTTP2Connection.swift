@@ -21,7 +21,8 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
         tls: NIOSSLContext,
         eventLoop: any EventLoop,
         timeout: TimeAmount,
-        idleTimeout: TimeAmount
+        idleTimeout: TimeAmount,
+        events: UpstreamConnectionEvents = UpstreamConnectionEvents()
     ) -> EventLoopFuture<UpstreamHTTP2Connection> {
         open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout) { channel, usable, ready in
             let sync = channel.pipeline.syncOperations
@@ -35,7 +36,13 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
                         return channel.close()
                     }
                     return channel.eventLoop.makeCompletedFuture {
-                        let handler = UpstreamHTTP2Handler(idleTimeout: idleTimeout) { usable.value.store(false, ordering: .relaxed) }
+                        let handler = UpstreamHTTP2Handler(
+                            idleTimeout: idleTimeout,
+                            pingAfter: events.pingAfter,
+                            pingTimeout: events.pingTimeout,
+                            onDead: { waiting in events.dead(origin, waiting) },
+                            onGoAway: events.goAway
+                        ) { usable.value.store(false, ordering: .relaxed) }
                         let sync = channel.pipeline.syncOperations
                         try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: UpstreamHTTP2Handler.settings))
                         try sync.addHandler(handler)

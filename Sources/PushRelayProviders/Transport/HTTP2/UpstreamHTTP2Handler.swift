@@ -7,6 +7,10 @@ import NIOHTTP2
 /// stream ID, with no channel per stream. Writes are flushed once per event-loop turn, so requests started together
 /// share TLS records and system calls. `UpstreamHTTP2StateMachine` keeps the books; this handler only does what it
 /// says. All its methods run on the channel's event loop.
+///
+/// While requests wait and nothing arrives for `pingAfter`, it sends a PING; when that goes unanswered for
+/// `pingTimeout`, the connection is dead (a NAT or load balancer dropped the flow without a word): it stops taking
+/// requests, its waiting requests fail with `connectionDead` and it closes, so that the pool opens another.
 final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -25,9 +29,32 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     /// Told once when this connection stops taking new requests (GOAWAY, close, stream IDs spent).
     private let onUnusable: @Sendable () -> Void
     private var reportedUnusable = false
+    /// Told once when this connection is found dead, with how many requests were waiting on it.
+    private let onDead: @Sendable (Int) -> Void
+    /// Told at the first GOAWAY.
+    private let onGoAway: @Sendable () -> Void
+    private var heardGoAway = false
+    private let pingAfter: TimeAmount
+    private let pingTimeout: TimeAmount
 
-    init(idleTimeout: TimeAmount, onUnusable: @escaping @Sendable () -> Void) {
+    /// A silent connection with requests waiting is pinged after this…
+    static let defaultPingAfter = TimeAmount.seconds(1)
+    /// …and given up when the PING is not answered within this.
+    static let defaultPingTimeout = TimeAmount.seconds(2)
+
+    init(
+        idleTimeout: TimeAmount,
+        pingAfter: TimeAmount = UpstreamHTTP2Handler.defaultPingAfter,
+        pingTimeout: TimeAmount = UpstreamHTTP2Handler.defaultPingTimeout,
+        onDead: @escaping @Sendable (Int) -> Void = { _ in },
+        onGoAway: @escaping @Sendable () -> Void = {},
+        onUnusable: @escaping @Sendable () -> Void
+    ) {
         self.idleTimeout = idleTimeout
+        self.pingAfter = pingAfter
+        self.pingTimeout = pingTimeout
+        self.onDead = onDead
+        self.onGoAway = onGoAway
         self.onUnusable = onUnusable
     }
 
@@ -54,7 +81,9 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     /// Sends `request` on a new stream; `promise` gets the answer or an `UpstreamHTTP2StateMachine.Failure`.
     func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>) {
         guard let context else {
-            promise.fail(Machine.Failure.connectionClosed)
+            // The connection closed before this request got to it: nothing was written, so it is safe to send on
+            // another connection.
+            promise.fail(Machine.Failure.notProcessed)
             return
         }
         switch machine.start(promise, deadline: deadline, now: context.eventLoop.now) {
@@ -78,6 +107,7 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        machine.heard(now: context.eventLoop.now)
         switch frame.payload {
         case .headers(let headers):
             perform(machine.receivedHeaders(streamID: frame.streamID, headers: headers.headers, endStream: headers.endStream), context: context)
@@ -95,6 +125,10 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
         case .rstStream(let code):
             perform(machine.receivedReset(streamID: frame.streamID, code: code), context: context)
         case .goAway(let lastStreamID, _, _):
+            if !heardGoAway {
+                heardGoAway = true
+                onGoAway()
+            }
             reportUnusable()
             for (promise, failure) in machine.receivedGoAway(lastStreamID: lastStreamID) { promise.fail(failure) }
             closeIfDrained(context: context)
@@ -118,8 +152,15 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
             perform(machine.receivedReset(streamID: streamError.streamID, code: .protocolError), context: context)
             return
         }
-        // Anything else (TLS, a connection-level protocol error, the socket) ends the connection.
-        context.close(promise: nil)
+        // Anything else (TLS, a connection-level protocol error, the socket) ends the connection: no new request
+        // goes to it, and it closes once the frames read with the error have been handed on. NIOHTTP2 reports a
+        // frame on a connection it holds for finished (a RST_STREAM for a stream above a GOAWAY's last id, after the
+        // others were answered) before it hands on the answers it read in the same batch; closing at once would fail
+        // requests whose answers are in that batch, and a failed request that was processed is one not to send again.
+        reportUnusable()
+        context.eventLoop.assumeIsolated().execute {
+            self.context?.close(promise: nil)
+        }
     }
 
     private func perform(_ action: Machine.StreamAction, context: ChannelHandlerContext) {
@@ -161,9 +202,24 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
         deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.deadlineTick) {
             self.deadlineTimer = nil
             guard let context = self.context else { return }
-            for (promise, streamID) in self.machine.expire(now: context.eventLoop.now) {
+            let now = context.eventLoop.now
+            for (promise, streamID) in self.machine.expire(now: now) {
                 self.reset(streamID, context: context)
                 promise.fail(Machine.Failure.timedOut)
+            }
+            switch self.machine.checkLiveness(now: now, pingAfter: self.pingAfter, pingTimeout: self.pingTimeout) {
+            case .none:
+                break
+            case .ping:
+                let ping = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: UInt64(now.uptimeNanoseconds)), ack: false))
+                context.write(self.wrapOutboundOut(ping), promise: nil)
+                self.scheduleFlush(context: context)
+            case .dead:
+                self.reportUnusable()
+                self.onDead(self.machine.openStreams)
+                for (promise, failure) in self.machine.closed(.connectionDead) { promise.fail(failure) }
+                context.close(promise: nil)
+                return
             }
             if self.machine.openStreams > 0 {
                 self.armDeadlineTimer(context: context)

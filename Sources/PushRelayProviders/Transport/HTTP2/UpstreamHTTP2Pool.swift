@@ -33,12 +33,20 @@ final class UpstreamHTTP2Pool: Sendable {
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    private let events: UpstreamConnectionEvents
 
-    init(tls: TLSConfiguration, group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
+    init(
+        tls: TLSConfiguration,
+        group: any EventLoopGroup,
+        connectTimeout: TimeAmount,
+        idleTimeout: TimeAmount,
+        events: UpstreamConnectionEvents = UpstreamConnectionEvents()
+    ) {
         self.tlsConfiguration = tls
         self.group = group
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
+        self.events = events
     }
 
     /// The connection to `origin` that takes new requests, opening one (at the first of `addresses` when there are
@@ -87,7 +95,8 @@ final class UpstreamHTTP2Pool: Sendable {
             tls: tls,
             eventLoop: promise.futureResult.eventLoop,
             timeout: connectTimeout,
-            idleTimeout: idleTimeout
+            idleTimeout: idleTimeout,
+            events: events
         )
         future.whenComplete { [state] result in
             let closeNow: UpstreamHTTP2Connection? = state.withLock { state in

@@ -12,8 +12,10 @@ enum UpstreamStreamFailure: Error, Equatable, Sendable {
     case notProcessed
     /// The server reset the stream with this HTTP/2 error code.
     case reset(code: Int)
-    /// The deadline passed before the answer was complete.
+    /// The deadline passed before the answer was complete. The request may have been processed.
     case timedOut
+    /// The connection went silent (no answer to a PING in time) and was closed. The request may have been processed.
+    case connectionDead
 }
 
 /// The bookkeeping of one client HTTP/2 connection to a provider, without I/O: which stream carries which waiting
@@ -35,6 +37,15 @@ struct UpstreamHTTP2StateMachine<Waiter> {
         case fail(Waiter, Failure)
         /// Fail the waiter and reset the stream, so that the server stops working on it.
         case failAndReset(Waiter, Failure, HTTP2StreamID)
+    }
+
+    /// What liveness asks for (`checkLiveness`).
+    enum LivenessAction: Equatable {
+        case none
+        /// Send a PING: nothing has been heard for `pingAfter` while requests wait.
+        case ping
+        /// The PING went unanswered for `pingTimeout` and nothing else was heard: the connection is dead.
+        case dead
     }
 
     /// Whether new requests may start on this connection.
@@ -62,6 +73,10 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var nextStreamID = HTTP2StreamID(1)
     private var unacknowledgedBytes = 0
+    /// When a frame last arrived from the server (or, with no request waiting, when the next one started).
+    private var lastHeard = NIODeadline.uptimeNanoseconds(0)
+    /// When the PING now waiting for its answer was sent.
+    private var pingSentAt: NIODeadline?
 
     init(maxBodyBytes: Int = UpstreamResponse.maxBodyBytes, windowUpdateThreshold: Int = 32 * 1024) {
         self.maxBodyBytes = maxBodyBytes
@@ -77,6 +92,8 @@ struct UpstreamHTTP2StateMachine<Waiter> {
         guard deadline > now else { return .failure(.timedOut) }
         let id = nextStreamID
         nextStreamID = HTTP2StreamID(Int(id) + 2)
+        // Silence counts only while requests wait: an idle connection is not judged.
+        if streams.isEmpty { lastHeard = now }
         streams[id] = Stream(waiter: waiter, deadline: deadline)
         return .success(id)
     }
@@ -158,10 +175,36 @@ struct UpstreamHTTP2StateMachine<Waiter> {
         return expired
     }
 
-    /// The connection closed: every request still waiting fails.
-    mutating func closed() -> [(Waiter, Failure)] {
+    /// Any frame arrived from the server: the connection is alive.
+    mutating func heard(now: NIODeadline) {
+        lastHeard = now
+    }
+
+    /// The liveness rule, asked on every deadline tick while requests wait: when nothing has been heard for
+    /// `pingAfter`, send a PING; when it has gone unanswered (and nothing else has arrived) for `pingTimeout`, the
+    /// connection is dead: a NAT or load balancer forgot it, or the server is gone without a word.
+    mutating func checkLiveness(now: NIODeadline, pingAfter: TimeAmount, pingTimeout: TimeAmount) -> LivenessAction {
+        guard !streams.isEmpty, state != .closed else {
+            pingSentAt = nil
+            return .none
+        }
+        if let sent = pingSentAt {
+            if lastHeard >= sent {
+                pingSentAt = nil
+            } else {
+                return now - sent >= pingTimeout ? .dead : .none
+            }
+        }
+        guard now - lastHeard >= pingAfter else { return .none }
+        pingSentAt = now
+        return .ping
+    }
+
+    /// The connection closed (`connectionClosed`) or was given up as dead (`connectionDead`): every request still
+    /// waiting fails with `failure`.
+    mutating func closed(_ failure: Failure = .connectionClosed) -> [(Waiter, Failure)] {
         state = .closed
-        let failed = streams.values.map { ($0.waiter, Failure.connectionClosed) }
+        let failed = streams.values.map { ($0.waiter, failure) }
         streams = [:]
         return failed
     }

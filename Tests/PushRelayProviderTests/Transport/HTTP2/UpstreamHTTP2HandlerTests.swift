@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHPACK
 import NIOHTTP2
+import PushRelayCore
 import Testing
 
 @testable import PushRelayProviders
@@ -14,10 +15,21 @@ import Testing
         var loop: EmbeddedEventLoop { channel.embeddedEventLoop }
         let handler: UpstreamHTTP2Handler
         let unusable = UsableFlag()
+        /// What each `onDead` report said: the requests waiting.
+        let deadReports = Locked<[Int]>([])
+        let goAways = Locked(0)
 
         init(idleTimeout: TimeAmount = .minutes(10)) throws {
             let flag = unusable
-            handler = UpstreamHTTP2Handler(idleTimeout: idleTimeout) { flag.value.store(false, ordering: .relaxed) }
+            let deadReports = self.deadReports
+            let goAways = self.goAways
+            handler = UpstreamHTTP2Handler(
+                idleTimeout: idleTimeout,
+                pingAfter: .seconds(1),
+                pingTimeout: .seconds(2),
+                onDead: { waiting in deadReports.withLock { $0.append(waiting) } },
+                onGoAway: { goAways.withLock { $0 += 1 } }
+            ) { flag.value.store(false, ordering: .relaxed) }
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
             // The connection window is raised once, first.
@@ -116,6 +128,80 @@ import Testing
             Issue.record("a closed connection takes no request")
             return
         }
+    }
+
+    @Test func aSilentConnectionIsPingedThenGivenUpAsDead() throws {
+        let h = try Harness()
+        let a = h.send()
+        let b = h.send()
+        h.loop.run()
+        _ = try h.outbound()
+        h.loop.advanceTime(by: .milliseconds(950))
+        #expect(try h.outbound().isEmpty, "not yet a second of silence")
+        h.loop.advanceTime(by: .milliseconds(100))
+        let ping = try h.outbound()
+        guard ping.count == 1, case .ping(_, ack: false) = ping[0].payload, ping[0].streamID == .rootStream else {
+            Issue.record("expected one PING, got \(ping)")
+            return
+        }
+        h.loop.advanceTime(by: .milliseconds(1900))
+        #expect(Self.result(a) == nil && h.channel.isActive, "the PING has two seconds")
+        h.loop.advanceTime(by: .milliseconds(150))
+        for request in [a, b] {
+            guard case .failure(let error) = Self.result(request) else {
+                Issue.record("a request on a dead connection fails")
+                return
+            }
+            #expect(error as? UpstreamStreamFailure == .connectionDead)
+        }
+        #expect(!h.channel.isActive)
+        #expect(h.unusable.value.load(ordering: .relaxed) == false)
+        #expect(h.deadReports.withLock { $0 } == [2], "reported once, with the two requests it held")
+    }
+
+    @Test func aConnectionThatAnswersItsPingIsKept() throws {
+        let h = try Harness()
+        let a = h.send()
+        h.loop.run()
+        _ = try h.outbound()
+        h.loop.advanceTime(by: .milliseconds(1050))
+        guard case .ping(let data, ack: false)? = try h.outbound().first?.payload else {
+            Issue.record("expected a PING")
+            return
+        }
+        try h.channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .ping(data, ack: true)))
+        h.loop.advanceTime(by: .seconds(2))
+        #expect(Self.result(a) == nil && h.channel.isActive, "a slow answer on a live connection is waited for")
+        // Any frame counts: an answer to another stream keeps it alive too.
+        let b = h.send()
+        h.loop.run()
+        try h.answer(3, status: 200, body: "{}")
+        #expect(try Self.result(b)?.get().status == 200)
+        h.loop.advanceTime(by: .milliseconds(1500))
+        #expect(h.channel.isActive && h.deadReports.withLock { $0 }.isEmpty)
+        try h.answer(1, status: 200, body: "{}")
+        #expect(try Self.result(a)?.get().status == 200)
+    }
+
+    @Test func anIdleConnectionIsNotPinged() throws {
+        let h = try Harness()
+        let a = h.send()
+        h.loop.run()
+        try h.answer(1, status: 200, body: "{}")
+        #expect(try Self.result(a)?.get().status == 200)
+        _ = try h.outbound()
+        h.loop.advanceTime(by: .seconds(30))
+        #expect(try h.outbound().isEmpty && h.channel.isActive)
+    }
+
+    @Test func aGoAwayIsReportedOnce() throws {
+        let h = try Harness()
+        _ = h.send()
+        h.loop.run()
+        for _ in 0..<2 {
+            try h.channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: 1, errorCode: .noError, opaqueData: nil)))
+        }
+        #expect(h.goAways.withLock { $0 } == 1)
     }
 
     @Test func aResetFailsOnlyItsStream() throws {

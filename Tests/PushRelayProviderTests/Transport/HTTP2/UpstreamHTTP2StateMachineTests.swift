@@ -22,6 +22,31 @@ import Testing
         try machine.start(waiter, deadline: later, now: now).get()
     }
 
+    @Test func silenceWithRequestsWaitingIsPingedThenDead() throws {
+        var m = Machine()
+        let second = TimeAmount.seconds(1)
+        #expect(m.checkLiveness(now: now + .seconds(60), pingAfter: second, pingTimeout: second * 2) == .none, "idle: never judged")
+        _ = try started(&m, 1)
+        #expect(m.checkLiveness(now: now + .milliseconds(999), pingAfter: second, pingTimeout: second * 2) == .none)
+        #expect(m.checkLiveness(now: now + second, pingAfter: second, pingTimeout: second * 2) == .ping)
+        #expect(m.checkLiveness(now: now + .milliseconds(2999), pingAfter: second, pingTimeout: second * 2) == .none, "one PING at a time")
+        #expect(m.checkLiveness(now: now + .seconds(3), pingAfter: second, pingTimeout: second * 2) == .dead)
+        let failed = m.closed(.connectionDead)
+        #expect(failed.map(\.0) == [1] && failed.map(\.1) == [.connectionDead])
+        #expect(m.checkLiveness(now: now + .seconds(9), pingAfter: second, pingTimeout: second * 2) == .none)
+    }
+
+    @Test func anythingHeardAfterThePingKeepsTheConnection() throws {
+        var m = Machine()
+        let second = TimeAmount.seconds(1)
+        _ = try started(&m, 1)
+        #expect(m.checkLiveness(now: now + second, pingAfter: second, pingTimeout: second * 2) == .ping)
+        m.heard(now: now + .milliseconds(1500))
+        #expect(m.checkLiveness(now: now + .seconds(2), pingAfter: second, pingTimeout: second * 2) == .none)
+        // Silent again for a second: another PING, not a verdict.
+        #expect(m.checkLiveness(now: now + .milliseconds(2500), pingAfter: second, pingTimeout: second * 2) == .ping)
+    }
+
     @Test func streamsTakeOddIncreasingIDsAndAnswersCompleteTheirWaiter() throws {
         var m = Machine()
         let a = try started(&m, 1)

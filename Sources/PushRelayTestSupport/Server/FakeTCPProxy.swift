@@ -1,0 +1,102 @@
+import NIOCore
+import NIOPosix
+import PushRelayCore
+import Synchronization
+
+/// A TCP proxy on loopback in front of a fake, for what happens between PushRelay and a provider: `blackHole()` makes
+/// every connection open now go silent (bytes in either direction are dropped, nothing is closed), as a NAT or a load
+/// balancer that forgot a flow does; connections opened later pass as before.
+public final class FakeTCPProxy: Sendable {
+    /// One proxied connection: whether it still carries bytes.
+    final class Link: Sendable {
+        let silent = Atomic<Bool>(false)
+    }
+
+    private struct State {
+        var listener: (any Channel)?
+        var links: [Link] = []
+        var accepted = 0
+    }
+
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let target: SocketAddress
+    private let state = Locked(State())
+
+    /// A proxy to `127.0.0.1:targetPort`.
+    public init(targetPort: Int) throws {
+        target = try SocketAddress(ipAddress: "127.0.0.1", port: targetPort)
+    }
+
+    /// Listens on a free loopback port and returns it.
+    public func start() async throws -> Int {
+        let target = self.target
+        let state = self.state
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.autoRead, value: false)
+            .childChannelInitializer { client in
+                let link = Link()
+                state.withLock {
+                    $0.links.append(link)
+                    $0.accepted += 1
+                }
+                return ClientBootstrap(group: client.eventLoop)
+                    .channelInitializer { upstream in
+                        upstream.eventLoop.makeCompletedFuture {
+                            try upstream.pipeline.syncOperations.addHandler(ProxyForwarder(to: client, link: link))
+                        }
+                    }
+                    .connect(to: target)
+                    .flatMap { upstream in
+                        client.eventLoop.makeCompletedFuture {
+                            try client.pipeline.syncOperations.addHandler(ProxyForwarder(to: upstream, link: link))
+                        }.flatMap { client.setOption(.autoRead, value: true) }
+                    }
+            }
+        let listener = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        state.withLock { $0.listener = listener }
+        guard let port = listener.localAddress?.port else { throw ChannelError.unknownLocalAddress }
+        return port
+    }
+
+    /// Every connection open now goes silent and stays open.
+    public func blackHole() {
+        for link in state.withLock({ $0.links }) { link.silent.store(true, ordering: .relaxed) }
+    }
+
+    /// TCP connections accepted so far.
+    public var acceptedConnections: Int { state.withLock { $0.accepted } }
+
+    public func shutdown() async {
+        let listener = state.withLock { $0.listener }
+        try? await listener?.close()
+        try? await group.shutdownGracefully()
+    }
+}
+
+/// Writes what one side reads to the other, unless the link went silent; closes the other side when this one closes.
+final class ProxyForwarder: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+
+    private let other: any Channel
+    private let link: FakeTCPProxy.Link
+
+    init(to other: any Channel, link: FakeTCPProxy.Link) {
+        self.other = other
+        self.link = link
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !link.silent.load(ordering: .relaxed) else { return }
+        other.writeAndFlush(unwrapInboundIn(data), promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        other.close(promise: nil)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
