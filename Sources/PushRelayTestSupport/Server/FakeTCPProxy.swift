@@ -13,33 +13,37 @@ public final class FakeTCPProxy: Sendable {
     }
 
     private struct State {
+        var target: SocketAddress?
         var listener: (any Channel)?
         var links: [Link] = []
         var accepted = 0
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    private let target: SocketAddress
     private let state = Locked(State())
 
-    /// A proxy to `127.0.0.1:targetPort`.
-    public init(targetPort: Int) throws {
-        target = try SocketAddress(ipAddress: "127.0.0.1", port: targetPort)
+    public init() {}
+
+    /// Where connections go: `127.0.0.1:port`. Set it before the first connection arrives.
+    public func forward(toPort port: Int) throws {
+        let target = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        state.withLock { $0.target = target }
     }
 
     /// Listens on a free loopback port and returns it.
     public func start() async throws -> Int {
-        let target = self.target
         let state = self.state
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { client in
                 let link = Link()
-                state.withLock {
-                    $0.links.append(link)
-                    $0.accepted += 1
+                let target = state.withLock { s -> SocketAddress? in
+                    s.links.append(link)
+                    s.accepted += 1
+                    return s.target
                 }
+                guard let target else { return client.close() }
                 return ClientBootstrap(group: client.eventLoop)
                     .channelInitializer { upstream in
                         upstream.eventLoop.makeCompletedFuture {

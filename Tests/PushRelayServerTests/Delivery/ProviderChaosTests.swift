@@ -59,46 +59,35 @@ import Testing
     /// One fake FCM and one server for every case (in turn, each with a token of its own), warmed up first so that
     /// the OAuth token fetch is not part of any case's deadline on a loaded machine.
     @Test func everyPostIsAnsweredWithinItsDeadline() async throws {
-        let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-        let clock = TestClock()
-        let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
-        do {
-            try await TestServer.with(
-                clock: clock,
-                configure: { config in
-                    config.providers = ["fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions)]
-                    config.apps = [.init(match: "*", provider: "fcm")]
-                    config.delivery.deadlineMs = Self.deadline
-                    config.delivery.maxAttempts = Self.attempts
-                    config.delivery.retryBaseMs = 20
-                    config.delivery.breakerCoolDownMs = 0  // every case must reach the fake
-                }
-            ) { (s: TestServer) async throws in
-                #expect(try await s.android(TestServer.haBody(token: "chaos:warm-up")).status == 201)
-                for c in Self.cases {
-                    let token = "chaos:" + c.name.replacingOccurrences(of: " ", with: "-")
-                    env.fcm.script(token, c.script)
-                    let started = ContinuousClock.now
-                    let r = try await s.android(TestServer.haBody(token: token))
-                    let took = ContinuousClock.now - started
-                    #expect(r.status == c.status, "\(c.name): \(r.rawBody)")
-                    if c.status != 201 {
-                        expectJSONError(r, status: c.status, errorType: "ProviderUnavailable")
-                        #expect(r.headers["retry-after"] != nil, "\(c.name)")
-                    }
-                    #expect(took < .milliseconds(Self.deadline + 1500), "\(c.name): answered by the deadline, took \(took)")
-                    #expect(took >= c.atLeast, "\(c.name): Retry-After honoured, took \(took)")
-                    let sends = env.fcm.records.filter { $0.token == token }.count
-                    #expect(c.sends.contains(sends), "\(c.name): \(sends) sends")
-                    // What FCM accepted is counted once; what it did not is counted as an error.
-                    let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
-                    #expect(limits.int("rateLimits", "successful") == (c.status == 201 ? 1 : 0), "\(c.name)")
-                }
+        try await withProviderFakes(
+            apps: [.init(match: "*", provider: "fcm")],
+            configure: { config in
+                config.delivery.deadlineMs = Self.deadline
+                config.delivery.maxAttempts = Self.attempts
+                config.delivery.retryBaseMs = 20
+                config.delivery.breakerCoolDownMs = 0  // every case must reach the fake
             }
-        } catch {
-            await env.shutdown()
-            throw error
+        ) { s, env in
+            #expect(try await s.android(TestServer.haBody(token: "chaos:warm-up")).status == 201)
+            for c in Self.cases {
+                let token = "chaos:" + c.name.replacingOccurrences(of: " ", with: "-")
+                env.fcm.script(token, c.script)
+                let started = ContinuousClock.now
+                let r = try await s.android(TestServer.haBody(token: token))
+                let took = ContinuousClock.now - started
+                #expect(r.status == c.status, "\(c.name): \(r.rawBody)")
+                if c.status != 201 {
+                    expectJSONError(r, status: c.status, errorType: "ProviderUnavailable")
+                    #expect(r.headers["retry-after"] != nil, "\(c.name)")
+                }
+                #expect(took < .milliseconds(Self.deadline + 1500), "\(c.name): answered by the deadline, took \(took)")
+                #expect(took >= c.atLeast, "\(c.name): Retry-After honoured, took \(took)")
+                let sends = env.fcm.records.filter { $0.token == token }.count
+                #expect(c.sends.contains(sends), "\(c.name): \(sends) sends")
+                // What FCM accepted is counted once; what it did not is counted as an error.
+                let limits = try await s.post("/api/checkRateLimits", ["push_token": .string(token)])
+                #expect(limits.int("rateLimits", "successful") == (c.status == 201 ? 1 : 0), "\(c.name)")
+            }
         }
-        await env.shutdown()
     }
 }

@@ -178,44 +178,32 @@ import Testing
     }
 
     @Test func aSilentConnectionIsFoundDeadAndTheNextNotificationsGoOnANewOne() async throws {
-        let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-        let clock = TestClock()
-        let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
-        let proxy = try FakeTCPProxy(targetPort: env.fcm.port)
+        let proxy = FakeTCPProxy()
         let proxyPort = try await proxy.start()
-        defer { Task { await proxy.shutdown() } }
-        do {
-            try await TestServer.with(
-                clock: clock,
-                configure: { c in
-                    var options = env.fcmOptions
-                    options["endpoint"] = .string("https://127.0.0.1:\(proxyPort)")
-                    c.providers = ["fcm": .init(name: "fcm", type: "fcm", options: options)]
-                    c.apps = [.init(match: "*", provider: "fcm")]
-                    c.delivery.retryBaseMs = 5
-                    Self.configure(&c)
-                }
-            ) { (s: TestServer) async throws in
-                let warm = try await Self.flood(s, count: 10, concurrency: 4, prefix: "warm")
-                #expect(warm.values.allSatisfy { $0.0 == 201 })
-                // The NAT forgets the flow: the open connection carries nothing more, and says nothing.
-                proxy.blackHole()
-                let lost = try await Self.flood(s, count: 6, concurrency: 6, prefix: "lost")
-                #expect(lost.values.allSatisfy { $0.0 == 503 && $0.1 == "ConnectionLost" }, "\(lost)")
-                // Found dead: the next notifications go on a new connection.
-                let after = try await Self.flood(s, count: 30, concurrency: 6, prefix: "after")
-                #expect(after.values.allSatisfy { $0.0 == 201 }, "\(after.filter { $0.value.0 != 201 })")
-                #expect(proxy.acceptedConnections == 2)
-                #expect(Self.deliveries(env.fcm).filter { $0.key.hasPrefix("after") }.count == 30)
-                let metrics = try await s.request(.GET, "/metrics").rawBody
-                #expect(metrics.contains(#"pushrelay_provider_connections_dead_total{provider="fcm"} 1"#), "\(metrics)")
-                #expect(metrics.contains(#"pushrelay_provider_possibly_delivered_total{provider="fcm"} 6"#))
-                #expect(s.logs.lines.filter { $0.level == .warning && $0.description.contains("provider connection found dead") }.count == 1)
+        try await withProviderFakes(
+            apps: [.init(match: "*", provider: "fcm")],
+            configure: Self.configure,
+            configureWithFakes: { c, env in
+                try? proxy.forward(toPort: env.fcm.port)
+                c.providers["fcm"]?.options["endpoint"] = .string("https://127.0.0.1:\(proxyPort)")
             }
-        } catch {
-            await env.shutdown()
-            throw error
+        ) { s, env in
+            let warm = try await Self.flood(s, count: 10, concurrency: 4, prefix: "warm")
+            #expect(warm.values.allSatisfy { $0.0 == 201 })
+            // The NAT forgets the flow: the open connection carries nothing more, and says nothing.
+            proxy.blackHole()
+            let lost = try await Self.flood(s, count: 6, concurrency: 6, prefix: "lost")
+            #expect(lost.values.allSatisfy { $0.0 == 503 && $0.1 == "ConnectionLost" }, "\(lost)")
+            // Found dead: the next notifications go on a new connection.
+            let after = try await Self.flood(s, count: 30, concurrency: 6, prefix: "after")
+            #expect(after.values.allSatisfy { $0.0 == 201 }, "\(after.filter { $0.value.0 != 201 })")
+            #expect(proxy.acceptedConnections == 2)
+            #expect(Self.deliveries(env.fcm).filter { $0.key.hasPrefix("after") }.count == 30)
+            let metrics = try await s.request(.GET, "/metrics").rawBody
+            #expect(metrics.contains(#"pushrelay_provider_connections_dead_total{provider="fcm"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"pushrelay_provider_possibly_delivered_total{provider="fcm"} 6"#))
+            #expect(s.logs.lines.filter { $0.level == .warning && $0.description.contains("provider connection found dead") }.count == 1)
         }
-        await env.shutdown()
+        await proxy.shutdown()
     }
 }

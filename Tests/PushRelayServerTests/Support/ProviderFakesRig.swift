@@ -4,19 +4,22 @@ import PushRelayServer
 import PushRelayTestSupport
 
 /// Runs a PushRelay configured with `fcm` and `apns` providers against freshly started fakes (real TLS, HTTP/2 for
-/// APNs), on one test clock shared by PushRelay and the fakes.
+/// APNs), on one clock shared by PushRelay and the fakes. `configure` sees the configuration, `configureWithFakes`
+/// also the fakes (their ports, to put a proxy in between).
 func withProviderFakes(
     apps: [AppRoutes.Route] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
+    clock: TestClock = TestClock(),
+    timers: (any TimerScheduling)? = nil,
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
+    configureWithFakes: @escaping (inout PushRelayConfig, FakeProviderEnvironment) -> Void = { _, _ in },
     _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
 ) async throws {
     let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-    // One clock for PushRelay (quota days, JWT claims) and the fakes (JWT age checks): independent of the real time.
-    let clock = TestClock()
     let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
     do {
         try await TestServer.with(
             clock: clock,
+            timers: timers,
             configure: { c in
                 c.providers = [
                     "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
@@ -25,6 +28,7 @@ func withProviderFakes(
                 c.apps = apps
                 c.delivery.retryBaseMs = 5
                 configure(&c)
+                configureWithFakes(&c, env)
             }
         ) { (s: TestServer) async throws in
             try await body(s, env)

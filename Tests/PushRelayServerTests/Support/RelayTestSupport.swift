@@ -12,35 +12,20 @@ func withRelayFakes(
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
     _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
 ) async throws {
-    let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-    let env = try await FakeProviderEnvironment.start(directory: dir)
     // The provider JWT is stamped with the server's clock and checked by the fake against the real one.
-    let clock = TestClock(ISO8601DateFormatter().string(from: Date()))
-    do {
-        try await TestServer.with(
-            clock: clock,
-            timers: timers,
-            configure: { c in
-                c.providers = [
-                    "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
-                    "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
-                ]
-                c.apps = [.init(match: "*", provider: "fcm")]
-                c.relay.apnsProvider = "apns"
-                c.relay.fcmProvider = "fcm"
-                c.calls.apnsProvider = "apns"
-                c.calls.fcmProvider = "fcm"
-                c.delivery.retryBaseMs = 5
-                configure(&c)
-            }
-        ) { (s: TestServer) async throws in
-            try await body(s, env)
-        }
-    } catch {
-        await env.shutdown()
-        throw error
-    }
-    await env.shutdown()
+    try await withProviderFakes(
+        apps: [.init(match: "*", provider: "fcm")],
+        clock: TestClock(ISO8601DateFormatter().string(from: Date())),
+        timers: timers,
+        configure: { c in
+            c.relay.apnsProvider = "apns"
+            c.relay.fcmProvider = "fcm"
+            c.calls.apnsProvider = "apns"
+            c.calls.fcmProvider = "fcm"
+            configure(&c)
+        },
+        body
+    )
 }
 
 extension TestServer {
