@@ -19,6 +19,8 @@ struct PostgresOutageTests {
         // Opening gets its full connect timeout (a loaded machine); requests wait 1 s for a connection.
         config.connectTimeout = .seconds(10)
         let storage = try await Storage.postgres(config, logger: PostgresTestServer.logger)
+        // A loaded machine may take more than the 1 s request wait to open the pool's connections: wait for them.
+        try await eventually("the pool is up", seconds: 30) { await storage.engine.probe().isOK }
         let day = UTCDay(string: "2026-11-21")!
         _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         #expect(storage.engine.health == .ok)
