@@ -16,6 +16,8 @@ struct PostgresStatementLimitTests {
     static func engineWithOneConnection() async throws -> PostgresStorageEngine {
         var config = try await PostgresTestDatabase.create().configuration()
         config.poolSize = 1
+        // The product's wait: these tests look at how long a request is held.
+        config.connectionWait = .seconds(5)
         return try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger)
     }
 

@@ -345,15 +345,22 @@ public enum IOSTranslation {
     static func badgeNumber(_ v: JSONValue) -> JSONValue? {
         switch v {
         case .int: return v
-        case .double(let d): return d.isFinite ? .int(Int64(d.rounded(.towardZero))) : nil
+        case .double(let d): return wholeNumber(d).map(JSONValue.int)
         case .bool(let b): return b ? 1 : nil
         case .string(let s):
             let t = s.trimmingCharacters(in: .whitespaces)
             if let i = Int64(t) { return .int(i) }
-            if let d = Double(t), d.isFinite { return .int(Int64(d.rounded(.towardZero))) }
+            if let d = Double(t), let i = wholeNumber(d) { return .int(i) }
             return nil
         default: return nil
         }
+    }
+
+    /// `d` without its fraction, or nil when it is not finite or beyond `Int64` (a caller's `1e300` is no number to send,
+    /// and converting it would stop the process).
+    static func wholeNumber(_ d: Double) -> Int64? {
+        guard d.isFinite else { return nil }
+        return Int64(exactly: d.rounded(.towardZero))
     }
 
     static func parseFloat(_ v: JSONValue) -> Double? {
@@ -370,7 +377,7 @@ public enum IOSTranslation {
     static func parseInt(_ v: JSONValue) -> Int64? {
         switch v {
         case .int(let i): return i
-        case .double(let d): return d.isFinite ? Int64(d.rounded(.towardZero)) : nil
+        case .double(let d): return wholeNumber(d)
         case .string(let s):
             // Leading optional sign and digits, like JavaScript's parseInt(s, 10).
             var t = Substring(s.trimmingCharacters(in: .whitespaces))

@@ -94,7 +94,9 @@ enum LiveActivityTranslation {
         }
         if let when = nonNull(d["when"]) {
             if d["when_relative"]?.isTruthy == true, let seconds = when.doubleValue {
-                state["countdown_end"] = .int(now + Int64(seconds.rounded(.down)))
+                // A relative time beyond any clock is left out rather than wrapped or trapped on.
+                let whole = seconds.isFinite ? Int64(exactly: seconds.rounded(.down)) : nil
+                if let whole, case (let end, false) = now.addingReportingOverflow(whole) { state["countdown_end"] = .int(end) }
             } else {
                 state["countdown_end"] = when
             }

@@ -34,9 +34,14 @@ public struct PostgresTestDatabase: Sendable {
     }
 
     /// The configuration `PostgresStorageEngine.open` / `Storage.postgres` take. The pool opens all its connections at
-    /// start, and many tests open engines at once on one server: a small pool by default.
+    /// start, and many tests open engines at once on one server: a small pool by default. A request waits up to 30 s
+    /// for a connection (the product's default is 5 s): with the whole suite on two cores, opening a pool or a burst of
+    /// fifty statements on four connections can take longer, which is not what these tests look at. A test about the
+    /// wait sets its own.
     public func configuration(poolSize: Int = 4) throws -> PostgresStorageConfiguration {
-        try PostgresStorageConfiguration(url: url, poolSize: poolSize, tls: .disable)
+        var configuration = try PostgresStorageConfiguration(url: url, poolSize: poolSize, tls: .disable)
+        configuration.connectionWait = .seconds(30)
+        return configuration
     }
 
     /// Creates a new, empty database (`t_` and 32 hex digits; no schema: PushRelay migrates it on open).
