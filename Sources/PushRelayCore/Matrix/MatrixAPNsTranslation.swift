@@ -61,14 +61,19 @@ public enum MatrixAPNsTranslation {
     /// which must then be hex. Nil when the pushkey cannot be a device token.
     public static func deviceToken(_ pushkey: String, convertToHex: Bool) -> String? {
         if convertToHex {
-            var b64 = pushkey.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while b64.count % 4 != 0 { b64 += "=" }
-            guard let bytes = Data(base64Encoded: b64), !bytes.isEmpty else { return nil }
-            return bytes.map { String(format: "%02x", $0) }.joined()
+            return deviceTokenBytes(pushkey)?.map { String(format: "%02x", $0) }.joined()
         }
         let hex = pushkey.lowercased()
         guard !hex.isEmpty, hex.count % 2 == 0, hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) else { return nil }
         return hex
+    }
+
+    /// The bytes of a base64 pushkey, in either alphabet, padded or not; nil when it is not base64 or empty.
+    public static func deviceTokenBytes(_ pushkey: String) -> Data? {
+        var b64 = pushkey.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b64.count % 4 != 0 { b64 += "=" }
+        guard let bytes = Data(base64Encoded: b64), !bytes.isEmpty else { return nil }
+        return bytes
     }
 
     static func eventIDOnlyPayload(_ n: MatrixNotification, defaultPayload: [String: JSONValue]?, options: MatrixAPNsOptions) -> JSONValue {

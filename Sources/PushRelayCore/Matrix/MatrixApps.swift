@@ -68,7 +68,6 @@ public enum MatrixFormat: Sendable, Equatable {
         }
     }
 
-    /// The provider-ready form of the notification for one of its devices.
     /// The one spelling of a pushkey that names its device, so that quotas, the dead-token memory and de-duplication
     /// count devices, not spellings. An APNs pushkey is a device token: base64 in either alphabet, padded or not
     /// (`convert_device_token_to_hex`), re-encoded as padded standard base64; or hex in either case, lower-cased.
@@ -76,19 +75,11 @@ public enum MatrixFormat: Sendable, Equatable {
     /// be a device token (it is rejected as it was sent).
     public func canonicalPushkey(_ pushkey: String) -> String {
         guard case .apns(let o) = self else { return pushkey }
-        guard let hex = MatrixAPNsTranslation.deviceToken(pushkey, convertToHex: o.convertDeviceTokenToHex) else { return pushkey }
-        guard o.convertDeviceTokenToHex else { return hex }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.utf8.count / 2)
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return Data(bytes).base64EncodedString()
+        guard o.convertDeviceTokenToHex else { return MatrixAPNsTranslation.deviceToken(pushkey, convertToHex: false) ?? pushkey }
+        return MatrixAPNsTranslation.deviceTokenBytes(pushkey)?.base64EncodedString() ?? pushkey
     }
 
+    /// The provider-ready form of the notification for one of its devices.
     public func translate(_ n: MatrixNotification, device: MatrixDevice) -> MatrixTranslation {
         switch self {
         case .fcm(let o): return MatrixFCMTranslation.translate(n, device: device, options: o)

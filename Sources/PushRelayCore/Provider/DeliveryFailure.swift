@@ -30,14 +30,6 @@ public enum DeliveryFailure: Error, Sendable, Equatable {
 }
 
 extension DeliveryFailure {
-    /// Worth trying again later: `transient` or `throttled`.
-    public var isRetryable: Bool {
-        switch self {
-        case .transient, .throttled: return true
-        default: return false
-        }
-    }
-
     /// The provider's `Retry-After`, in seconds, for a retryable failure that carried one.
     public var retryAfterSeconds: Int? {
         switch self {

@@ -356,11 +356,11 @@ public enum IOSTranslation {
         }
     }
 
-    /// `d` without its fraction, or nil when it is not finite or beyond `Int64` (a caller's `1e300` is no number to send,
-    /// and converting it would stop the process).
-    static func wholeNumber(_ d: Double) -> Int64? {
+    /// `d` rounded by `rule` (without its fraction by default), or nil when it is not finite or beyond `Int64` (a
+    /// caller's `1e300` is no number to send, and converting it would stop the process).
+    static func wholeNumber(_ d: Double, rounding rule: FloatingPointRoundingRule = .towardZero) -> Int64? {
         guard d.isFinite else { return nil }
-        return Int64(exactly: d.rounded(.towardZero))
+        return Int64(exactly: d.rounded(rule))
     }
 
     static func parseFloat(_ v: JSONValue) -> Double? {

@@ -95,8 +95,9 @@ enum LiveActivityTranslation {
         if let when = nonNull(d["when"]) {
             if d["when_relative"]?.isTruthy == true, let seconds = when.doubleValue {
                 // A relative time beyond any clock is left out rather than wrapped or trapped on.
-                let whole = seconds.isFinite ? Int64(exactly: seconds.rounded(.down)) : nil
-                if let whole, case (let end, false) = now.addingReportingOverflow(whole) { state["countdown_end"] = .int(end) }
+                if let whole = IOSTranslation.wholeNumber(seconds, rounding: .down), case (let end, false) = now.addingReportingOverflow(whole) {
+                    state["countdown_end"] = .int(end)
+                }
             } else {
                 state["countdown_end"] = when
             }

@@ -103,9 +103,9 @@ public final class FCMProvider: PushProvider {
         return try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
     }
 
-    /// Closes the connection pool. Must be called once before the provider is released.
     public var transportFigures: ProviderTransportFigures? { client.figures }
 
+    /// Closes the connection pool. Must be called once before the provider is released.
     public func shutdown() async {
         await client.shutdown()
     }

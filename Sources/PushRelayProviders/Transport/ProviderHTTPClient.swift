@@ -37,10 +37,6 @@ final class ProviderHTTPClient: Sendable {
                 metadata: ["origin": .string(origin.description), "waiting": .stringConvertible(waiting)]
             )
         }
-        if let liveness = transport.liveness {
-            events.pingAfter = liveness.pingAfter
-            events.pingTimeout = liveness.pingTimeout
-        }
         pool = UpstreamHTTP2Pool(
             tls: transport.tlsConfiguration(alpn: ["h2", "http/1.1"]),
             group: MultiThreadedEventLoopGroup.singleton,
@@ -81,9 +77,7 @@ final class ProviderHTTPClient: Sendable {
                 figures.resent(.notProcessed)
                 continue
             } catch {
-                let failure = Self.failure(exchanging: error, origin: request.origin, providerName: providerName)
-                if failure.mayHaveBeenDelivered { figures.possiblyDelivered() }
-                throw failure
+                throw counted(Self.failure(exchanging: error, origin: request.origin, providerName: providerName))
             }
         }
     }
@@ -98,12 +92,16 @@ final class ProviderHTTPClient: Sendable {
                 return try await http1.execute(request, deadline: deadline).get()
             }
         } catch let failure as UpstreamStreamFailure {
-            let failure = Self.failure(exchanging: failure, origin: request.origin, providerName: providerName)
-            if failure.mayHaveBeenDelivered { figures.possiblyDelivered() }
-            throw failure
+            throw counted(Self.failure(exchanging: failure, origin: request.origin, providerName: providerName))
         } catch {
             throw Self.failure(connecting: error, origin: request.origin, providerName: providerName)
         }
+    }
+
+    /// `failure`, counted in `figures` when the provider may have delivered it.
+    private func counted(_ failure: DeliveryFailure) -> DeliveryFailure {
+        if failure.mayHaveBeenDelivered { figures.possiblyDelivered() }
+        return failure
     }
 
     /// Closes every connection.

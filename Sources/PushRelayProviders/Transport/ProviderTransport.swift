@@ -15,9 +15,6 @@ struct ProviderTransport: Sendable {
     var requestTimeout: TimeAmount = .seconds(10)
     /// Idle connections are kept this long: APNs treats connect/disconnect churn as abuse.
     var idleTimeout: TimeAmount = .minutes(10)
-    /// The HTTP/2 liveness rule (`UpstreamHTTP2Handler`); nil: its defaults (a PING after 1 s of silence while
-    /// requests wait, the connection given up 2 s later).
-    var liveness: (pingAfter: TimeAmount, pingTimeout: TimeAmount)?
 
     /// Loads `ca_file`.
     static func loadTrustRoots(path: String, key: String) throws(ProviderConfigError) -> [NIOSSLCertificate] {

@@ -33,7 +33,10 @@ public struct PushChannelSettings: Sendable {
 
     /// How many of `maxChannels` provisional channels (a push token's, before Home Assistant has sent its pair) may
     /// take: half, so that paired devices always find room.
-    public var maxProvisionalChannels: Int { max(1, maxChannels / 2) }
+    public var maxProvisionalChannels: Int { Self.provisionalShare(of: maxChannels) }
+
+    /// The provisional channels' share of `maxChannels` channels: half, at least one.
+    static func provisionalShare(of maxChannels: Int) -> Int { max(1, maxChannels / 2) }
 }
 
 extension PushRelayConfig {

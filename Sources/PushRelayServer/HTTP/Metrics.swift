@@ -96,7 +96,7 @@ final class PushRelayMetrics: Sendable {
     private struct TransportExport {
         let provider: String
         let figures: ProviderTransportFigures
-        var exported: [String: Int]
+        var exported: [TransportCounter: Int]
     }
 
     /// The transport counters, each read from a provider's figures at a scrape.
@@ -148,16 +148,15 @@ final class PushRelayMetrics: Sendable {
         transportExports.withLock { exports in
             for i in exports.indices {
                 for counter in TransportCounter.allCases {
-                    let key = "\(counter)"
                     let value = counter.read(exports[i].figures)
-                    let delta = value - exports[i].exported[key, default: 0]
+                    let delta = value - exports[i].exported[counter, default: 0]
                     let made = registry.makeCounter(
                         name: counter.name,
                         labels: [("provider", exports[i].provider)] + (counter.reason.map { [("reason", $0.rawValue)] } ?? []),
                         help: counter.help
                     )
                     if delta > 0 { made.increment(by: Int64(delta)) }
-                    exports[i].exported[key] = value
+                    exports[i].exported[counter] = value
                 }
             }
         }

@@ -40,7 +40,11 @@ final class PushChannelIndex: Sendable {
     let limits: PushChannelAdmission.Limits
 
     init(maxChannels: Int, maxChannelsPerAddress: Int = .max, maxProvisionalChannels: Int? = nil) {
-        limits = .init(channels: maxChannels, perAddress: maxChannelsPerAddress, provisional: maxProvisionalChannels ?? max(1, maxChannels / 2))
+        limits = .init(
+            channels: maxChannels,
+            perAddress: maxChannelsPerAddress,
+            provisional: maxProvisionalChannels ?? PushChannelSettings.provisionalShare(of: maxChannels)
+        )
     }
 
     convenience init(settings: PushChannelSettings) {

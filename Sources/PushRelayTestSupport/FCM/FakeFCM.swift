@@ -196,6 +196,15 @@ public final class FakeFCM: Sendable {
         }
     }
 
+    /// 429 RESOURCE_EXHAUSTED with errorCode QUOTA_EXCEEDED: FCM's answer to the project's quota and to one device's
+    /// rate alike, told apart only by `message`.
+    private static func quotaExceeded(_ message: String, retryAfter: Int?) -> (FakeResponse, String?) {
+        (
+            FakeFCMErrors.response(code: 429, status: "RESOURCE_EXHAUSTED", message: message, errorCode: "QUOTA_EXCEEDED", retryAfter: retryAfter),
+            "QUOTA_EXCEEDED"
+        )
+    }
+
     private func answer(_ outcome: FakeFCMOutcome, projectID: String, state: inout State) -> (FakeResponse, String?) {
         switch outcome {
         case .success:
@@ -223,25 +232,9 @@ public final class FakeFCM: Sendable {
                 "SENDER_ID_MISMATCH"
             )
         case .quotaExceeded(let retryAfter):
-            return (
-                FakeFCMErrors.response(
-                    code: 429,
-                    status: "RESOURCE_EXHAUSTED",
-                    message: "Quota exceeded for quota metric 'Send requests'.",
-                    errorCode: "QUOTA_EXCEEDED",
-                    retryAfter: retryAfter
-                ), "QUOTA_EXCEEDED"
-            )
+            return Self.quotaExceeded("Quota exceeded for quota metric 'Send requests'.", retryAfter: retryAfter)
         case .deviceRateExceeded(let retryAfter):
-            return (
-                FakeFCMErrors.response(
-                    code: 429,
-                    status: "RESOURCE_EXHAUSTED",
-                    message: "Device message rate exceeded.",
-                    errorCode: "QUOTA_EXCEEDED",
-                    retryAfter: retryAfter
-                ), "QUOTA_EXCEEDED"
-            )
+            return Self.quotaExceeded("Device message rate exceeded.", retryAfter: retryAfter)
         case .unavailable(let retryAfter):
             return (
                 FakeFCMErrors.response(

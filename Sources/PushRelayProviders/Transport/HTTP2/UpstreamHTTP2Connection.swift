@@ -38,8 +38,6 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
                     return channel.eventLoop.makeCompletedFuture {
                         let handler = UpstreamHTTP2Handler(
                             idleTimeout: idleTimeout,
-                            pingAfter: events.pingAfter,
-                            pingTimeout: events.pingTimeout,
                             onDead: { waiting in events.dead(origin, waiting) },
                             onGoAway: events.goAway
                         ) { usable.value.store(false, ordering: .relaxed) }

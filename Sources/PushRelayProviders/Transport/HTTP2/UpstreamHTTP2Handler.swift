@@ -33,7 +33,6 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     private let onDead: @Sendable (Int) -> Void
     /// Told at the first GOAWAY.
     private let onGoAway: @Sendable () -> Void
-    private var heardGoAway = false
     private let pingAfter: TimeAmount
     private let pingTimeout: TimeAmount
 
@@ -125,10 +124,7 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
         case .rstStream(let code):
             perform(machine.receivedReset(streamID: frame.streamID, code: code), context: context)
         case .goAway(let lastStreamID, _, _):
-            if !heardGoAway {
-                heardGoAway = true
-                onGoAway()
-            }
+            if machine.state == .open { onGoAway() }
             reportUnusable()
             for (promise, failure) in machine.receivedGoAway(lastStreamID: lastStreamID) { promise.fail(failure) }
             closeIfDrained(context: context)
