@@ -24,7 +24,9 @@ public struct IOSTranslationOptions: Sendable {
 ///
 /// Follows the official relay's legacy mapping. Differences: no crash when a passed-through `apns` block lacks
 /// `aps`/`alert`; passed-through `data` made string-only; FCM v1 wire spelling (hyphenated `aps` keys, duration
-/// TTL, string headers); background pushes get `apns-priority: 5`; an empty FCM `notification` block is omitted.
+/// TTL, string headers); background pushes get `apns-priority: 5`; an empty FCM `notification` block is omitted;
+/// `delete_alert` sends no `notification` block (the relay leaves a `title` in it, which FCM may show: an alert from a
+/// message that is exempt from the quota and meant to show nothing).
 public enum IOSTranslation {
     public static let analyticsLabel = "legacyNotification"
 
@@ -246,6 +248,7 @@ public enum IOSTranslation {
         if !contentAvailable { aps["mutable-content"] = 1 }
 
         if n.message == "delete_alert" {
+            // The title goes too, unlike in the relay: FCM could show it, and this message is exempt from the quota.
             notification = [:]
             updateAlert(&aps, create: false) { alert in
                 alert["title"] = nil
