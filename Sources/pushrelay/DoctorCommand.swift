@@ -13,7 +13,10 @@ struct Doctor: AsyncParsableCommand {
     @OptionGroup var options: ConfigOption
     @Flag(help: "Print JSON.") var json = false
     @Option(help: "A device's push token: also try one notification for it (FCM checks it without delivering it).") var token: String?
-    @Option(help: "With --token: the app id the device registered with (default: the first route's).") var app: String?
+    @Option(
+        help:
+            "With --token: the app id the device registered with, which picks its route and, for an id in ios.companion_app_ids, the iOS translation (without it, only an 'apps' entry matching \"*\" routes the token)."
+    ) var app: String?
     @Flag(help: "With --token: deliver the notification for real (the only check APNs offers).") var send = false
 
     func validate() throws {

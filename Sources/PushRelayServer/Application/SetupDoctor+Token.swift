@@ -52,7 +52,10 @@ extension SetupDoctor {
                 )
             ]
         }
-        let platform: HAPlatform = provider is APNsProvider || (appID?.contains("io.robbie.HomeAssistant") ?? false) ? .ios : .android
+        // An iOS app is one of `ios.companion_app_ids` (as Home Assistant's iOS notification would be translated), or
+        // any app routed to APNs.
+        let isIOS = provider is APNsProvider || IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs).isCompanionApp(appID)
+        let platform: HAPlatform = isIOS ? .ios : .android
         let delivery: Delivery
         do {
             delivery = try testDelivery(token: token, appID: appID, platform: platform, config: config)

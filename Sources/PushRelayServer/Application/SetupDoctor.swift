@@ -52,34 +52,42 @@ public enum SetupDoctor {
                     passed: false,
                     detail: "\(location): \(error)",
                     remedy: config.storage.backend == .sqlite
-                        ? "Make the directory of storage.sqlite.path exist and writable by the user PushRelay runs as."
+                        ? "Point storage.sqlite_path (or PUSHRELAY_STORAGE_SQLITE_PATH, which wins) at the database serve uses, in a directory that exists and is writable by the user PushRelay runs as."
                         : "Check storage.postgres.url (host, port, user, password, database) and that PostgreSQL accepts connections from this machine."
                 )
             ]
         }
-        // Opening refuses a database whose schema is newer than this binary's; migrating brings an older one to it.
-        let version = PushRelayDatabase.migrations.map(\.version).max() ?? 0
-        let opened = SetupCheck(subject: "storage", check: "open and migrate", passed: true, detail: "\(location), schema version \(version)")
+        // The database's own version, which a newer PushRelay may have taken past this binary's.
+        let version = (try? await storage.engine.appliedMigrations())?.map(\.version).max()
+        let opened = SetupCheck(
+            subject: "storage",
+            check: "open and migrate",
+            passed: true,
+            detail: "\(location), schema version \(version.map(String.init) ?? "unknown")"
+        )
         let checks = [opened] + (await writes(config, engine: storage.engine))
         try? await storage.engine.flushAndClose()
         return checks
     }
 
-    static func freeDisk(path: String) -> SetupCheck {
+    /// The free space of the file system holding `path`, which fails below `minimum` bytes.
+    static func freeDisk(path: String, minimum: Int64 = minimumFreeBytes) -> SetupCheck {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: directory),
             let free = (attributes[.systemFreeSize] as? NSNumber)?.int64Value
         else {
             return SetupCheck(subject: "storage", check: "free disk", passed: false, detail: "cannot read the file system of \(directory)")
         }
-        let gib = String(format: "%.1f GiB", Double(free) / Double(1 << 30))
+        func gib(_ bytes: Int64) -> String { String(format: "%.1f GiB", Double(bytes) / Double(1 << 30)) }
+        let enough = free >= minimum
         return SetupCheck(
             subject: "storage",
             check: "free disk",
-            passed: free >= minimumFreeBytes,
-            detail: "\(gib) free in \(directory)",
-            remedy: free >= minimumFreeBytes
-                ? nil : "Free space there or move storage.sqlite.path: a busy instance writes about 340 bytes per notification (docs/operations.md)."
+            passed: enough,
+            detail: "\(gib(free)) free in \(directory)" + (enough ? "" : ", less than the \(gib(minimum)) this check asks for"),
+            remedy: enough
+                ? nil
+                : "Free space there or move storage.sqlite_path (or PUSHRELAY_STORAGE_SQLITE_PATH): a busy instance writes about 340 bytes per notification (docs/operations.md)."
         )
     }
 

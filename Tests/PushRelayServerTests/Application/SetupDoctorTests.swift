@@ -1,21 +1,29 @@
 import Foundation
 import Logging
 import PushRelayCore
-import PushRelayServer
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing
 
+@testable import PushRelayServer
+
 /// `pushrelay doctor`'s checks against the strict fakes over real TLS and HTTP/2: a good setup passes every check, and
 /// each misconfiguration fails the check it concerns, with its remedy.
 @Suite struct SetupDoctorTests {
+    /// The doctor's checks of a setup with both fakes; the database is made first, as `serve` would have, unless
+    /// `sqlitePath` is given.
     static func run(
         _ env: FakeProviderEnvironment,
-        sqlitePath: String = TestServer.tempPath(),
+        sqlitePath: String? = nil,
         configure: (inout PushRelayConfig) -> Void = { _ in }
     ) async throws -> [SetupCheck] {
         var config = try PushRelayConfig.load(file: nil, environment: [:])
-        config.storage.sqlitePath = sqlitePath
+        if let sqlitePath {
+            config.storage.sqlitePath = sqlitePath
+        } else {
+            config.storage.sqlitePath = TestServer.tempPath()
+            try await StorageOpener.open(config.storage, logger: Logger(label: "test")).engine.flushAndClose()
+        }
         config.providers = [
             "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
             "apns": .init(name: "apns", type: "apns", options: env.apnsOptions),
@@ -98,8 +106,34 @@ import Testing
         try await Self.withFakes { env in
             let checks = try await Self.run(env, sqlitePath: "/proc/pushrelay-doctor/db.sqlite")
             let failure = try #require(Self.failed(checks, "open and migrate"))
-            #expect(failure.remedy?.contains("storage.sqlite.path") == true)
+            #expect(failure.remedy?.contains("storage.sqlite_path") == true)
+            #expect(failure.remedy?.contains("PUSHRELAY_STORAGE_SQLITE_PATH") == true)
         }
+    }
+
+    /// The storage check names the database and the schema version it is at.
+    @Test func theStorageCheckNamesTheSchemaVersion() async throws {
+        var config = try PushRelayConfig.load(file: nil, environment: [:])
+        config.storage.sqlitePath = TestServer.tempPath()
+        let storage = try await StorageOpener.open(config.storage, logger: Logger(label: "test"))
+        let version = try #require(try await storage.engine.appliedMigrations().map(\.version).max())
+        try await storage.engine.flushAndClose()
+        let checks = await SetupDoctor.run(config, logger: Logger(label: "test"))
+        let opened = try #require(checks.first { $0.subject == "storage" })
+        #expect(opened.passed, "\(opened)")
+        #expect(opened.detail == "SQLite \(config.storage.sqlitePath), schema version \(version)")
+    }
+
+    /// Below the free space it asks for, the disk check fails, saying how much it asks for and which key moves the
+    /// database.
+    @Test func tooLittleFreeDiskFailsWithTheThreshold() throws {
+        let path = TestServer.tempPath()
+        #expect(SetupDoctor.freeDisk(path: path).passed || SetupDoctor.minimumFreeBytes == 1 << 30)
+        let failed = SetupDoctor.freeDisk(path: path, minimum: 1 << 60)
+        #expect(!failed.passed)
+        #expect(failed.detail.contains("less than the 1073741824.0 GiB this check asks for"), "\(failed)")
+        #expect(failed.remedy?.contains("storage.sqlite_path") == true)
+        #expect(SetupDoctor.minimumFreeBytes == 1 << 30, "docs/operations.md names 1 GiB")
     }
 
     static func config(_ env: FakeProviderEnvironment) throws -> PushRelayConfig {
@@ -132,6 +166,39 @@ import Testing
             #expect(checks.count == 1 && checks.allSatisfy(\.passed), "\(checks)")
             #expect(env.fcm.records.count == 1)
             #expect(env.fcm.records.allSatisfy { $0.validateOnly && $0.token == "fcm-doctor-token" })
+        }
+    }
+
+    /// The test notification is translated as Home Assistant's would be: an app id in `ios.companion_app_ids` gets
+    /// the iOS translation (an `apns` block FCM checks) even when it routes to FCM; any other app id, Android's.
+    @Test func aCompanionAppIDOfTheConfigGetsTheIOSTranslation() async throws {
+        try await Self.withFakes { env in
+            var config = try Self.config(env)
+            config.iosCompanionAppIDs = ["*io.robbie.HomeAssistant*", "org.example.HomeAssistant*"]
+            let ios = await SetupDoctor.tryToken(
+                "fcm-ios-token",
+                appID: "org.example.HomeAssistant.dev",
+                send: false,
+                config: config,
+                logger: Logger(label: "test")
+            )
+            #expect(ios.count == 1 && ios.allSatisfy(\.passed), "\(ios)")
+            let iosMessage = try #require(env.fcm.records.last?.body?["message"])
+            #expect(iosMessage["fcm_options"]?["analytics_label"] == "legacyNotification")
+            #expect(iosMessage["apns"]?["payload"]?["aps"]?["alert"]?["title"] == "PushRelay")
+            #expect(iosMessage["apns"]?["payload"]?["aps"]?["mutable-content"] == 1, "the companion app's translation")
+
+            let android = await SetupDoctor.tryToken(
+                "fcm-android-token",
+                appID: "io.homeassistant.companion.android",
+                send: false,
+                config: config,
+                logger: Logger(label: "test")
+            )
+            #expect(android.allSatisfy { $0.passed }, "\(android)")
+            let androidMessage = try #require(env.fcm.records.last?.body?["message"])
+            #expect(androidMessage["fcm_options"]?["analytics_label"] == "androidV1Notification")
+            #expect(env.fcm.records.count == 2 && env.fcm.records.allSatisfy { $0.validateOnly })
         }
     }
 
