@@ -11,7 +11,7 @@ import PushRelayStore
 ///
 /// - The SQLite file must exist and be at this build's schema version (`pushrelay migrate` first); it is opened with
 ///   `PushRelayDatabase` and only read (no row is written to it).
-/// - PostgreSQL is opened with `PostgresStorageEngine.open(migrate: true)`, so a new database gets its schema first.
+/// - PostgreSQL is opened with `PostgresStorageEngine.open(schema: .upgrade)`, so a new database gets its schema first.
 /// - Everything is copied in one PostgreSQL transaction: all or nothing. The tables are locked against writers, and
 ///   the copy is refused when any of them already holds a row.
 /// - Rows are read from SQLite in primary-key order, in batches, and written with multi-row INSERTs; each value is
@@ -293,7 +293,7 @@ public enum SQLiteToPostgresCopy {
     ) async throws -> Report {
         let sqlite = try await sqliteTables(database)
         let copying = tables.filter { !(skipDeliveryLog && $0 == "delivery_log") }
-        let engine = try await PostgresStorageEngine.open(configuration, migrate: true, logger: logger)
+        let engine = try await PostgresStorageEngine.open(configuration, schema: .upgrade, logger: logger)
         do {
             // The copy's own refusals come out as they are (the engine would report any other error as an outage);
             // the transaction is rolled back either way.

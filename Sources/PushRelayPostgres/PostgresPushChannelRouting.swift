@@ -38,10 +38,12 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
     /// One statement: the heartbeat, then whether a live other instance has any presence row (by instance, on
     /// `local_push_presence_by_instance`: the live instances are few, the rows many).
     public func heartbeat(staleAfter: Duration) async throws -> Bool {
+        let known = engine.plan.known
         let rows = try await engine.rows(
             """
             WITH beat AS (
-                INSERT INTO instances (id) VALUES (\(instanceID)) ON CONFLICT (id) DO UPDATE SET heartbeat_at = now() RETURNING 1
+                INSERT INTO instances (id, schema_known) VALUES (\(instanceID), \(known))
+                ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), schema_known = excluded.schema_known RETURNING 1
             )
             SELECT EXISTS (
                 SELECT 1 FROM instances i

@@ -17,6 +17,8 @@ public final class PostgresStorageEngine: StorageEngine {
     public let configuration: PostgresStorageConfiguration
     /// This process's id among the instances sharing the database (new at every open).
     public let instanceID = "i" + RandomID.hex128().prefix(16)
+    /// The migrations this engine was opened with, and what they allow (`SchemaPlan`).
+    public let plan: SchemaPlan
     let client: PostgresClient
     let logger: Logger
     /// What the engine's waits run on: the schema check's interval, the give-up on closing the pool, and the routing's
@@ -38,19 +40,22 @@ public final class PostgresStorageEngine: StorageEngine {
     /// The migrations this build carries (generated from `migrations/postgres/*.sql`).
     public static var migrations: [Migration] { EmbeddedPostgresMigrations.all }
 
-    /// Connects once to check the URL and credentials, migrates (or, with `migrate: false`, only checks that the
-    /// schema is not newer than this build), then starts the pool. Every failure is one `PostgresStoreError` or
-    /// `StorageError` line. Call `flushAndClose` at the end: it stops the pool.
+    /// Connects once to check the URL and credentials, brings the schema to what `schema` asks of `migrations`
+    /// (`SchemaPlan`: `.upgrade` for `serve` and `migrate`, `.check` for the commands that do not migrate), then
+    /// starts the pool. Every failure is one `PostgresStoreError` or `StorageError` line. Call `flushAndClose` at the
+    /// end: it stops the pool.
     ///
     /// `timers` runs the engine's waits (the periodic schema check, the give-up on closing the pool, the routing's
     /// reconnect backoff); nil (the default) is timers on postgres-nio's event loops. Tests pass a manual clock.
     public static func open(
         _ configuration: PostgresStorageConfiguration,
-        migrate: Bool = true,
+        schema: SchemaStep = .upgrade,
+        migrations: [Migration] = PostgresStorageEngine.migrations,
         logger: Logger = Logger(label: "pushrelay.postgres"),
         timers: (any TimerScheduling)? = nil
     ) async throws -> PostgresStorageEngine {
         let target = "\(configuration.host):\(configuration.port)/\(configuration.database)"
+        let plan = SchemaPlan(carried: migrations)
         let connection: PostgresConnection
         do {
             connection = try await PostgresConnection.connect(
@@ -62,12 +67,8 @@ public final class PostgresStorageEngine: StorageEngine {
             throw PostgresErrorMapping.connectFailure(error, target: target)
         }
         do {
-            if migrate {
-                let applied = try await PostgresMigrator.migrate(connection, migrations: migrations, logger: logger)
-                if !applied.isEmpty { logger.info("migrated the PostgreSQL schema", metadata: ["applied": .string(applied.joined(separator: ", "))]) }
-            } else {
-                try await PostgresMigrator.checkVersion(connection, migrations: migrations, logger: logger)
-            }
+            let applied = try await PostgresMigrator.migrate(connection, plan: plan, step: schema, logger: logger)
+            if !applied.isEmpty { logger.info("migrated the PostgreSQL schema", metadata: ["applied": .string(applied.joined(separator: ", "))]) }
         } catch {
             try? await connection.close()
             if error is StorageError { throw error }
@@ -76,6 +77,7 @@ public final class PostgresStorageEngine: StorageEngine {
         try? await connection.close()
         let engine = try PostgresStorageEngine(
             configuration: configuration,
+            plan: plan,
             target: target,
             logger: logger,
             timers: timers ?? PostgresEventLoopTimers(group: PostgresClient.defaultEventLoopGroup)
@@ -84,8 +86,8 @@ public final class PostgresStorageEngine: StorageEngine {
         return engine
     }
 
-    private static func schemaTooNew(_ found: Int) -> StorageError {
-        .schemaTooNew(found: found, known: migrations.map(\.version).max() ?? 0)
+    private func schemaTooNew(_ found: Int) -> StorageError {
+        .schemaTooNew(found: found, known: plan.known)
     }
 
     /// The periodic schema check: one timer at a time, or the check it started; none once stopped.
@@ -137,25 +139,27 @@ public final class PostgresStorageEngine: StorageEngine {
         check?.cancel()
     }
 
-    /// Whether the schema is still one this build knows (true also when it cannot be read now: a fault of its own).
-    /// When it is not, the engine refuses every later request and logs why, once.
+    /// Whether this build can still run on the schema (true also when it cannot be read now: a fault of its own).
+    /// A newer instance's `.expand` migrations leave it running; a contract migration it does not know does not. When
+    /// it cannot, the engine refuses every later request and logs why, once.
     @discardableResult
     func checkSchema() async -> Bool {
         let logger = self.logger
-        let migrations = Self.migrations
-        let unknown = try? await perform(write: false) { connection in
-            try await PostgresMigrator.unknownVersion(connection, migrations: migrations, logger: logger)
+        let plan = self.plan
+        let refusal = try? await perform(write: false) { connection in
+            try await PostgresMigrator.tooNew(connection, plan: plan, logger: logger)
         }
-        guard let found = unknown ?? nil else { return true }
+        guard case .schemaTooNew(let found, _)? = refusal ?? nil else { return true }
         newerSchema.store(found, ordering: .relaxed)
-        let error = Self.schemaTooNew(found)
+        let error = schemaTooNew(found)
         faults.failed(error)
         logger.critical("this instance stops serving", metadata: ["error": .string(error.description)])
         return false
     }
 
-    private init(configuration: PostgresStorageConfiguration, target: String, logger: Logger, timers: any TimerScheduling) throws {
+    private init(configuration: PostgresStorageConfiguration, plan: SchemaPlan, target: String, logger: Logger, timers: any TimerScheduling) throws {
         self.configuration = configuration
+        self.plan = plan
         self.target = target
         self.logger = logger
         self.timers = timers
@@ -235,7 +239,7 @@ public final class PostgresStorageEngine: StorageEngine {
     ) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
         let newer = newerSchema.load(ordering: .relaxed)
-        if newer != 0 { throw Self.schemaTooNew(newer) }
+        if newer != 0 { throw schemaTooNew(newer) }
         let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
         do {
             let value = try await race(wait: wait, limit: limit, body).get()
@@ -367,6 +371,12 @@ public final class PostgresStorageEngine: StorageEngine {
     /// stuck on a dead peer does not hold the shutdown.
     public func flushAndClose() async throws {
         await inFlight.wait()
+        // Gone from the live instances at once (the others settle its messages, `migrate --finish` no longer waits
+        // for it), rather than after its heartbeat goes stale.
+        let id = instanceID
+        _ = try? await perform(write: true, limit: .seconds(2)) { connection in
+            try await connection.query("DELETE FROM instances WHERE id = \(id)", logger: self.logger).collect()
+        }
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         stopSchemaWatch()
         runTask.cancel()

@@ -18,13 +18,14 @@ extension Storage {
         )
     }
 
-    /// Opens PostgreSQL (checks the login, migrates, starts the pool) and returns its `Storage`. The pool runs until
-    /// `storage.engine.flushAndClose()`.
+    /// Opens PostgreSQL (checks the login, brings the schema to what `schema` asks of `migrations`, starts the pool)
+    /// and returns its `Storage`. The pool runs until `storage.engine.flushAndClose()`.
     public static func postgres(
         _ configuration: PostgresStorageConfiguration,
-        migrate: Bool = true,
+        schema: SchemaStep = .upgrade,
+        migrations: [Migration] = PostgresStorageEngine.migrations,
         logger: Logger = Logger(label: "pushrelay.postgres")
     ) async throws -> Storage {
-        .postgres(try await PostgresStorageEngine.open(configuration, migrate: migrate, logger: logger))
+        .postgres(try await PostgresStorageEngine.open(configuration, schema: schema, migrations: migrations, logger: logger))
     }
 }

@@ -51,11 +51,13 @@ func makeLogger(_ level: Logger.Level, format: LogFormat = .text) -> Logger {
     return logger
 }
 
-/// Opens the configured storage, migrated. Its errors are one line each (a bad URL, a refused connection, wrong
-/// credentials, a schema newer than this binary) and end the command with that line, without a stack trace.
-func openStorage(_ config: PushRelayConfig, migrate: Bool = true, logger: Logger = Logger(label: "pushrelay")) async throws -> Storage {
+/// Opens the configured storage. Only `serve` and `migrate` change the schema (`.upgrade`, `.finish`); every other
+/// command opens it with `.check`, which refuses a schema older than this binary in one line naming the command that
+/// migrates. Its errors are one line each (a bad URL, a refused connection, wrong credentials, a schema this binary
+/// cannot run on) and end the command with that line, without a stack trace.
+func openStorage(_ config: PushRelayConfig, schema: SchemaStep = .check, logger: Logger = Logger(label: "pushrelay")) async throws -> Storage {
     do {
-        return try await StorageOpener.open(config.storage, migrate: migrate, logger: logger)
+        return try await StorageOpener.open(config.storage, schema: schema, logger: logger)
     } catch {
         printError("cannot open the storage (\(config.storage.location)): \(error)")
         throw ExitCode.failure
@@ -74,7 +76,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let config = try options.load()
         let logger = makeLogger(config.logLevel, format: config.logFormat)
-        let storage = try await openStorage(config, logger: logger)
+        let storage = try await openStorage(config, schema: .upgrade, logger: logger)
         let app = try await PushRelayApplication.build(config: config, storage: storage, logger: logger)
         logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), storage \(config.storage.location)")
         do {
@@ -92,12 +94,21 @@ struct Serve: AsyncParsableCommand {
 }
 
 struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply pending schema migrations to the configured database (SQLite or PostgreSQL).")
+    static let configuration = CommandConfiguration(
+        abstract: "Apply pending schema migrations to the configured database (SQLite or PostgreSQL).",
+        discussion: """
+            Without --finish, applies the migrations that instances of older versions can keep serving on (what \
+            'serve' applies when it starts). With --finish, applies the rest too (the ones that drop or rename what \
+            older versions use); it refuses while an instance of an older version is alive on the database.
+            """
+    )
     @OptionGroup var options: ConfigOption
+    @Flag(help: "Also apply the migrations older versions cannot run after, once every live instance is of this version.")
+    var finish = false
 
     func run() async throws {
         let config = try options.load()
-        let storage = try await openStorage(config)
+        let storage = try await openStorage(config, schema: finish ? .finish : .upgrade)
         let applied = try await storage.engine.appliedMigrations()
         print("\(config.storage.location) is at schema version \(applied.last?.version ?? 0)")
         for m in applied { print("  \(m.name)  applied \(m.appliedAt)") }

@@ -6,10 +6,10 @@ import Testing
 
 @testable import PushRelayPostgres
 
-/// A running instance whose database another instance has migrated past what it knows (a rolling upgrade with a
-/// schema change): it notices at its next check, refuses every request with a storage error that says why, and its
-/// health stays failing, so `/ready` takes it out of a load balancer. The checks run on the engine's timers, here a
-/// manual clock.
+/// A running instance whose database a newer instance has migrated: an expand migration leaves it serving; once a
+/// contract migration it does not know is applied (`migrate --finish`), it notices at its next check, refuses every
+/// request with a storage error that says why, and its health stays failing, so `/ready` takes it out of a load
+/// balancer. The checks run on the engine's timers, here a manual clock.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)), .timeLimit(.minutes(2)))
 struct PostgresSchemaWatchTests {
     @Test func anInstanceOnANewerSchemaRefusesEveryRequestAndSaysWhy() async throws {
@@ -34,10 +34,20 @@ struct PostgresSchemaWatchTests {
         #expect(timers.pendingDelays == [interval])
         #expect(engine.health == .ok)
 
-        // A newer PushRelay migrates the database to a version this build does not know.
+        // A newer PushRelay starts: its expand migration leaves this build serving.
         let known = PostgresStorageEngine.migrations.map(\.version).max() ?? 0
         _ = try await database.psql(
-            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (\(known + 1), 'from_a_newer_build', '2026-11-26T00:00:00Z')"
+            "INSERT INTO schema_migrations (version, name, applied_at, requires) VALUES (\(known + 1), 'expand_of_a_newer_build', '2026-11-26T00:00:00Z', 0)"
+        )
+        timers.advance(by: interval)
+        await engine.schemaCheckEnded()
+        try await reserve()
+        #expect(engine.health == .ok)
+        #expect(timers.pendingDelays == [interval])
+
+        // `migrate --finish` applies the newer build's contract migration.
+        _ = try await database.psql(
+            "INSERT INTO schema_migrations (version, name, applied_at, requires) VALUES (\(known + 2), 'contract_of_a_newer_build', '2026-11-26T00:00:00Z', \(known + 1))"
         )
         // Not noticed before the next check is due.
         timers.advance(by: interval - .milliseconds(1))
@@ -53,11 +63,11 @@ struct PostgresSchemaWatchTests {
         let error = await #expect(throws: StorageError.self) { try await reserve() }
         #expect(error == .schemaTooNew(found: known + 1, known: known))
         #expect(error is any StorageFailure, "answered 503, as storage that cannot be used")
-        #expect(error?.description.contains("newer than this PushRelay knows") == true)
+        #expect(error?.description.contains("this one knows \(known)") == true)
         // Nothing clears it: a probe is refused as well.
         #expect(await engine.probe().state == .failing)
         let counted = try await database.psql("SELECT attempts FROM daily_usage WHERE push_token = 't'")
-        #expect(counted.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "the refused request counted nothing: \(counted)")
+        #expect(counted.trimmingCharacters(in: .whitespacesAndNewlines) == "3", "the refused request counted nothing: \(counted)")
         try await engine.flushAndClose()
         try await database.drop()
     }

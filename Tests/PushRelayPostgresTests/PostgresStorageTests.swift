@@ -131,8 +131,8 @@ struct PostgresStorageTests {
             database: config.database
         )
         let error = await #expect(throws: StorageError.self) { try await Storage.postgres(config, logger: PostgresTestServer.logger) }
-        #expect(try #require(error).description.contains("schema is at version 99"))
-        await #expect(throws: StorageError.self) { try await Storage.postgres(config, migrate: false, logger: PostgresTestServer.logger) }
+        #expect(try #require(error).description.contains("schema version 99"))
+        await #expect(throws: StorageError.self) { try await Storage.postgres(config, schema: .check, logger: PostgresTestServer.logger) }
     }
 
     @Test func migratingTwiceOrConcurrentlyAppliesEachMigrationOnce() async throws {

@@ -43,7 +43,7 @@ public enum SetupDoctor {
         let location = config.storage.location
         let storage: Storage
         do {
-            storage = try await StorageOpener.open(config.storage, migrate: true, logger: logger)
+            storage = try await StorageOpener.open(config.storage, schema: .check, logger: logger)
         } catch {
             return [
                 SetupCheck(

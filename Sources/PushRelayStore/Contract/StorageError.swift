@@ -4,8 +4,15 @@
 public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The storage was closed (the server is stopping); nothing more is carried out.
     case closed
-    /// The database's schema is newer than this build knows: a newer PushRelay migrated it.
+    /// The database requires a schema newer than this build knows (`found`): a newer PushRelay finished a migration
+    /// this one cannot run after (`SchemaPlan`).
     case schemaTooNew(found: Int, known: Int)
+    /// The database lacks migrations this build needs (it is at `found`, this build needs `needs`), and the command
+    /// does not migrate: only `serve` and `migrate` do.
+    case schemaTooOld(found: Int, needs: Int)
+    /// `migrate --finish` would apply migrations that need instances to know schema `needs`, and these live instances
+    /// (their ids, with the schema each knows; nil: a PushRelay too old to say) do not.
+    case olderInstancesAlive(needs: Int, instances: [String: Int?])
     /// A schema migration failed; `underlying` says why, without secrets.
     case migrationFailed(name: String, underlying: String)
     /// A row holds a value no build of PushRelay writes there.
@@ -17,7 +24,14 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
             return "the database is closed"
         case .schemaTooNew(let found, let known):
             return
-                "the database schema is at version \(found), newer than this PushRelay knows (\(known)): a newer version of PushRelay migrated it; upgrade this one to that version"
+                "the database schema needs a PushRelay that knows schema version \(found) or later, and this one knows \(known): a newer PushRelay finished a migration (migrate --finish); upgrade this one to that version"
+        case .schemaTooOld(let found, let needs):
+            return
+                "the database schema is at version \(found) and this PushRelay needs \(needs): run 'pushrelay migrate' (or start 'pushrelay serve'), which migrates it"
+        case .olderInstancesAlive(let needs, let instances):
+            let list = instances.sorted { $0.key < $1.key }.map { id, known in "\(id) (schema \(known.map(String.init) ?? "unknown"))" }
+            return
+                "the pending migrations need every instance to know schema version \(needs), and \(instances.count) older instance(s) are alive: \(list.joined(separator: ", ")); replace them with this version first"
         case .migrationFailed(let name, let underlying):
             return "migration \(name) failed: \(underlying)"
         case .unreadableRow(let table, let id):

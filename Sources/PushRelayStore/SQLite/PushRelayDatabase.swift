@@ -3,19 +3,6 @@ import GRDB
 import Logging
 import PushRelayCore
 
-/// One numbered schema migration (`migrations/NNN_name.sql`).
-public struct Migration: Sendable, Equatable {
-    public var version: Int
-    public var name: String
-    public var sql: String
-
-    public init(version: Int, name: String, sql: String) {
-        self.version = version
-        self.name = name
-        self.sql = sql
-    }
-}
-
 /// Creates an empty file at `path` with exactly `mode` (the umask can only take bits away from the mode `open` asks
 /// for; `fchmod` sets it whole). Returns 0, or the `errno` of the step that failed: `EEXIST` when `path` exists. A
 /// file created whose mode could not be set is left in place.
@@ -126,33 +113,43 @@ public final class PushRelayDatabase: Sendable {
         return warnings
     }
 
-    /// Applies pending migrations in order, each in its own transaction, recording them in `schema_migrations`.
-    /// Returns the names of the migrations applied now.
+    /// Brings the schema to what `step` asks of the migrations this build carries (`SchemaPlan`): applies the pending
+    /// ones in order, each in its own transaction, recording them in `schema_migrations`, and returns their names.
+    /// `.check` applies nothing and throws `StorageError.schemaTooOld` or `.schemaTooNew` when this build cannot run on
+    /// the database as it is. (One SQLite database has one instance: `.finish` does not look for older ones.)
     @discardableResult
-    public func migrate(_ migrations: [Migration] = PushRelayDatabase.migrations) throws -> [String] {
-        try pool.barrierWriteWithoutTransaction { db in
+    public func migrate(_ migrations: [Migration] = PushRelayDatabase.migrations, step: SchemaStep = .upgrade) throws -> [String] {
+        let plan = SchemaPlan(carried: migrations)
+        if step == .check {
+            let applied = try pool.read { db in try Self.appliedRecords(db) }
+            if let refusal = plan.tooNew(applied) ?? plan.tooOld(applied) { throw refusal }
+            return []
+        }
+        return try pool.barrierWriteWithoutTransaction { db in
             try db.execute(
                 sql: """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
                         version    INTEGER PRIMARY KEY,
                         name       TEXT NOT NULL,
-                        applied_at TEXT NOT NULL
+                        applied_at TEXT NOT NULL,
+                        requires   INTEGER
                     )
                     """
             )
-            let applied = Set(try Int.fetchAll(db, sql: "SELECT version FROM schema_migrations"))
-            let known = migrations.map(\.version).max() ?? 0
-            if let newest = applied.max(), newest > known {
-                throw StorageError.schemaTooNew(found: newest, known: known)
+            // Tables made before PushRelay recorded what each migration requires: their rows count as their version.
+            if try !db.columns(in: "schema_migrations").contains(where: { $0.name == "requires" }) {
+                try db.execute(sql: "ALTER TABLE schema_migrations ADD COLUMN requires INTEGER")
             }
+            let applied = try Self.appliedRecords(db)
+            if let refusal = plan.tooNew(applied) { throw refusal }
             var done: [String] = []
-            for m in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(m.version) {
+            for m in plan.pending(applied, step: step) {
                 do {
                     try db.inTransaction {
                         try db.execute(sql: m.sql)
                         try db.execute(
-                            sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                            arguments: [m.version, m.name, ISO8601UTCNow()]
+                            sql: "INSERT INTO schema_migrations (version, name, applied_at, requires) VALUES (?, ?, ?, ?)",
+                            arguments: [m.version, m.name, ISO8601UTCNow(), m.kind.requires(version: m.version)]
                         )
                         return .commit
                     }
@@ -163,6 +160,14 @@ public final class PushRelayDatabase: Sendable {
             }
             return done
         }
+    }
+
+    /// The rows of `schema_migrations` (none when there is no such table).
+    static func appliedRecords(_ db: Database) throws -> [AppliedMigration] {
+        guard try db.tableExists("schema_migrations") else { return [] }
+        let hasRequires = try db.columns(in: "schema_migrations").contains { $0.name == "requires" }
+        let sql = hasRequires ? "SELECT version, requires FROM schema_migrations" : "SELECT version, NULL FROM schema_migrations"
+        return try Row.fetchAll(db, sql: sql).map { AppliedMigration(version: $0[0], requires: $0[1]) }
     }
 
     /// The versions recorded in `schema_migrations`.

@@ -109,7 +109,7 @@ import Glibc
 
     @Test func aDeviceOnOneInstanceGetsPostsMadeToTheOther() async throws {
         try await Self.withTwoInstances { pg, a, b in
-            let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), migrate: false)
+            let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), schema: .check)
             let (channelToken, _) = try await storage.pushChannel.createToken(webhookID: "hook-multi", label: nil, now: Date())
             try await storage.engine.flushAndClose()
             let token = "multi-device-token-0123456789"
@@ -141,7 +141,7 @@ import Glibc
 
     @Test func aKilledInstancesDevicesFallBackToTheCloud() async throws {
         try await Self.withTwoInstances { pg, a, b in
-            let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), migrate: false)
+            let storage = try await Storage.postgres(try pg.configuration(poolSize: 2), schema: .check)
             let (channelToken, _) = try await storage.pushChannel.createToken(webhookID: "hook-dead", label: nil, now: Date())
             try await storage.engine.flushAndClose()
             let token = "multi-dead-token-0123456789"

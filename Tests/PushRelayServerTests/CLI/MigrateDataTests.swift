@@ -187,7 +187,7 @@ import Testing
         #expect(run.out.contains("copied 14 rows in 11 tables"), "\(run.out)")
         #expect(!run.out.contains(pg.server.password) && !run.err.contains(pg.server.password))
 
-        let storage = try await Storage.postgres(try pg.configuration(), migrate: false, logger: Self.logger)
+        let storage = try await Storage.postgres(try pg.configuration(), schema: .check, logger: Self.logger)
         let copied = try await read(
             storage,
             apiKey: sqlite.apiKey,
