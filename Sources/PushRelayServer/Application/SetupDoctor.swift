@@ -48,7 +48,7 @@ public enum SetupDoctor {
             return [
                 SetupCheck(
                     subject: "storage",
-                    check: "open and migrate",
+                    check: "open",
                     passed: false,
                     detail: "\(location): \(error)",
                     remedy: config.storage.backend == .sqlite
@@ -61,7 +61,7 @@ public enum SetupDoctor {
         let version = (try? await storage.engine.appliedMigrations())?.map(\.version).max()
         let opened = SetupCheck(
             subject: "storage",
-            check: "open and migrate",
+            check: "open",
             passed: true,
             detail: "\(location), schema version \(version.map(String.init) ?? "unknown")"
         )

@@ -105,7 +105,7 @@ import Testing
     @Test func anUnwritableDatabaseDirectoryFailsTheStorageCheck() async throws {
         try await Self.withFakes { env in
             let checks = try await Self.run(env, sqlitePath: "/proc/pushrelay-doctor/db.sqlite")
-            let failure = try #require(Self.failed(checks, "open and migrate"))
+            let failure = try #require(Self.failed(checks, "open"))
             #expect(failure.remedy?.contains("storage.sqlite_path") == true)
             #expect(failure.remedy?.contains("PUSHRELAY_STORAGE_SQLITE_PATH") == true)
         }

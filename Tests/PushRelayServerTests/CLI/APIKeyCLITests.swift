@@ -6,6 +6,7 @@ import Testing
 @Suite struct APIKeyCLITests {
     @Test func createListRevoke() async throws {
         let env = ["PUSHRELAY_STORAGE_SQLITE_PATH": TestServer.tempPath()]
+        #expect(try await CLI.run(["migrate"], env: env).status == 0)
         let created = try await CLI.run(["api-key", "create", "--label", "pbx"], env: env)
         #expect(created.status == 0, "\(created.err)")
         let key = try #require(created.out.split(separator: "\n").last.map(String.init))
