@@ -70,15 +70,34 @@ func printError(_ line: String) {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the HTTP server (stops gracefully on SIGTERM/SIGINT).")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP server (stops gracefully on SIGTERM/SIGINT).",
+        discussion: """
+            On SIGTERM or SIGINT, /ready answers 503 at once and the server goes on serving for http.drain_period, then \
+            stops accepting, answers the requests in flight, closes the push channels (1012) and exits 0; a second \
+            signal ends the drain early. Started by systemd with a socket unit (LISTEN_FDS), it accepts on the socket \
+            systemd passed instead of binding http.host:http.port.
+            """
+    )
     @OptionGroup var options: ConfigOption
 
     func run() async throws {
         let config = try options.load()
         let logger = makeLogger(config.logLevel, format: config.logFormat)
+        let passed: [Int32]
+        do {
+            passed = try SocketActivation.take()
+        } catch {
+            printError("socket activation: \(error)")
+            throw ExitCode.failure
+        }
+        if passed.count > 1 {
+            logger.warning("systemd passed \(passed.count) sockets; listening on the first (descriptor \(passed[0])) only")
+        }
+        let listen: ListenSocket = passed.first.map { .inherited(descriptor: $0) } ?? .address(host: config.http.host, port: config.http.port)
         let storage = try await openStorage(config, schema: .upgrade, logger: logger)
-        let app = try await PushRelayApplication.build(config: config, storage: storage, logger: logger)
-        logger.info("PushRelay \(PushRelayVersion.string) on http://\(config.http.host):\(config.http.port), storage \(config.storage.location)")
+        let app = try await PushRelayApplication.build(config: config, storage: storage, listen: listen, logger: logger)
+        logger.info("PushRelay \(PushRelayVersion.string) on \(listen), storage \(config.storage.location)")
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {

@@ -9,12 +9,16 @@ import PushRelayStore
 /// while the database refuses writes: restarting would not cure a full or read-only disk, so it stays 200. Both carry
 /// the `version` and the `commit` the binary was built from. `/ready`
 /// answers 503 `NotReady` (with `Retry-After`) during such a fault, so a load balancer sends the traffic elsewhere;
-/// both recover by themselves when writes go through again (the `StorageMonitor` probes while the fault lasts).
+/// both recover by themselves when writes go through again (the `StorageMonitor` probes while the fault lasts). From
+/// the moment a stop begins (`ServerLifecycle`), `/ready` answers 503 `ShuttingDown` while the instance still serves
+/// everything else for the drain period; `/health` stays 200.
 struct HealthRoutes<Context: RequestContext> {
     let engine: any StorageEngine
+    let lifecycle: ServerLifecycle
 
     func register(_ routes: RouteTable<Context>) {
         let engine = self.engine
+        let lifecycle = self.lifecycle
         routes.on(
             "/health",
             [
@@ -35,6 +39,14 @@ struct HealthRoutes<Context: RequestContext> {
             "/ready",
             [
                 .get: { _, _ in
+                    if lifecycle.isStopping {
+                        throw APIError(
+                            .serviceUnavailable,
+                            "ShuttingDown",
+                            "PushRelay is stopping: it still answers requests for a moment (http.drain_period) but should get no new ones; send them to another instance.",
+                            headers: [.retryAfter: "5"]
+                        )
+                    }
                     let health = engine.health
                     guard !health.isOK else { return JSONResponse.make(status: .ok, body: ["status": "ready"]) }
                     throw APIError(

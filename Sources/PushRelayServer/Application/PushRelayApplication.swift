@@ -11,15 +11,20 @@ import ServiceLifecycle
 public enum PushRelayApplication {
     static let serverName = "PushRelay"
 
+    /// - Parameters:
+    ///   - listen: Where to listen; nil: `http.host:http.port`.
+    ///   - lifecycle: How the server is stopped (`ServerLifecycle`); the application's `lifecycle`.
     public static func build(
         config: PushRelayConfig,
         storage: Storage,
         clock: any WallClock = SystemWallClock(),
         timers: (any TimerScheduling)? = nil,
         providerInstances: [String: any PushProvider] = [:],
+        listen: ListenSocket? = nil,
+        lifecycle: ServerLifecycle = ServerLifecycle(),
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) async throws -> some ApplicationProtocol {
+    ) async throws -> ServerApplication {
         try await build(
             config: config,
             storage: storage,
@@ -27,6 +32,8 @@ public enum PushRelayApplication {
             timers: timers,
             providerInstances: providerInstances,
             notifyInPipeline: true,
+            listen: listen,
+            lifecycle: lifecycle,
             logger: logger,
             onServerRunning: onServerRunning
         )
@@ -42,9 +49,11 @@ public enum PushRelayApplication {
         timers: (any TimerScheduling)?,
         providerInstances: [String: any PushProvider],
         notifyInPipeline: Bool,
+        listen: ListenSocket? = nil,
+        lifecycle: ServerLifecycle = ServerLifecycle(),
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void
-    ) async throws -> some ApplicationProtocol {
+    ) async throws -> ServerApplication {
         let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
         for deprecation in config.deprecations {
             logger.warning("deprecated config key", metadata: ["key": .string(deprecation.key), "use": .string(deprecation.replacement)])
@@ -108,7 +117,7 @@ public enum PushRelayApplication {
             clock: clock,
             logger: logger
         )
-        let sockets = PushChannelSockets(endpoint: channelEndpoint)
+        let sockets = PushChannelSockets(endpoint: channelEndpoint, lifecycle: lifecycle)
         let channelFigures = PushChannelFigures(hub: hub, sockets: sockets)
         metrics?.add(probes: channelFigures.probes)
 
@@ -122,7 +131,7 @@ public enum PushRelayApplication {
         router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         let routes = RouteTable(router: router)
         if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
-        HealthRoutes<PushRelayRequestContext>(engine: storage.engine).register(routes)
+        HealthRoutes<PushRelayRequestContext>(engine: storage.engine, lifecycle: lifecycle).register(routes)
         try OpenAPIRoutes<PushRelayRequestContext>().register(routes)
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         let relay = WebPushRelayService(
@@ -192,19 +201,10 @@ public enum PushRelayApplication {
             serverName: serverName,
             trustedProxies: config.http.trustedProxies
         )
-        return Application(
-            router: router,
-            server: HTTPServerBuilder { responder in
-                PushRelayHTTPChannel(
-                    responder: responder,
-                    sockets: sockets,
-                    notify: notifyInPipeline ? notify : nil,
-                    slowClients: slowClients,
-                    connections: connections,
-                    trustedProxies: config.http.trustedProxies
-                )
-            },
-            configuration: .init(address: .hostname(config.http.host, port: config.http.port), serverName: serverName),
+        return ServerApplication(
+            responder: router.buildResponder(),
+            lifecycle: lifecycle,
+            logger: logger,
             services: [
                 StorageService(engine: storage.engine, logger: logger),
                 StorageMonitor(engine: storage.engine, timers: serviceTimers, logger: logger),
@@ -226,8 +226,26 @@ public enum PushRelayApplication {
                     claimLease: MatrixRetryService.lease(deadlineMs: Int64(config.delivery.deadlineMs))
                 ),
             ],
-            onServerRunning: onServerRunning,
-            logger: logger
+            serverName: serverName,
+            channel: { responder in
+                PushRelayHTTPChannel(
+                    responder: responder,
+                    sockets: sockets,
+                    notify: notifyInPipeline ? notify : nil,
+                    slowClients: slowClients,
+                    connections: connections,
+                    trustedProxies: config.http.trustedProxies,
+                    lifecycle: lifecycle
+                )
+            },
+            listener: HTTPListener.Settings(
+                listen: listen ?? .address(host: config.http.host, port: config.http.port),
+                drainPeriod: .milliseconds(config.http.drainPeriodMs),
+                // An answer waits for the delivery deadline at most; a websocket for its peer's close frame.
+                finishLimit: .milliseconds(config.delivery.deadlineMs) + .seconds(5)
+            ),
+            timers: serviceTimers,
+            serverRunning: onServerRunning
         )
     }
 

@@ -15,6 +15,9 @@ extension PushRelayConfig {
         public var requestTimeoutMs: Int64 = 30_000
         /// `http.idle_timeout`: a keep-alive connection with no request for this long is closed.
         public var idleTimeoutMs: Int64 = 75_000
+        /// `http.drain_period`: after a stop begins (SIGTERM), how long the server goes on accepting and serving while
+        /// `/ready` answers 503, so that a load balancer takes the instance out before it stops accepting. 0: none.
+        public var drainPeriodMs: Int64 = 5_000
         /// `http.max_connections_per_address`: open connections (websockets included) one client address may hold;
         /// further ones are closed at once. 0: no limit.
         public var maxConnectionsPerAddress = 1024
@@ -24,7 +27,8 @@ extension PushRelayConfig {
     }
 
     static let httpKeys: Set<String> = [
-        "host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "max_connections_per_address", "trusted_proxies",
+        "host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "drain_period", "max_connections_per_address",
+        "trusted_proxies",
     ]
 }
 
@@ -46,6 +50,10 @@ extension PushRelayConfig.HTTP {
         if let ms = try r.durationMs("http.idle_timeout") {
             guard ms >= 1000 else { throw ConfigError(key: "http.idle_timeout", problem: "must be at least 1s") }
             idleTimeoutMs = ms
+        }
+        if let ms = try r.durationMs("http.drain_period") {
+            guard ms <= 600_000 else { throw ConfigError(key: "http.drain_period", problem: "must be at most 10m") }
+            drainPeriodMs = ms
         }
         if let v = try r.int("http.max_connections_per_address", range: 0...1_000_000) { maxConnectionsPerAddress = v }
         if let proxies = try Self.trustedProxies(reading: r) { trustedProxies = proxies }

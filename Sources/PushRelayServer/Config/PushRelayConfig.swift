@@ -66,8 +66,9 @@ extension PushRelayConfig {
 
     /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
     static let overridableKeys = [
-        "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.max_connections_per_address",
-        "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url", "storage.postgres.pool_size",
+        "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.drain_period",
+        "http.max_connections_per_address", "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url",
+        "storage.postgres.pool_size",
         "storage.postgres.tls",
         "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
         "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.max_wait_ms", "delivery.retry_base_ms",

@@ -45,6 +45,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let connections: ConnectionBudget?
     /// Reverse proxies whose forwarding headers name the client (`http.trusted_proxies`).
     let trustedProxies: TrustedProxies
+    /// Once a stop has begun, every answer closes its connection (`ConnectionCloseRule`).
+    let lifecycle: ServerLifecycle
 
     init(
         responder: @escaping HTTPChannelHandler.Responder,
@@ -52,7 +54,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         notify: NotifyFastPath.Endpoint? = nil,
         slowClients: SlowClientGuard.Settings? = nil,
         connections: ConnectionBudget? = nil,
-        trustedProxies: TrustedProxies = TrustedProxies()
+        trustedProxies: TrustedProxies = TrustedProxies(),
+        lifecycle: ServerLifecycle = ServerLifecycle()
     ) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.sockets = sockets
@@ -60,6 +63,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         self.slowClients = slowClients
         self.connections = connections
         self.trustedProxies = trustedProxies
+        self.lifecycle = lifecycle
     }
 
     /// A connection refused at accept for its address's budget: the budget resets it, and no `Value` is made for it.
@@ -83,6 +87,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                     upgradePipelineHandler: { channel, head in
                         channel.eventLoop.makeCompletedFuture {
                             HTTPParseErrorAnswerer.remove(from: channel)
+                            ConnectionCloseRule.remove(from: channel)
                             SlowClientGuard.remove(from: channel)
                             let peer = proxies.clientAddress(
                                 peer: channel.remoteAddress?.ipAddress ?? "unknown",
@@ -99,7 +104,6 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ConnectionCloseRule())
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                         if let notify { try channel.pipeline.syncOperations.addHandler(NotifyFastPath(endpoint: notify)) }
@@ -116,9 +120,16 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false  // Hummingbird answers errors
             configuration.enableResponseHeaderValidation = false  // swift-http-types validates already
             let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
-            // Right after the decoder: parse errors are answered in JSON, the first request's included.
+            // Right after the decoder: parse errors are answered in JSON, the first request's included; then which
+            // requests close their connection, from the first one on (a stop closes even a connection that has sent
+            // nothing yet).
             let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Upgrade>.self)
             try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(), position: .before(upgradeHandler))
+            let lifecycle = self.lifecycle
+            try channel.pipeline.syncOperations.addHandler(
+                ConnectionCloseRule(isStopping: { lifecycle.isStopping }),
+                position: .before(upgradeHandler)
+            )
             return Value(upgrade: upgrade, channel: channel)
         }
     }

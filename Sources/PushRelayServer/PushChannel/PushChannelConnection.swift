@@ -239,7 +239,7 @@ final class PushChannelConnection: Sendable {
             logger.warning("closing a slow websocket reader: outbound buffer full", metadata: ["peer": .string(peer)])
             await sink.close(.policyViolation, "outbound buffer full; unconfirmed messages sent via the cloud")
         case .serverShutdown:
-            await sink.close(.goingAway, "server shutting down")
+            await sink.close(.serviceRestart, "server restarting; reconnect")
         case .authFailed:
             await sink.close(.policyViolation, "authentication failed")
         case .bindingReplaced:

@@ -86,6 +86,16 @@ final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHan
         context.writeAndFlush(wrapOutboundOut(.close(code, reason: reason))).whenComplete { _ in context.close(promise: nil) }
     }
 
+    /// The listener is stopping (`ChannelShouldQuiesceEvent`): the connection says goodbye with 1012 (service
+    /// restart) after what is queued for it, so that the app reconnects, to another instance or to the next process.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        session.connection.markClosed(.serverShutdown)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         end()
         context.fireChannelInactive()

@@ -7,6 +7,9 @@ import Synchronization
 /// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
 final class PushChannelSockets: Sendable {
     let endpoint: PushChannelEndpoint
+    /// A connection upgraded once the listener has begun closing is told goodbye (1012) at once: the listener's
+    /// request to finish reached it before it was a websocket.
+    let lifecycle: ServerLifecycle
     var settings: PushChannelSettings { endpoint.settings }
     private struct Live {
         var connections: [Int: PushChannelConnection] = [:]
@@ -16,8 +19,9 @@ final class PushChannelSockets: Sendable {
 
     private let live = Locked(Live())
 
-    init(endpoint: PushChannelEndpoint) {
+    init(endpoint: PushChannelEndpoint, lifecycle: ServerLifecycle = ServerLifecycle()) {
         self.endpoint = endpoint
+        self.lifecycle = lifecycle
     }
 
     var count: Int { live.withLock { $0.connections.count } }
@@ -60,6 +64,7 @@ final class PushChannelSockets: Sendable {
         )
         live.withLock { $0.connections[connection.id] = connection }
         endpoint.opened(connection)
+        if lifecycle.isClosing { connection.markClosed(.serverShutdown) }
     }
 
     /// Says goodbye to every connection (server shutdown): each gets a close frame after what is queued for it.
@@ -99,6 +104,11 @@ final class SocketClosing: Sendable {
     func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
     /// How long to wait for the peer's close frame before closing the socket anyway.
     static let timeout = TimeAmount.seconds(2)
+}
+
+extension WebSocketErrorCode {
+    /// 1012, Service Restart (RFC 6455's registry): the server goes away for now; the client should reconnect.
+    static let serviceRestart = WebSocketErrorCode(codeNumber: 1012)
 }
 
 extension WebSocketFrame {

@@ -76,6 +76,8 @@ final class TestServer: Sendable {
     let clock: TestClock
     /// Every line the server logged, at every level (`LogCapture`).
     let logs: LogCapture
+    /// `lifecycle.beginStop()` stops the server as SIGTERM does (`.socket`); the end of `with` stops it too.
+    let lifecycle: ServerLifecycle
 
     init(
         port: Int,
@@ -83,7 +85,8 @@ final class TestServer: Sendable {
         database: PushRelayDatabase,
         dbPath: String,
         clock: TestClock,
-        logs: LogCapture = LogCapture()
+        logs: LogCapture = LogCapture(),
+        lifecycle: ServerLifecycle = ServerLifecycle()
     ) {
         self.port = port
         self.client = client
@@ -91,6 +94,7 @@ final class TestServer: Sendable {
         self.dbPath = dbPath
         self.clock = clock
         self.logs = logs
+        self.lifecycle = lifecycle
     }
 
     var storage: Storage { .sqlite(database) }
@@ -98,7 +102,8 @@ final class TestServer: Sendable {
     /// A path for a new SQLite file in a directory of its own.
     static func tempPath() -> String { TempPath.make() }
 
-    /// Runs `body` against a live server built from `yaml` (plus port 0 and a temporary database).
+    /// Runs `body` against a live server built from `yaml` (plus port 0 and a temporary database). It stops without a
+    /// drain (`http.drain_period` 0) unless `configure` sets one.
     static func with<T: Sendable>(
         _ transport: Transport = .socket,
         yaml: String = "",
@@ -117,6 +122,7 @@ final class TestServer: Sendable {
             tree = try PushRelayConfig.load(file: file, environment: ["PUSHRELAY_HTTP_PORT": "0", "PUSHRELAY_STORAGE_SQLITE_PATH": dbPath])
         }
         tree.storage.sqlitePath = dbPath
+        tree.http.drainPeriodMs = 0
         for (name, _) in providers where tree.providers[name] == nil {
             tree.providers[name] = .init(name: name, type: "test")
         }
@@ -128,6 +134,7 @@ final class TestServer: Sendable {
         let database = try PushRelayDatabase(path: dbPath, callers: EventLoopCallers.lookup)
         try database.migrate()
         let (portStream, portCont) = AsyncStream.makeStream(of: Int.self)
+        let lifecycle = ServerLifecycle()
         let app = try await PushRelayApplication.build(
             config: config,
             storage: .sqlite(database),
@@ -135,6 +142,7 @@ final class TestServer: Sendable {
             timers: timers,
             providerInstances: providers,
             notifyInPipeline: notifyInPipeline,
+            lifecycle: lifecycle,
             logger: logger
         ) { channel in
             portCont.yield(channel.localAddress?.port ?? 0)
@@ -142,7 +150,7 @@ final class TestServer: Sendable {
         }
         if transport == .router {
             let result = try await app.test(.router) { client in
-                let server = TestServer(port: 0, client: client, database: database, dbPath: dbPath, clock: clock, logs: logs)
+                let server = TestServer(port: 0, client: client, database: database, dbPath: dbPath, clock: clock, logs: logs, lifecycle: lifecycle)
                 let result = try await body(server)
                 let secrets = await LogCapture.secrets(of: config, database: database)
                 return (result, secrets)
@@ -151,20 +159,19 @@ final class TestServer: Sendable {
             return result.0
         }
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            let serviceGroup = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-            group.addTask { try await serviceGroup.run() }
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
             var port = 0
             for await p in portStream { port = p }
-            let server = TestServer(port: port, database: database, dbPath: dbPath, clock: clock, logs: logs)
+            let server = TestServer(port: port, database: database, dbPath: dbPath, clock: clock, logs: logs, lifecycle: lifecycle)
             do {
                 let result = try await body(server)
                 let secrets = await LogCapture.secrets(of: config, database: database)
-                await serviceGroup.triggerGracefulShutdown()
+                lifecycle.beginStop()
                 try await group.waitForAll()
                 logs.expectNoLeaks(of: secrets)
                 return result
             } catch {
-                await serviceGroup.triggerGracefulShutdown()
+                lifecycle.beginStop()
                 try? await group.waitForAll()
                 throw error
             }
