@@ -62,6 +62,13 @@ extension APNsProvider {
         /// `ca_file` and the client identity, loaded.
         var transport: ProviderTransport
 
+        /// Where each new connection looks up the addresses of the endpoint's host (not an option of the config file):
+        /// the system's resolver unless an embedder gives another.
+        public var resolver: ProviderResolver {
+            get { transport.resolver }
+            set { transport.resolver = newValue }
+        }
+
         static let keys: Set<String> = [
             "key_file", "key_id", "team_id", "cert_file", "cert_key_file", "topic", "environment", "endpoint", "ca_file",
             "max_connections", "request_timeout_ms",

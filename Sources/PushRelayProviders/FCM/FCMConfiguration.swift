@@ -30,6 +30,13 @@ extension FCMProvider {
         /// `ca_file`, loaded.
         var transport: ProviderTransport
 
+        /// Where each new connection looks up the addresses of the endpoint's host and of the OAuth token endpoint's
+        /// (not an option of the config file): the system's resolver unless an embedder gives another.
+        public var resolver: ProviderResolver {
+            get { transport.resolver }
+            set { transport.resolver = newValue }
+        }
+
         public static let defaultEndpoint = "https://fcm.googleapis.com"
         static let keys: Set<String> = [
             "service_account_file", "service_account_json", "project_id", "endpoint", "ca_file", "max_connections", "request_timeout_ms",

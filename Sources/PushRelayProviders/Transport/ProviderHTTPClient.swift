@@ -42,14 +42,16 @@ final class ProviderHTTPClient: Sendable {
             group: MultiThreadedEventLoopGroup.singleton,
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
             idleTimeout: transport.idleTimeout,
-            events: events
+            events: events,
+            resolver: transport.resolver
         )
         http1 = UpstreamHTTP1Pool(
             tls: transport.tlsConfiguration(alpn: ["http/1.1"]),
             group: MultiThreadedEventLoopGroup.singleton,
             maxConnections: transport.maxConnections,
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
-            idleTimeout: transport.idleTimeout
+            idleTimeout: transport.idleTimeout,
+            resolver: transport.resolver
         )
     }
 

@@ -15,6 +15,8 @@ struct ProviderTransport: Sendable {
     var requestTimeout: TimeAmount = .seconds(10)
     /// Idle connections are kept this long: APNs treats connect/disconnect churn as abuse.
     var idleTimeout: TimeAmount = .minutes(10)
+    /// Where each new connection looks up the host's addresses (the system's resolver unless an embedder sets one).
+    var resolver: ProviderResolver = .system
 
     /// Loads `ca_file`.
     static func loadTrustRoots(path: String, key: String) throws(ProviderConfigError) -> [NIOSSLCertificate] {

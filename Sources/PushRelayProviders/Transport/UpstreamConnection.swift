@@ -46,7 +46,7 @@ final class UpstreamConnection<Handler: UpstreamExchangeHandler>: Sendable {
 
 extension UpstreamConnection {
     /// Opens a channel to `origin` on `eventLoop` (to `addresses` one after another when there are any, else wherever
-    /// the host resolves to) and completes with the connection `prepare` builds in its pipeline.
+    /// `resolver` says the host is now) and completes with the connection `prepare` builds in its pipeline.
     ///
     /// `prepare` runs in each channel's initializer with that channel's own `UsableFlag` (a failed attempt at an earlier
     /// address leaves the next one untouched) and the promise it completes once the connection is ready. The promise
@@ -57,12 +57,14 @@ extension UpstreamConnection {
         at addresses: [SocketAddress],
         eventLoop: any EventLoop,
         timeout: TimeAmount,
+        resolver: ProviderResolver,
         prepare: @escaping @Sendable (any Channel, UsableFlag, EventLoopPromise<UpstreamConnection>) throws -> Void
     ) -> EventLoopFuture<UpstreamConnection> {
         let ready = eventLoop.makePromise(of: UpstreamConnection.self)
         let bootstrap: @Sendable () -> ClientBootstrap = {
             ClientBootstrap(group: eventLoop)
                 .connectTimeout(timeout)
+                .resolver(addresses.isEmpty ? resolver.resolver(on: eventLoop) : nil)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try prepare(channel, UsableFlag(), ready) }

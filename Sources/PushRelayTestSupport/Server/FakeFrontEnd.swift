@@ -27,6 +27,8 @@ public final class FakeFrontEnd: Sendable {
     public struct Knobs: Sendable {
         /// After this many requests on one connection, the last one's answer is followed by a graceful GOAWAY.
         public var goAwayEvery: Int?
+        /// At most this many connections get the GOAWAY of `goAwayEvery` (counted across connections); nil: every one.
+        public var goAwayLimit: Int?
         /// How long after its GOAWAY the front end closes the connection.
         public var goAwayCloseAfter: TimeAmount = .seconds(1)
         /// The GOAWAY's error code and debug data (APNs sends a JSON reason, `{"reason":"Shutdown"}`); nil: `NO_ERROR`.
@@ -123,7 +125,9 @@ public final class FakeFrontEnd: Sendable {
                 s.resetAfterProcessing += 1
                 return (.resetAfterProcessing, 0)
             }
-            if connection.goAwayLastStreamID == nil, let every = s.knobs.goAwayEvery, connection.requests >= every {
+            if connection.goAwayLastStreamID == nil, let every = s.knobs.goAwayEvery, connection.requests >= every,
+                s.knobs.goAwayLimit.map({ s.goAways < $0 }) ?? true
+            {
                 connection.goAwayLastStreamID = connection.highestStreamID
                 s.goAways += 1
                 return (.processThenGoAway, connection.highestStreamID)

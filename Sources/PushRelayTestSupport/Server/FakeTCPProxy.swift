@@ -30,8 +30,9 @@ public final class FakeTCPProxy: Sendable {
         state.withLock { $0.target = target }
     }
 
-    /// Listens on a free loopback port and returns it.
-    public func start() async throws -> Int {
+    /// Listens on `host:port` (a loopback address; port 0 picks a free one) and returns the port. Linux routes all of
+    /// 127/8 to loopback, so two proxies can listen on one port at two addresses: one host name's old and new address.
+    public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Int {
         let state = self.state
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -57,7 +58,7 @@ public final class FakeTCPProxy: Sendable {
                         }.flatMap { client.setOption(.autoRead, value: true) }
                     }
             }
-        let listener = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        let listener = try await bootstrap.bind(host: host, port: port).get()
         state.withLock { $0.listener = listener }
         guard let port = listener.localAddress?.port else { throw ChannelError.unknownLocalAddress }
         return port
@@ -66,6 +67,15 @@ public final class FakeTCPProxy: Sendable {
     /// Every connection open now goes silent and stays open.
     public func blackHole() {
         for link in state.withLock({ $0.links }) { link.silent.store(true, ordering: .relaxed) }
+    }
+
+    /// Takes no more connections (a connect is refused); the connections open now carry on.
+    public func stopListening() async {
+        let listener = state.withLock { s -> (any Channel)? in
+            defer { s.listener = nil }
+            return s.listener
+        }
+        try? await listener?.close()
     }
 
     /// TCP connections accepted so far.

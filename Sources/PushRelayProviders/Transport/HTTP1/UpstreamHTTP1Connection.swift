@@ -14,8 +14,8 @@ import NIOTLS
 typealias UpstreamHTTP1Connection = UpstreamConnection<UpstreamHTTP1Handler>
 
 extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
-    /// Opens a connection to `origin` (at the first of `addresses` when there are any, else wherever its host resolves
-    /// to) on `eventLoop` within `timeout`: TCP, then for a secure origin the TLS handshake with `tls`. Fails with
+    /// Opens a connection to `origin` (at the first of `addresses` when there are any, else wherever `resolver` says
+    /// its host is now) on `eventLoop` within `timeout`: TCP, then for a secure origin the TLS handshake with `tls`. Fails with
     /// `UpstreamConnectError.timedOut`, NIO's connect errors or the TLS error.
     static func connect(
         to origin: UpstreamOrigin,
@@ -23,9 +23,10 @@ extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
         tls: NIOSSLContext?,
         eventLoop: any EventLoop,
         timeout: TimeAmount,
-        idleTimeout: TimeAmount
+        idleTimeout: TimeAmount,
+        resolver: ProviderResolver = .system
     ) -> EventLoopFuture<UpstreamHTTP1Connection> {
-        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout) { channel, usable, ready in
+        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout, resolver: resolver) { channel, usable, ready in
             let sync = channel.pipeline.syncOperations
             let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) { usable.value.store(false, ordering: .relaxed) }
             let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)

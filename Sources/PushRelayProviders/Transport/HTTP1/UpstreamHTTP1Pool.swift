@@ -60,13 +60,24 @@ final class UpstreamHTTP1Pool: Sendable {
     private let maxConnections: Int
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    private let resolver: ProviderResolver
 
-    init(tls: TLSConfiguration, group: any EventLoopGroup, maxConnections: Int, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
+    /// - Parameter resolver: asked for the host's addresses at each new connection (one for a request without
+    ///   `connectAddresses`).
+    init(
+        tls: TLSConfiguration,
+        group: any EventLoopGroup,
+        maxConnections: Int,
+        connectTimeout: TimeAmount,
+        idleTimeout: TimeAmount,
+        resolver: ProviderResolver = .system
+    ) {
         self.tlsConfiguration = tls
         self.group = group
         self.maxConnections = max(1, maxConnections)
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
+        self.resolver = resolver
     }
 
     /// Connections open or being opened to `origin` (for tests).
@@ -192,7 +203,8 @@ final class UpstreamHTTP1Pool: Sendable {
             tls: tls,
             eventLoop: promise.futureResult.eventLoop,
             timeout: min(connectTimeout, max(deadline - .now(), .milliseconds(1))),
-            idleTimeout: idleTimeout
+            idleTimeout: idleTimeout,
+            resolver: resolver
         ).whenComplete { [self] result in
             switch result {
             case .success(let connection):

@@ -14,7 +14,7 @@ typealias UpstreamHTTP2Connection = UpstreamConnection<UpstreamHTTP2Handler>
 
 extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
     /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface) on `eventLoop`, within `timeout`; at the
-    /// first of `addresses` when there are any, else wherever the origin's host resolves to.
+    /// first of `addresses` when there are any, else wherever `resolver` says the origin's host is now.
     static func connect(
         to origin: UpstreamOrigin,
         at addresses: [SocketAddress] = [],
@@ -22,9 +22,10 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
         eventLoop: any EventLoop,
         timeout: TimeAmount,
         idleTimeout: TimeAmount,
-        events: UpstreamConnectionEvents = UpstreamConnectionEvents()
+        events: UpstreamConnectionEvents = UpstreamConnectionEvents(),
+        resolver: ProviderResolver = .system
     ) -> EventLoopFuture<UpstreamHTTP2Connection> {
-        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout) { channel, usable, ready in
+        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout, resolver: resolver) { channel, usable, ready in
             let sync = channel.pipeline.syncOperations
             try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.serverName))
             // A failed handshake (an untrusted certificate, say) fails the connection with its own error.

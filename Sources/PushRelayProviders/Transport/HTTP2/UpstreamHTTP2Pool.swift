@@ -34,19 +34,23 @@ final class UpstreamHTTP2Pool: Sendable {
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private let events: UpstreamConnectionEvents
+    private let resolver: ProviderResolver
 
+    /// - Parameter resolver: asked for the host's addresses at each new connection (one without `addresses`).
     init(
         tls: TLSConfiguration,
         group: any EventLoopGroup,
         connectTimeout: TimeAmount,
         idleTimeout: TimeAmount,
-        events: UpstreamConnectionEvents = UpstreamConnectionEvents()
+        events: UpstreamConnectionEvents = UpstreamConnectionEvents(),
+        resolver: ProviderResolver = .system
     ) {
         self.tlsConfiguration = tls
         self.group = group
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.events = events
+        self.resolver = resolver
     }
 
     /// The connection to `origin` that takes new requests, opening one (at the first of `addresses` when there are
@@ -96,7 +100,8 @@ final class UpstreamHTTP2Pool: Sendable {
             eventLoop: promise.futureResult.eventLoop,
             timeout: connectTimeout,
             idleTimeout: idleTimeout,
-            events: events
+            events: events,
+            resolver: resolver
         )
         future.whenComplete { [state] result in
             let closeNow: UpstreamHTTP2Connection? = state.withLock { state in

@@ -2,22 +2,29 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PushRelayCore
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayProviders
 
 /// The HTTP/1.1 pool against a real server on loopback: connections kept alive and reused, at most `maxConnections`
 /// per origin with the rest waiting in turn, `Connection: close` and hung answers honoured, deadlines kept while
-/// waiting, and a checked address connected to without resolving the host again.
+/// waiting, the host looked up again for each new connection, and a checked address connected to without resolving
+/// the host again.
 @Suite struct UpstreamHTTP1PoolTests {
-    private func withPool(maxConnections: Int = 8, _ body: (PlainHTTPServer, UpstreamHTTP1Pool) async throws -> Void) async throws {
+    private func withPool(
+        maxConnections: Int = 8,
+        resolver: ProviderResolver = .system,
+        _ body: (PlainHTTPServer, UpstreamHTTP1Pool) async throws -> Void
+    ) async throws {
         let server = try await PlainHTTPServer()
         let pool = UpstreamHTTP1Pool(
             tls: .makeClientConfiguration(),
             group: MultiThreadedEventLoopGroup.singleton,
             maxConnections: maxConnections,
             connectTimeout: .seconds(5),
-            idleTimeout: .minutes(1)
+            idleTimeout: .minutes(1),
+            resolver: resolver
         )
         do {
             try await body(server, pool)
@@ -113,6 +120,29 @@ import Testing
             let status = try await pool.execute(pinned, deadline: deadline()).get().status
             #expect(status == 200)
             #expect(server.requests.map(\.host) == ["pushrelay-test.invalid:\(server.port)"])
+        }
+    }
+
+    /// The host moves to another address (here a proxy on the same port at 127.0.0.2) while a connection is open:
+    /// that connection carries on, and the next one goes to the new address. A pinned request asks nobody.
+    @Test func eachNewConnectionLooksTheHostUpAgain() async throws {
+        let dns = FakeDNS()
+        dns.set("provider.test", to: ["127.0.0.1"])
+        try await withPool(resolver: ProviderResolver(dns.resolver(on:))) { server, pool in
+            let moved = FakeTCPProxy()
+            _ = try await moved.start(host: "127.0.0.2", port: server.port)
+            try moved.forward(toPort: server.port)
+            #expect(try await pool.execute(request("/send", on: server, host: "provider.test"), deadline: deadline()).get().status == 200)
+            dns.set("provider.test", to: ["127.0.0.2"])
+            #expect(try await pool.execute(request("/close", on: server, host: "provider.test"), deadline: deadline()).get().status == 200)
+            #expect(try await pool.execute(request("/send", on: server, host: "provider.test"), deadline: deadline()).get().status == 200)
+            #expect(dns.lookups(of: "provider.test") == 2)
+            #expect(server.acceptedConnections == 2 && moved.acceptedConnections == 1)
+            var pinned = request("/send", on: server, host: "pinned.test")
+            pinned.pin(to: [OutboundAddressPolicy.Address("127.0.0.1")!])
+            #expect(try await pool.execute(pinned, deadline: deadline()).get().status == 200)
+            #expect(dns.lookups(of: "pinned.test") == 0)
+            await moved.shutdown()
         }
     }
 
