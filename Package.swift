@@ -50,11 +50,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The storage contract (protocols by concern) and its SQLite implementation (GRDB, group commit). No NIO.
+        // The storage contract: protocols by concern, engine-neutral types and errors, the schema plan. No engine, no I/O.
         .target(
             name: "PushRelayStore",
+            dependencies: ["PushRelayCore"],
+            swiftSettings: swiftSettings
+        ),
+        // The storage contract on one SQLite file (GRDB, group commit). No NIO.
+        .target(
+            name: "PushRelaySQLite",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -85,6 +92,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                "PushRelaySQLite",
                 "PushRelayPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -140,6 +148,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                "PushRelaySQLite",
                 "PushRelayPostgres",
                 "PushRelayProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -176,6 +185,8 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayStore",
+                "PushRelaySQLite",
                 "PushRelayPostgres",
                 "PushRelayDataCopy",
                 "PushRelayWebPush",
@@ -226,6 +237,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                "PushRelaySQLite",
                 "PushRelayPostgres",
                 "PushRelayTestHarness",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -239,6 +251,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
+                "PushRelaySQLite",
                 "PushRelayPostgres",
                 "PushRelayTestHarness",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -278,6 +291,8 @@ let package = Package(
             name: "PushRelayServerTests",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayStore",
+                "PushRelaySQLite",
                 "PushRelayTestSupport",
                 "PushRelayTestHarness",
                 "PushRelayFuzzing",

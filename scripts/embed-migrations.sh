@@ -32,7 +32,7 @@ embed() {
 }
 
 case "$which" in
-  sqlite) embed migrations "$outdir/EmbeddedMigrations.swift" EmbeddedMigrations "" ;;
+  sqlite) embed migrations "$outdir/EmbeddedMigrations.swift" EmbeddedMigrations "import PushRelayStore" ;;
   postgres) embed migrations/postgres "$outdir/EmbeddedPostgresMigrations.swift" EmbeddedPostgresMigrations "import PushRelayStore" ;;
   *) echo "usage: $0 sqlite|postgres OUTDIR" >&2; exit 2 ;;
 esac

@@ -2,7 +2,7 @@ import Foundation
 import PackagePlugin
 
 /// Generates, before each build, the Swift files that carry text files in the binary, from the files themselves:
-/// - PushRelayStore: `EmbeddedMigrations.swift` from `migrations/*.sql`;
+/// - PushRelaySQLite: `EmbeddedMigrations.swift` from `migrations/*.sql`;
 /// - PushRelayPostgres: `EmbeddedPostgresMigrations.swift` from `migrations/postgres/*.sql`;
 /// - PushRelayServer: `OpenAPIDocument.swift` from `docs/openapi.yaml` and `ConsoleAssets.swift` from `console/`.
 /// The scripts in `scripts/embed-*.sh` write them (only when their text changes, so an unchanged file recompiles
@@ -13,7 +13,7 @@ struct EmbedPlugin: BuildToolPlugin {
         // Each step: a script in scripts/ and its arguments before the output directory.
         let steps: [(script: String, arguments: [String])]
         switch target.name {
-        case "PushRelayStore": steps = [("embed-migrations.sh", ["sqlite"])]
+        case "PushRelaySQLite": steps = [("embed-migrations.sh", ["sqlite"])]
         case "PushRelayPostgres": steps = [("embed-migrations.sh", ["postgres"])]
         case "PushRelayServer": steps = [("embed-openapi.sh", []), ("embed-console.sh", [])]
         default: return []

@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import PushRelayCore
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 
 /// Copies an existing install's SQLite database into a PostgreSQL database (`pushrelay migrate-data`).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore
 

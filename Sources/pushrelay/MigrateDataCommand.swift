@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PushRelayDataCopy
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 
 /// `pushrelay migrate-data --from sqlite:PATH --to postgres:URL`: moves an existing install's data into PostgreSQL.

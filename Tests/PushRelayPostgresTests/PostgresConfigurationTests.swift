@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 
 /// Opens the storage engine the config names (`storage.backend`), its schema brought to what `schema` asks

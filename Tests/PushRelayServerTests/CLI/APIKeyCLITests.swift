@@ -1,4 +1,5 @@
 import Foundation
+import PushRelaySQLite
 import PushRelayStore
 import Testing
 

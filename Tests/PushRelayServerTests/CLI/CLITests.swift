@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

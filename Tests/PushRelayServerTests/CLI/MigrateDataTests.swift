@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

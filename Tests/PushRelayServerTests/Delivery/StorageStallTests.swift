@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayProviders
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore
 import Synchronization

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore
 import PushRelayTestHarness

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayStore
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore
 import PushRelayTestHarness

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import ServiceLifecycle

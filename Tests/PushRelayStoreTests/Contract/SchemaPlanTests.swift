@@ -1,4 +1,5 @@
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

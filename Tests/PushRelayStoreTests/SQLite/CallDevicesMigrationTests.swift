@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayTestHarness
 import Testing
 
+@testable import PushRelaySQLite
 @testable import PushRelayStore
 
 /// Migration 014 renames `voip_devices` to `call_devices` and drops its never-written `dead_at`: a device registered

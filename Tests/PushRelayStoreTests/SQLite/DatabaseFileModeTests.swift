@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayTestHarness
 import Testing
 
+@testable import PushRelaySQLite
 @testable import PushRelayStore
 
 /// The database holds full push tokens, webhook ids and call-device keys, so no file of it is readable by another

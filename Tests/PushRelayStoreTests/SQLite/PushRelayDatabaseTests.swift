@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayTestHarness
 import Testing
 
+@testable import PushRelaySQLite
 @testable import PushRelayStore
 
 /// The writer connection's cache of quota rows (`SQLiteUsageCache`). It only saves reads: every reservation updates

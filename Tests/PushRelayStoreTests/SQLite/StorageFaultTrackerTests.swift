@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import PushRelaySQLite
 @testable import PushRelayStore
 
 /// Which errors make the SQLite engine report a storage fault, and how the fault ends.

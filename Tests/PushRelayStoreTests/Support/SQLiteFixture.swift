@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelayTestHarness
 
+@testable import PushRelaySQLite
 @testable import PushRelayStore
 
 /// A SQLite database with its `Storage`, for the tests of the SQLite implementation itself (group commit, WAL,

@@ -1,4 +1,5 @@
 import GRDB
+import PushRelayStore
 
 /// What went wrong with the SQLite database file itself. The errors every engine shares are `StorageError`s.
 public enum StoreError: Error, CustomStringConvertible, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// SQLite's delivery log and dead-token memory.
 public final class SQLiteDeliveryLog: DeliveryLog {

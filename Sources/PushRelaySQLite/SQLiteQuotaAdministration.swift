@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// SQLite's quota administration: per-day usage lists, a token's history, overrides, resets and pruning.
 public final class SQLiteQuotaAdministration: QuotaAdministration {

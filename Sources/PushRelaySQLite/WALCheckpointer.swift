@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import PushRelayStore
 import Synchronization
 
 /// Copies the WAL back into the database file from a connection and thread of its own, a few times a second while

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import PushRelayCore
+import PushRelayStore
 
 /// Creates an empty file at `path` with exactly `mode` (the umask can only take bits away from the mode `open` asks
 /// for; `fchmod` sets it whole). Returns 0, or the `errno` of the step that failed: `EEXIST` when `path` exists. A

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import PushRelayCore
+import PushRelayStore
 
 /// The writer connection's copy of the quota rows of the tokens it served, so a reservation reads nothing.
 ///

@@ -1,3 +1,5 @@
+import PushRelayStore
+
 /// Reading one push token's rows across days without an index on `push_token` (migration 006 dropped it from the
 /// write path). `days` walks the distinct days of `daily_usage` newest first, one primary-key seek each (a loose
 /// index scan: there are only `retention_days` of them), and a join on `(day, push_token)` then does one point

@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import PushRelayStore
 
 /// One of GRDB's cached statements driven through SQLite's C API, for the few statements every notification runs on
 /// the writer. GRDB's `execute(arguments:)` and `Row.fetchOne` box each argument and value as an existential and

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// SQLite's quota ledger: each reservation is decided and written in one group-committed transaction on the single
 /// writer connection, so concurrent requests of any number of connections and processes on the file agree.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// The Matrix gateway's tables: the durable retry queue and the (event_id, pushkey) de-duplication window.
 /// Writes are group-committed with the rest of PushRelay's request-path writes.

@@ -1,3 +1,5 @@
+import PushRelayStore
+
 extension Storage {
     /// The SQLite implementation on an open (and migrated) database.
     public static func sqlite(_ database: PushRelayDatabase) -> Storage {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 import Synchronization
 
 /// Follows the outcome of the group commit's transactions and syncs for `StorageHealth`: a storage error (disk full,

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// Statements the SQLite stores share inside their transactions.
 enum SQLiteRows {

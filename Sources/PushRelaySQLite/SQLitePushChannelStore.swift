@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// SQLite side of the push channel: channel tokens, messages owed to devices, local delivery counts.
 public final class SQLitePushChannelStore: PushChannelStorage {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PushRelayStore
 
 extension PushRelayDatabase {
     /// Writes a consistent, compact copy of the database to `path` with SQLite's `VACUUM INTO`: safe while a server

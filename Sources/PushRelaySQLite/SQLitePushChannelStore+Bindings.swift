@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 extension SQLitePushChannelStore {
     /// The binding of a push token, or of a webhook id, if Home Assistant has shown one.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import PushRelayStore
 import Synchronization
 
 /// Group commit: writes submitted concurrently run in one SQLite transaction, and each caller resumes only after

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import PushRelayStore
 import Synchronization
 
 final class WALSyncer: WorkerThread, @unchecked Sendable {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayStore
 
 /// SQLite side of the VoIP API: API keys (hashed) and registered devices with their encryption keys.
 public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
