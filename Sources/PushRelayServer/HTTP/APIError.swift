@@ -2,7 +2,6 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
-import PushRelayPostgres
 import PushRelayStore
 
 /// Every error PushRelay answers: a JSON object with `errorType` and a non-empty `message`.
