@@ -142,14 +142,12 @@ let package = Package(
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         // Generates the Swift files that carry the migrations, the API contract and the console in the binary.
         .plugin(name: "EmbedPlugin", capability: .buildTool()),
-        // HTTP server, config, services.
+        // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
             dependencies: [
                 "PushRelayCore",
                 "PushRelayStore",
-                "PushRelaySQLite",
-                "PushRelayPostgres",
                 "PushRelayProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

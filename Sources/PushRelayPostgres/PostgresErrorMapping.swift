@@ -1,13 +1,16 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import PushRelayStore
 
-/// Turns what postgres-nio throws into a `PostgresStoreError`: one line, no statement text or arguments (a
-/// `PSQLError`'s debug description holds the query and its binds, push tokens included).
+/// Turns what postgres-nio throws into a `PostgresStoreError` (or `StorageError.closed` once the pool is closed, as
+/// every engine says it): one line, no statement text or arguments (a `PSQLError`'s debug description holds the query
+/// and its binds, push tokens included).
 enum PostgresErrorMapping {
     static func map(_ error: any Error, target: String) -> any Error {
         switch error {
         case let e as PostgresStoreError: return e
+        case StorageError.closed: return StorageError.closed
         case is CancellationError: return error
         case let e as PostgresTransactionError:
             // The closure's error first: BEGIN, COMMIT or ROLLBACK failing says less.
@@ -21,28 +24,28 @@ enum PostgresErrorMapping {
         }
     }
 
-    private static func map(_ e: PSQLError, target: String) -> PostgresStoreError {
+    private static func map(_ e: PSQLError, target: String) -> any Error {
         switch e.code {
         case .server:
             let state = e.serverInfo?[.sqlState] ?? "?????"
             let message = e.serverInfo?[.message] ?? "unknown server error"
-            return .server(sqlState: state, message: oneLine(message))
+            return PostgresStoreError.server(sqlState: state, message: oneLine(message))
         case .connectionError:
-            return .unavailable("cannot connect to \(target): \(underlying(e))")
+            return PostgresStoreError.unavailable("cannot connect to \(target): \(underlying(e))")
         case .serverClosedConnection, .uncleanShutdown:
-            return .unavailable("the connection to \(target) was lost")
+            return PostgresStoreError.unavailable("the connection to \(target) was lost")
         case .clientClosedConnection, .poolClosed:
-            return .closed
+            return StorageError.closed
         case .queryCancelled:
-            return .unavailable("the request was cancelled")
+            return PostgresStoreError.unavailable("the request was cancelled")
         case .sslUnsupported:
-            return .unavailable("\(target) does not offer TLS (storage.postgres.tls: require)")
+            return PostgresStoreError.unavailable("\(target) does not offer TLS (storage.postgres.tls: require)")
         case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
-            return .unavailable("TLS with \(target) failed: \(underlying(e))")
+            return PostgresStoreError.unavailable("TLS with \(target) failed: \(underlying(e))")
         case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
-            return .unavailable("\(target) asks for a login this client cannot give (\(e.code))")
+            return PostgresStoreError.unavailable("\(target) asks for a login this client cannot give (\(e.code))")
         default:
-            return .unavailable("\(e.code)")
+            return PostgresStoreError.unavailable("\(e.code)")
         }
     }
 

@@ -237,7 +237,7 @@ public final class PostgresStorageEngine: StorageEngine {
         limit: Duration? = PostgresStorageEngine.statementLimit,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        guard !closed.load(ordering: .relaxed) else { throw PostgresStoreError.closed }
+        guard !closed.load(ordering: .relaxed) else { throw StorageError.closed }
         let newer = newerSchema.load(ordering: .relaxed)
         if newer != 0 { throw schemaTooNew(newer) }
         let wait = faults.isFaulty ? min(configuration.connectionWait, Self.faultConnectionWait) : configuration.connectionWait
@@ -366,7 +366,7 @@ public final class PostgresStorageEngine: StorageEngine {
     /// How long `flushAndClose` waits for the pool to close its connections before it leaves the pool.
     static let closeLimit = Duration.seconds(10)
 
-    /// Waits for the writes in flight, then stops the pool. Later requests fail with `PostgresStoreError.closed`.
+    /// Waits for the writes in flight, then stops the pool. Later requests fail with `StorageError.closed`.
     /// Returns once the pool has closed, or after `closeLimit` on the engine's timers with a warning: a connection
     /// stuck on a dead peer does not hold the shutdown.
     public func flushAndClose() async throws {

@@ -13,8 +13,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
     case unavailable(String)
     /// PostgreSQL answered a statement with an error.
     case server(sqlState: String, message: String)
-    /// The storage was closed.
-    case closed
 
     public var description: String {
         switch self {
@@ -23,7 +21,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
         case .authenticationFailed(let target, let reason): return "PostgreSQL at \(target) refused the login: \(reason)"
         case .unavailable(let why): return "PostgreSQL unavailable: \(why)"
         case .server(let state, let message): return "PostgreSQL error \(state): \(message)"
-        case .closed: return "the PostgreSQL storage is closed"
         }
     }
 
@@ -32,7 +29,7 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
     public var isFault: Bool {
         switch self {
         case .cannotConnect, .authenticationFailed, .unavailable: return true
-        case .invalidURL, .closed: return false
+        case .invalidURL: return false
         case .server(let state, _):
             // 08 connection exception, 53 insufficient resources (disk full, out of memory, too many connections),
             // 57 operator intervention (shutdown, cannot connect now), 58 system error (I/O), XX internal error,
@@ -41,6 +38,4 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable, Equata
         }
     }
 }
-extension PostgresStoreError: StorageFailure {
-    public var meansClosed: Bool { self == .closed }
-}
+extension PostgresStoreError: StorageFailure {}

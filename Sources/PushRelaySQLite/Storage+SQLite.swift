@@ -1,6 +1,34 @@
+import Foundation
+import Logging
 import PushRelayStore
 
 extension Storage {
+    /// Opens the SQLite database at `path` (creating it, except with `.check`) and brings its schema to what `schema`
+    /// asks, then returns its `Storage`; `callers` and `logger` as `PushRelayDatabase.init` takes them. With `.check`
+    /// and no file at `path`, nothing is created: it throws `StoreError.cannotOpen` saying which commands create the
+    /// database. A schema this build cannot run on, or one older than it needs, is a `StorageError`.
+    public static func sqlite(
+        path: String,
+        schema: SchemaStep = .upgrade,
+        callers: @escaping WriteCallerExecutor.Lookup = { nil },
+        logger: Logger = Logger(label: "pushrelay")
+    ) throws -> Storage {
+        if schema == .check, !FileManager.default.fileExists(atPath: path) {
+            throw StoreError.cannotOpen(
+                path: path,
+                underlying: "there is no database there yet: 'pushrelay migrate' or 'pushrelay serve' creates it (or set storage.sqlite_path)"
+            )
+        }
+        let database = try PushRelayDatabase(path: path, callers: callers, logger: logger)
+        do {
+            try database.migrate(step: schema)
+        } catch {
+            try? database.close()
+            throw error
+        }
+        return .sqlite(database)
+    }
+
     /// The SQLite implementation on an open (and migrated) database.
     public static func sqlite(_ database: PushRelayDatabase) -> Storage {
         let devices = SQLiteDeviceStore(database: database)

@@ -35,9 +35,16 @@ struct Doctor: AsyncParsableCommand {
                     detail: options.config ?? "the embedded defaults and PUSHRELAY_* variables"
                 )
             ]
-            var logger = Logger(label: "pushrelay.doctor")
-            logger.logLevel = .critical
-            checks += await SetupDoctor.run(config, logger: logger)
+            let logger = {
+                var logger = Logger(label: "pushrelay.doctor")
+                logger.logLevel = .critical
+                return logger
+            }()
+            checks += await SetupDoctor.run(
+                config,
+                openStorage: { try await StorageOpener.open(config.storage, schema: .check, logger: logger) },
+                logger: logger
+            )
             if let token {
                 checks += await SetupDoctor.tryToken(token, appID: app, send: send, config: config, logger: logger)
             }

@@ -10,11 +10,14 @@ struct ConfigOption: ParsableArguments {
     @Option(name: .long, help: "YAML config file (default: $PUSHRELAY_CONFIG, else the embedded defaults).")
     var config: String?
 
+    /// The config, with what the storage engine can check without opening (a PostgreSQL URL) checked too.
     func load() throws -> PushRelayConfig {
         let env = ProcessInfo.processInfo.environment
         let file = config ?? env["PUSHRELAY_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         do {
-            return try PushRelayConfig.load(file: file, environment: env)
+            let config = try PushRelayConfig.load(file: file, environment: env)
+            try StorageOpener.validate(config.storage)
+            return config
         } catch let error as ConfigError {
             throw ValidationError(error.description)
         }
@@ -59,7 +62,7 @@ func openStorage(_ config: PushRelayConfig, schema: SchemaStep = .check, logger:
     do {
         return try await StorageOpener.open(config.storage, schema: schema, logger: logger)
     } catch {
-        printError("cannot open the storage (\(config.storage.location)): \(error)")
+        printError("cannot open the storage (\(StorageOpener.location(config.storage))): \(error)")
         throw ExitCode.failure
     }
 }
@@ -97,7 +100,7 @@ struct Serve: AsyncParsableCommand {
         let listen: ListenSocket = passed.first.map { .inherited(descriptor: $0) } ?? .address(host: config.http.host, port: config.http.port)
         let storage = try await openStorage(config, schema: .upgrade, logger: logger)
         let app = try await PushRelayApplication.build(config: config, storage: storage, listen: listen, logger: logger)
-        logger.info("PushRelay \(PushRelayVersion.string) on \(listen), storage \(config.storage.location)")
+        logger.info("PushRelay \(PushRelayVersion.string) on \(listen), storage \(StorageOpener.location(config.storage))")
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
@@ -129,7 +132,7 @@ struct Migrate: AsyncParsableCommand {
         let config = try options.load()
         let storage = try await openStorage(config, schema: finish ? .finish : .upgrade)
         let applied = try await storage.engine.appliedMigrations()
-        print("\(config.storage.location) is at schema version \(applied.last?.version ?? 0)")
+        print("\(StorageOpener.location(config.storage)) is at schema version \(applied.last?.version ?? 0)")
         for m in applied { print("  \(m.name)  applied \(m.appliedAt)") }
         try await storage.engine.flushAndClose()
     }
@@ -146,7 +149,7 @@ struct CheckConfig: AsyncParsableCommand {
         let c = try options.load()
         print("configuration OK")
         print("  http: \(c.http.host):\(c.http.port), max body \(c.http.maxBodyBytes) bytes")
-        print("  storage: \(c.storage.location)")
+        print("  storage: \(StorageOpener.location(c.storage))")
         print(
             "  quota: \(c.quota.dailyLimit)/day, exempt commands \(c.quota.exemptCommands), exempt critical \(c.quota.exemptCritical), retention \(c.quota.retentionDays) days"
         )

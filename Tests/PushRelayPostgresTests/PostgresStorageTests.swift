@@ -182,7 +182,7 @@ struct PostgresStorageTests {
     @Test func requestsAfterCloseFailAsClosed() async throws {
         let storage = try await Storage.postgres(try await PostgresTestDatabase.create().configuration(), logger: PostgresTestServer.logger)
         try await storage.engine.flushAndClose()
-        await #expect(throws: PostgresStoreError.closed) { try await storage.deliveries.deadToken("x", now: now) }
+        await #expect(throws: StorageError.closed) { try await storage.deliveries.deadToken("x", now: now) }
     }
     /// Holder lookups that arrive together are answered by one statement: each still gets its own answer (the
     /// webhook id's channel, a push-token channel, or none), and one lookup PostgreSQL cannot run (a NUL in its push

@@ -4,15 +4,21 @@ import PushRelayCore
 import PushRelayProviders
 import PushRelayStore
 
-/// What `pushrelay doctor` checks, after the config has loaded: the storage (opened and migrated as `serve` would,
-/// a write, the free disk of a SQLite file) and each configured provider against its push service (`SelfChecking`),
-/// without delivering anything to a device.
+/// What `pushrelay doctor` checks, after the config has loaded: the storage (opened as the binary opens it for a
+/// command that does not migrate, a write, the free disk of a SQLite file) and each configured provider against its
+/// push service (`SelfChecking`), without delivering anything to a device.
 public enum SetupDoctor {
     /// Below this much free space on a SQLite database's file system, the check fails.
     public static let minimumFreeBytes: Int64 = 1 << 30
 
-    public static func run(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
-        var checks = await storage(config, logger: logger)
+    /// Every check of `config`; `openStorage` opens the configured storage (the binary's engine choice) with its
+    /// schema checked, not migrated, and its errors are shown as they describe themselves.
+    public static func run(
+        _ config: PushRelayConfig,
+        openStorage: @Sendable () async throws -> Storage,
+        logger: Logger
+    ) async -> [SetupCheck] {
+        var checks = await storage(config, openStorage: openStorage)
         checks += await providers(config, logger: logger)
         return checks
     }
@@ -39,11 +45,11 @@ public enum SetupDoctor {
         return checks
     }
 
-    static func storage(_ config: PushRelayConfig, logger: Logger) async -> [SetupCheck] {
+    static func storage(_ config: PushRelayConfig, openStorage: @Sendable () async throws -> Storage) async -> [SetupCheck] {
         let location = config.storage.location
         let storage: Storage
         do {
-            storage = try await StorageOpener.open(config.storage, schema: .check, logger: logger)
+            storage = try await openStorage()
         } catch {
             return [
                 SetupCheck(

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelaySQLite
+import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing
@@ -22,7 +24,7 @@ import Testing
             config.storage.sqlitePath = sqlitePath
         } else {
             config.storage.sqlitePath = TestServer.tempPath()
-            try await StorageOpener.open(config.storage, logger: Logger(label: "test")).engine.flushAndClose()
+            try await Storage.sqlite(path: config.storage.sqlitePath).engine.flushAndClose()
         }
         config.providers = [
             "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),
@@ -30,7 +32,14 @@ import Testing
         ]
         config.apps = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")]
         configure(&config)
-        return await SetupDoctor.run(config, logger: Logger(label: "test"))
+        return await doctor(config)
+    }
+
+    /// The doctor's checks of `config`, its SQLite database opened as the binary opens it for a command that does not
+    /// migrate.
+    static func doctor(_ config: PushRelayConfig) async -> [SetupCheck] {
+        let path = config.storage.sqlitePath
+        return await SetupDoctor.run(config, openStorage: { try Storage.sqlite(path: path, schema: .check) }, logger: Logger(label: "test"))
     }
 
     static func withFakes(_ body: (FakeProviderEnvironment) async throws -> Void) async throws {
@@ -115,10 +124,10 @@ import Testing
     @Test func theStorageCheckNamesTheSchemaVersion() async throws {
         var config = try PushRelayConfig.load(file: nil, environment: [:])
         config.storage.sqlitePath = TestServer.tempPath()
-        let storage = try await StorageOpener.open(config.storage, logger: Logger(label: "test"))
+        let storage = try Storage.sqlite(path: config.storage.sqlitePath)
         let version = try #require(try await storage.engine.appliedMigrations().map(\.version).max())
         try await storage.engine.flushAndClose()
-        let checks = await SetupDoctor.run(config, logger: Logger(label: "test"))
+        let checks = await Self.doctor(config)
         let opened = try #require(checks.first { $0.subject == "storage" })
         #expect(opened.passed, "\(opened)")
         #expect(opened.detail == "SQLite \(config.storage.sqlitePath), schema version \(version)")
