@@ -2,12 +2,14 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer
 
 /// HTTP/1.0 without keep-alive, `Connection: close` and CONNECT end their connection once answered; everything else
-/// keeps it.
+/// keeps it, until the server stops: then every answer closes its connection, and an idle connection closes after a
+/// short linger.
 struct ConnectionCloseRuleTests {
     static func head(_ version: HTTPVersion, _ method: HTTPMethod = .GET, connection: String? = nil) -> HTTPRequestHead {
         var headers = HTTPHeaders([("host", "x")])
@@ -99,5 +101,82 @@ struct ConnectionCloseRuleTests {
             let status = exchange.responses.first?.status ?? Int(exchange.text.split(separator: " ").dropFirst().first ?? "") ?? 0
             #expect(status >= 400, "\(exchange)")
         }
+    }
+
+    static let ok = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "0"])
+
+    @Test func onceStoppingEveryAnswerClosesItsConnection() {
+        var state = ConnectionCloseRule.State()
+        // Read before the stop, answered after it: the rule itself closes (nobody else knows).
+        let before = state.received(Self.head(.http1_1), stopping: false)
+        #expect(before.headers["connection"] == [])
+        #expect(state.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
+        #expect(state.answered() == .close)
+        // Read during the stop: the request says it, so whoever answers closes.
+        let during = state.received(Self.head(.http1_1, connection: "keep-alive"), stopping: true)
+        #expect(during.headers["connection"] == ["close"])
+        #expect(state.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
+        #expect(state.answered() == .nothing)
+    }
+
+    @Test func whenTheListenerStopsAnIdleConnectionLingersAndABusyOneClosesAfterItsAnswer() {
+        var idle = ConnectionCloseRule.State()
+        #expect(idle.quiesce() == .linger)
+        #expect(idle.closesAfterLinger)
+        // A request that was on its way when the linger began is answered, then the connection closes.
+        _ = idle.received(Self.head(.http1_1), stopping: true)
+        #expect(!idle.closesAfterLinger)
+        #expect(idle.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
+        #expect(idle.answered() == .linger)
+
+        var busy = ConnectionCloseRule.State()
+        _ = busy.received(Self.head(.http1_1), stopping: false)
+        #expect(busy.quiesce() == .nothing)
+        #expect(busy.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
+        #expect(busy.answered() == .close)
+    }
+
+    @Test func theHandlerClosesAnIdleConnectionAfterTheLinger() throws {
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule(isStopping: { true }))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        channel.embeddedEventLoop.advanceTime(by: ConnectionCloseRule.linger - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func theHandlerClosesAfterAnAnswerItMadeClosing() throws {
+        let stopping = Locked(false)
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule(isStopping: { stopping.withLock { $0 } }))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try channel.writeInbound(HTTPServerRequestPart.head(Self.head(.http1_1)))
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        stopping.withLock { $0 = true }
+        try channel.writeOutbound(HTTPServerResponsePart.head(Self.ok))
+        #expect(channel.isActive)
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        #expect(!channel.isActive)
+        guard case .head(let head)? = try channel.readOutbound(as: HTTPServerResponsePart.self) else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(head.headers["connection"] == ["close"])
+    }
+
+    @Test func aWebsocketUpgradePassesThroughUntouched() throws {
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule(isStopping: { true }))
+        var upgrade = Self.head(.http1_1, connection: "Upgrade")
+        upgrade.headers.add(name: "upgrade", value: "websocket")
+        try channel.writeInbound(HTTPServerRequestPart.head(upgrade))
+        guard case .head(let passed)? = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head")
+            return
+        }
+        #expect(passed.headers["connection"] == ["Upgrade"])
+        // What follows the upgrade request are raw bytes once NIO's decoder is gone; they pass as they are.
+        try channel.writeInbound(ByteBuffer(string: "frame"))
+        #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "frame"))
+        _ = try channel.finish()
     }
 }

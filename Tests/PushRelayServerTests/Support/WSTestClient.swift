@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdWSClient
 import Logging
+import NIOWebSocket
 import PushRelayCore
 
 /// A websocket client for tests: connects to `/api/websocket`, buffers every text frame it receives, sends on demand.
@@ -21,7 +22,11 @@ final class WSTestClient: Sendable {
             if let name = HTTPField.Name(name) { configuration.additionalHeaders.append(HTTPField(name: name, value: value)) }
         }
         task = Task { [configuration] in
-            _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/api/websocket", configuration: configuration, logger: logger) {
+            let closing = try? await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/api/websocket",
+                configuration: configuration,
+                logger: logger
+            ) {
                 inbound,
                 outbound,
                 _ in
@@ -41,7 +46,7 @@ final class WSTestClient: Sendable {
                     group.cancelAll()
                 }
             }
-            buffer.close()
+            buffer.close(code: closing?.closeCode)
         }
     }
 
@@ -49,6 +54,8 @@ final class WSTestClient: Sendable {
     static func connect(port: Int, headers: [(String, String)] = []) -> WSTestClient { WSTestClient(port: port, headers: headers) }
 
     var isClosed: Bool { buffer.isClosed }
+    /// The code of the server's close frame, once closed (nil: no close frame).
+    var closeCode: WebSocketErrorCode? { buffer.closeCode }
 
     func send(_ value: JSONValue) { outgoing.yield(value.jsonString()) }
     func sendRaw(_ text: String) { outgoing.yield(text) }
@@ -132,6 +139,7 @@ private final class Inbox: Sendable {
     private struct State {
         var frames: [String] = []
         var isClosed = false
+        var closeCode: WebSocketErrorCode?
         var nextID = 0
         /// Waiting for a frame (nil: the connection closed), first come first served.
         var frameWaiters: [(id: Int, continuation: CheckedContinuation<String?, any Error>)] = []
@@ -141,6 +149,7 @@ private final class Inbox: Sendable {
     private let state = Locked(State())
 
     var isClosed: Bool { state.withLock { $0.isClosed } }
+    var closeCode: WebSocketErrorCode? { state.withLock { $0.closeCode } }
     var pending: [String] { state.withLock { $0.frames } }
 
     func received(_ text: String) {
@@ -154,9 +163,10 @@ private final class Inbox: Sendable {
         waiter?.resume(returning: text)
     }
 
-    func close() {
+    func close(code: WebSocketErrorCode? = nil) {
         let (frameWaiters, closeWaiters) = state.withLock { s in
             s.isClosed = true
+            s.closeCode = code
             defer {
                 s.frameWaiters = []
                 s.closeWaiters = []
