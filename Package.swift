@@ -212,12 +212,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // What several test targets share: child processes, the throwaway PostgreSQL server (one per test process) and
-        // a fresh database per test, waiting for a condition with a deadline, temporary paths, the repository's root.
+        // a fresh database per test, a SQLite file read with plain SQL, waiting for a condition with a deadline,
+        // temporary paths, the repository's root.
         .target(
             name: "PushRelayTestHarness",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayStore",
                 "PushRelayPostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/PushRelayTestHarness",
@@ -302,7 +305,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
 import PushRelayCore
+import PushRelayTestHarness
 import Testing
 
 @Suite struct AdminAPITests {
@@ -71,7 +71,7 @@ import Testing
     @Test func aStorageFailureIs503() async throws {
         try await TestServer.with(.router, yaml: Self.yaml) { (s: TestServer) async throws in
             // The table the quota list reads is gone: every read of it fails in SQLite.
-            try await s.database.pool.write { db in try db.execute(sql: "ALTER TABLE daily_usage RENAME TO daily_usage_gone") }
+            try await SQLiteFile(path: s.dbPath).execute("ALTER TABLE daily_usage RENAME TO daily_usage_gone")
             let r = try await s.request(.GET, "/admin/v1/quotas", headers: Self.auth)
             expectJSONError(r, status: 503, errorType: "StorageUnavailable")
             #expect(r.headers["retry-after"] == "5")

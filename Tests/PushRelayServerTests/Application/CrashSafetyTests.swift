@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import GRDB
 import NIOCore
 import PushRelayCore
+import PushRelaySQLite
+import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Synchronization
@@ -226,9 +227,16 @@ import Glibc
             }
             try? await pg.drop()
         } else {
-            let db = try DatabaseQueue(path: dir + "/pushrelay.sqlite")
-            let rows = try await db.read { db in try Row.fetchAll(db, sql: query) }
-            stored = Dictionary(uniqueKeysWithValues: rows.map { ($0["push_token"] as String, $0["successful"] as Int) })
+            // The file as the next start would find it, read through the storage contract (today and yesterday: the
+            // run may cross midnight UTC).
+            let storage = try Storage.sqlite(path: dir + "/pushrelay.sqlite", schema: .check)
+            let today = UTCDay(Date())
+            for day in [today.adding(days: -1), today] {
+                for row in try await storage.admin.list(day: day, top: nil) where row.pushToken.hasPrefix("crash:") {
+                    stored[row.pushToken, default: 0] += row.successful
+                }
+            }
+            try await storage.engine.flushAndClose()
         }
         for token in Self.tokens { #expect((stored[token] ?? 0) == reported[token], "\(token)") }
     }

@@ -1,6 +1,7 @@
 import Foundation
-import GRDB
 import PushRelayCore
+import PushRelaySQLite
+import PushRelayStore
 import PushRelayTestHarness
 import Testing
 
@@ -59,10 +60,14 @@ import Glibc
         }
 
         // Each 201 is counted once (and the requests a client stopped waiting for were sent after its last answer).
-        let db = try DatabaseQueue(path: dir + "/pushrelay.sqlite")
-        let counted = try await db.read { db in
-            try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(successful), 0) FROM daily_usage WHERE push_token LIKE 'load:%'") ?? 0
+        // Read through the storage contract, today and yesterday (the run may cross midnight UTC).
+        let storage = try Storage.sqlite(path: dir + "/pushrelay.sqlite", schema: .check)
+        let today = UTCDay(Date())
+        var counted = 0
+        for day in [today.adding(days: -1), today] {
+            counted += try await storage.admin.list(day: day, top: nil).filter { $0.pushToken.hasPrefix("load:") }.map(\.successful).reduce(0, +)
         }
+        try await storage.engine.flushAndClose()
         #expect(counted == tally.answered[201], "\(tally)")
     }
 }

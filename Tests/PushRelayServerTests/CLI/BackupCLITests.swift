@@ -1,6 +1,8 @@
 import Foundation
-import GRDB
 import PushRelayCore
+import PushRelaySQLite
+import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// `pushrelay backup --to FILE` while a server writes to the database: the copy opens, passes SQLite's integrity
@@ -15,15 +17,11 @@ import Testing
             #expect(r.status == 0, "\(r.err)")
             #expect(r.out.contains("backed up"), "\(r.out)")
 
-            let copy = try DatabaseQueue(path: target)
-            let (check, tokens) = try await copy.read { db in
-                (
-                    try String.fetchOne(db, sql: "PRAGMA integrity_check"),
-                    try Int.fetchOne(db, sql: "SELECT count(*) FROM daily_usage WHERE push_token LIKE 'backup:%'")
-                )
-            }
-            #expect(check == "ok")
-            #expect(tokens == 5)
+            #expect(try await SQLiteFile(path: target).strings("PRAGMA integrity_check") == ["ok"])
+            let copy = try Storage.sqlite(path: target, schema: .check)
+            let usage = try await copy.admin.list(day: UTCDay(s.clock.now()), top: nil)
+            try await copy.engine.flushAndClose()
+            #expect(usage.filter { $0.pushToken.hasPrefix("backup:") }.count == 5, "\(usage)")
 
             let again = try await CLI.run(["backup", "--to", target], env: env)
             #expect(again.status != 0)

@@ -1,10 +1,10 @@
 import Foundation
-import GRDB
 import Logging
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore
+import PushRelayTestHarness
 import Synchronization
 import Testing
 
@@ -115,14 +115,11 @@ final class LogCapture: Sendable {
             "SELECT pushkey FROM matrix_retry_queue", "SELECT push_token FROM call_devices", "SELECT voip_token FROM call_devices",
             "SELECT push_token FROM token_limits",
         ]
-        let tokens: Set<String> =
-            (try? await database.pool.read { db in
-                var all = Set<String>()
-                for sql in tokenQueries {
-                    if let rows = try? String.fetchAll(db, sql: sql) { all.formUnion(rows) }
-                }
-                return all
-            }) ?? []
+        let file = SQLiteFile(path: database.path)
+        var tokens = Set<String>()
+        for sql in tokenQueries {
+            if let rows = try? await file.strings(sql) { tokens.formUnion(rows) }
+        }
         // A short token is shown as its first 4 characters; only longer ones can be told apart from ordinary words.
         out += tokens.filter { $0.count >= 12 }
         return out
