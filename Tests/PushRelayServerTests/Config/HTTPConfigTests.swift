@@ -3,19 +3,23 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `http.request_timeout`, `http.idle_timeout`, `http.max_connections_per_address` and `http.trusted_proxies`.
+/// `http.request_timeout`, `http.idle_timeout`, `http.drain_period`, `http.max_connections_per_address` and
+/// `http.trusted_proxies`.
 @Suite struct HTTPConfigTests {
     @Test func defaultsAndOverrides() throws {
         let defaults = try PushRelayConfig.load(file: nil, environment: [:])
         #expect(defaults.http.requestTimeoutMs == 30_000)
         #expect(defaults.http.idleTimeoutMs == 75_000)
+        #expect(defaults.http.drainPeriodMs == 5_000)
         #expect(defaults.http.maxConnectionsPerAddress == 1024)
         let set = try PushRelayConfig.load(
             file: nil,
             environment: [
                 "PUSHRELAY_HTTP_REQUEST_TIMEOUT": "20s", "PUSHRELAY_HTTP_IDLE_TIMEOUT": "2m", "PUSHRELAY_HTTP_MAX_CONNECTIONS_PER_ADDRESS": "0",
+                "PUSHRELAY_HTTP_DRAIN_PERIOD": "0",
             ]
         )
+        #expect(set.http.drainPeriodMs == 0)
         #expect(set.http.requestTimeoutMs == 20_000)
         #expect(set.http.idleTimeoutMs == 120_000)
         #expect(set.http.maxConnectionsPerAddress == 0)
@@ -28,6 +32,11 @@ import Testing
             "\(error)".contains("http.request_timeout") && "\(error)".contains("delivery.deadline_ms")
         }
         #expect(throws: (any Error).self) { try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_IDLE_TIMEOUT": "10ms"]) }
+        #expect {
+            try PushRelayConfig.load(file: nil, environment: ["PUSHRELAY_HTTP_DRAIN_PERIOD": "1h"])
+        } throws: { error in
+            "\(error)".contains("http.drain_period: must be at most 10m")
+        }
     }
 
     @Test func trustedProxiesAreAListOrACommaSeparatedString() throws {
