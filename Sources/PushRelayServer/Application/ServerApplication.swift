@@ -38,10 +38,12 @@ public struct ServerApplication: ApplicationProtocol {
         lifecycle.onStop { await group.triggerGracefulShutdown() }
         let lifecycle = self.lifecycle
         let logger = self.logger
+        // Trapped before the server listens: a signal from then on stops it gracefully.
+        let caught = signals.isEmpty ? nil : await UnixSignalsSequence(trapping: signals)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            if !signals.isEmpty {
+            if let caught {
                 tasks.addTask {
-                    for await signal in await UnixSignalsSequence(trapping: signals) {
+                    for await signal in caught {
                         logger.info("\(signal) received", metadata: ["phase": .string("\(lifecycle.phase)")])
                         lifecycle.beginStop()
                     }

@@ -2,7 +2,8 @@ import PushRelayCore
 import ServiceLifecycle
 
 /// Runs the push channel's background duties: recovers stored channel messages at start, works with the other
-/// instances on the database, drops expired queued messages every minute, and closes the connections on shutdown.
+/// instances on the database, drops expired queued messages every minute, and on shutdown closes the connections still
+/// open (the listener's stop has normally closed them already, with 1012) and waits for their disconnects.
 struct PushChannelService: Service {
     let hub: PushChannelHub
     let sockets: PushChannelSockets
