@@ -50,6 +50,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The time port on NIO's event loops (`EventLoopClock`), and scheduling through any time port on a given event
+        // loop: for what runs on event loops (the PostgreSQL engine, the provider clients, the server).
+        .target(
+            name: "PushRelayEventLoopClock",
+            dependencies: [
+                "PushRelayCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The storage contract: protocols by concern, engine-neutral types and errors, the schema plan. No engine, no I/O.
         .target(
             name: "PushRelayStore",
@@ -75,6 +86,7 @@ let package = Package(
             name: "PushRelayPostgres",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -105,6 +117,7 @@ let package = Package(
             name: "PushRelayProviders",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -125,6 +138,7 @@ let package = Package(
             name: "PushRelayTestSupport",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -147,6 +161,7 @@ let package = Package(
             name: "PushRelayServer",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayStore",
                 "PushRelayProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -183,6 +198,7 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayEventLoopClock",
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayPostgres",
@@ -200,6 +216,7 @@ let package = Package(
             name: "pushrelay-dev",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayProviders",
                 "PushRelayTestSupport",
                 "PushRelayWebPush",
@@ -251,10 +268,12 @@ let package = Package(
             name: "PushRelayPostgresTests",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayPostgres",
                 "PushRelayTestHarness",
+                "PushRelayTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -275,6 +294,7 @@ let package = Package(
                 "PushRelayCore",
                 "PushRelayProviders",
                 "PushRelayTestSupport",
+                "PushRelayEventLoopClock",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -295,6 +315,7 @@ let package = Package(
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
+                "PushRelayEventLoopClock",
                 "PushRelayTestHarness",
                 "PushRelayFuzzing",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

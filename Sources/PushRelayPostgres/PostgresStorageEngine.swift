@@ -4,6 +4,7 @@ import NIOCore
 import NIOSSL
 import PostgresNIO
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayStore
 import Synchronization
 
@@ -80,7 +81,7 @@ public final class PostgresStorageEngine: StorageEngine {
             plan: plan,
             target: target,
             logger: logger,
-            timers: timers ?? PostgresEventLoopTimers(group: PostgresClient.defaultEventLoopGroup)
+            timers: timers ?? EventLoopClock(group: PostgresClient.defaultEventLoopGroup)
         )
         engine.armSchemaWatch()
         return engine

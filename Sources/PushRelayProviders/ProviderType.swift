@@ -32,7 +32,7 @@ public enum ProviderType: String, CaseIterable, Sendable {
         name: String,
         options: [String: JSONValue],
         baseDirectory: String?,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) throws(ProviderConfigError) -> any PushProvider {
         switch self {

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayProviders
 
 #if canImport(Glibc)
@@ -43,7 +44,7 @@ struct ProviderLoad: AsyncParsableCommand {
         }
         var logger = Logger(label: "provider-load")
         logger.logLevel = .error
-        let provider = try kind.make(name: type, options: options, baseDirectory: dir, clock: SystemWallClock(), logger: logger)
+        let provider = try kind.make(name: type, options: options, baseDirectory: dir, clock: EventLoopClock(), logger: logger)
         let platform: HAPlatform = kind == .fcm ? .android : .ios
         let warmUp = try (0..<max(requests / 10, concurrency)).map { try Self.delivery($0, seed: 1, platform: platform) }
         _ = try await Self.load(provider, warmUp, concurrency: concurrency)

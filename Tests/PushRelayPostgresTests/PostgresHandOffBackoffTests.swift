@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelayStore
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayPostgres
@@ -12,7 +13,7 @@ import Testing
 struct PostgresHandOffBackoffTests {
     @Test func aFailingListenIsRetriedOnlyWhenTheClockReachesTheNextWait() async throws {
         let database = try await PostgresTestDatabase.create()
-        let timers = ManualTimers()
+        let timers = ManualClock()
         let engine = try await PostgresStorageEngine.open(try database.configuration(), logger: PostgresTestServer.logger, timers: timers)
         let routing = try #require(Storage.postgres(engine).routing)
         // Every session PostgreSQL starts from now on is ended once idle for 50 ms: each LISTEN the routing starts is

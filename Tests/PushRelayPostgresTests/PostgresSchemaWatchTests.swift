@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelayStore
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayPostgres
@@ -17,7 +18,7 @@ struct PostgresSchemaWatchTests {
         var config = try database.configuration()
         let interval = Duration.seconds(30)
         config.schemaCheckInterval = interval
-        let timers = ManualTimers()
+        let timers = ManualClock()
         let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, timers: timers)
         let storage = Storage.postgres(engine)
         let day = UTCDay(string: "2026-11-26")!
@@ -76,7 +77,7 @@ struct PostgresSchemaWatchTests {
         let database = try await PostgresTestDatabase.create()
         var config = try database.configuration()
         config.schemaCheckInterval = .seconds(30)
-        let timers = ManualTimers()
+        let timers = ManualClock()
         let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, timers: timers)
         #expect(timers.pendingDelays == [.seconds(30)])
         try await engine.flushAndClose()

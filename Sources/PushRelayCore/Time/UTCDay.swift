@@ -1,16 +1,5 @@
 import Foundation
 
-/// A source of the current time. Injected everywhere a day boundary matters so tests can cross midnight.
-public protocol WallClock: Sendable {
-    func now() -> Date
-}
-
-/// The system clock.
-public struct SystemWallClock: WallClock {
-    public init() {}
-    public func now() -> Date { Date() }
-}
-
 /// A UTC calendar day, independent of the server's time zone (computed from epoch seconds, no `Calendar`).
 public struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Days since 1970-01-01.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 
 /// `type: apns`: delivers straight to Apple Push Notification service over HTTP/2.
 ///
@@ -16,7 +17,7 @@ public final class APNsProvider: PushProvider {
     private let tokens: APNsProviderTokenCache?
     private let client: ProviderHTTPClient
     private let origin: UpstreamOrigin?
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let logger: Logger
 
     /// Builds the provider from its config options (see `Configuration`).
@@ -24,14 +25,14 @@ public final class APNsProvider: PushProvider {
         name: String,
         options: [String: JSONValue],
         baseDirectory: String?,
-        clock: any WallClock = SystemWallClock(),
+        clock: any TimePort = EventLoopClock(),
         logger: Logger? = nil
     ) throws(ProviderConfigError) {
         let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
         self.init(name: name, configuration: configuration, clock: clock, logger: logger)
     }
 
-    public init(name: String, configuration: Configuration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) {
+    public init(name: String, configuration: Configuration, clock: any TimePort = EventLoopClock(), logger: Logger? = nil) {
         self.name = name
         self.configuration = configuration
         self.clock = clock

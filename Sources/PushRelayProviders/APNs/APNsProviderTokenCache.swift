@@ -11,7 +11,7 @@ import Synchronization
 ///   forced is not replaced again before `minimumInterval` (20 min) — so a clock problem cannot turn into
 ///   `TooManyProviderTokenUpdates`.
 ///
-/// Ages are read from the injected `WallClock`; `iat` is whole seconds.
+/// Ages are read from the injected `TimePort`; `iat` is whole seconds.
 final class APNsProviderTokenCache: Sendable {
     struct Token: Sendable {
         var value: String
@@ -25,11 +25,11 @@ final class APNsProviderTokenCache: Sendable {
     private let keyID: String
     private let teamID: String
     private let key: P256.Signing.PrivateKey
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let state = Locked<Token?>(nil)
     private let generated = Atomic<Int>(0)
 
-    init(keyID: String, teamID: String, key: P256.Signing.PrivateKey, clock: any WallClock) {
+    init(keyID: String, teamID: String, key: P256.Signing.PrivateKey, clock: any TimePort) {
         self.keyID = keyID
         self.teamID = teamID
         self.key = key

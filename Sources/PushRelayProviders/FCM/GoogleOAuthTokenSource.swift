@@ -11,7 +11,7 @@ import PushRelayCore
 ///   without another call.
 /// - If a refresh fails while the old token has not actually expired yet, the old token is still used.
 ///
-/// Every age decision reads the injected `WallClock`.
+/// Every age decision reads the injected `TimePort`.
 public actor GoogleOAuthTokenSource {
     struct AccessToken: Sendable {
         var value: String
@@ -21,7 +21,7 @@ public actor GoogleOAuthTokenSource {
 
     private let account: ServiceAccount
     private let client: ProviderHTTPClient
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let timeout: TimeAmount
     private let logger: Logger
     private let providerName: String
@@ -40,7 +40,7 @@ public actor GoogleOAuthTokenSource {
     /// The longest PushRelay waits before refreshing: 5 minutes before expiry.
     static let refreshMargin: TimeInterval = 300
 
-    init(account: ServiceAccount, client: ProviderHTTPClient, clock: any WallClock, timeout: TimeAmount, logger: Logger, providerName: String) {
+    init(account: ServiceAccount, client: ProviderHTTPClient, clock: any TimePort, timeout: TimeAmount, logger: Logger, providerName: String) {
         self.account = account
         self.client = client
         self.clock = clock

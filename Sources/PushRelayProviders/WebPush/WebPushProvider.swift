@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayWebPush
 
 /// `type: webpush`: delivers to browser push subscriptions (RFC 8030) with VAPID (RFC 8292) and `aes128gcm`
@@ -21,21 +22,21 @@ public final class WebPushProvider: PushProvider {
     private let authorizations: VAPIDAuthorizations
     private let addressGuard: OutboundAddressGuard
     private let client: ProviderHTTPClient
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let logger: Logger
 
     public convenience init(
         name: String,
         options: [String: JSONValue],
         baseDirectory: String?,
-        clock: any WallClock = SystemWallClock(),
+        clock: any TimePort = EventLoopClock(),
         logger: Logger? = nil
     ) throws(ProviderConfigError) {
         let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
         self.init(name: name, configuration: configuration, clock: clock, logger: logger)
     }
 
-    public init(name: String, configuration: Configuration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) {
+    public init(name: String, configuration: Configuration, clock: any TimePort = EventLoopClock(), logger: Logger? = nil) {
         self.name = name
         self.configuration = configuration
         self.clock = clock

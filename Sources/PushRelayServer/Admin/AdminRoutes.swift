@@ -10,9 +10,9 @@ struct AdminAuth: Sendable {
     /// The admin token's digest only (`SecretMatcher`); the token itself is not kept.
     let matcher: SecretMatcher
     let limiter: FailedAuthLimiter
-    let clock: any WallClock
+    let clock: any TimePort
 
-    init(token: String, limiter: FailedAuthLimiter, clock: any WallClock) {
+    init(token: String, limiter: FailedAuthLimiter, clock: any TimePort) {
         self.matcher = SecretMatcher(secret: token)
         self.limiter = limiter
         self.clock = clock
@@ -48,7 +48,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
     let admin: any QuotaAdministration
     let quota: any QuotaLedger
     let policy: QuotaPolicy
-    let clock: any WallClock
+    let clock: any TimePort
     let auth: AdminAuth
     let maxBodyBytes: Int
     /// The delivery log (stats, dead tokens); without it those endpoints are not registered.

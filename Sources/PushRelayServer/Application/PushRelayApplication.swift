@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayProviders
 import PushRelayStore
 import ServiceLifecycle
@@ -17,7 +18,7 @@ public enum PushRelayApplication {
     public static func build(
         config: PushRelayConfig,
         storage: Storage,
-        clock: any WallClock = SystemWallClock(),
+        clock: any TimePort = EventLoopClock(),
         timers: (any TimerScheduling)? = nil,
         providerInstances: [String: any PushProvider] = [:],
         listen: ListenSocket? = nil,
@@ -45,7 +46,7 @@ public enum PushRelayApplication {
     static func build(
         config: PushRelayConfig,
         storage: Storage,
-        clock: any WallClock,
+        clock: any TimePort,
         timers: (any TimerScheduling)?,
         providerInstances: [String: any PushProvider],
         notifyInPipeline: Bool,
@@ -63,10 +64,10 @@ public enum PushRelayApplication {
                 "every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real."
             )
         }
-        let timers = timers ?? EventLoopTimers()
+        let timers = timers ?? EventLoopClock()
         // The background services' schedules (pruning, the storage probe, the Matrix retry poll, the channel sweep) run
         // on the event loops even when a test drives the request path's timers by hand.
-        let serviceTimers = EventLoopTimers()
+        let serviceTimers = EventLoopClock()
         let work = BackgroundWork(logger: logger)
         let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine) : nil
 
@@ -263,7 +264,7 @@ public enum PushRelayApplication {
     public static func makeRegistry(
         _ config: PushRelayConfig,
         instances: [String: any PushProvider] = [:],
-        clock: any WallClock = SystemWallClock(),
+        clock: any TimePort = EventLoopClock(),
         logger: Logger
     ) async throws -> ProviderRegistry {
         var providers: [String: any PushProvider] = instances

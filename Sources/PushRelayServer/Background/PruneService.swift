@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// within one check.
 struct PruneService: Service {
     let admin: any QuotaAdministration
-    let clock: any WallClock
+    let clock: any TimePort
     let timers: any TimerScheduling
     let retentionDays: Int
     let metrics: PushRelayMetrics?

@@ -43,7 +43,7 @@ final class CallService: Sendable {
     let channel: CallChannel?
     /// Failed API keys count against the address, with every other failed credential check.
     let limiter: FailedAuthLimiter
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     init(
@@ -54,7 +54,7 @@ final class CallService: Sendable {
         dispatcher: Dispatcher,
         channel: CallChannel?,
         limiter: FailedAuthLimiter,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) {
         self.channel = channel

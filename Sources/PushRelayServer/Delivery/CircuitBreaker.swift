@@ -8,11 +8,11 @@ import PushRelayCore
 final class CircuitBreaker: Sendable {
     let provider: String
     private let state: Locked<CircuitBreakerState>
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let metrics: PushRelayMetrics?
     private let logger: Logger
 
-    init(provider: String, settings: CircuitBreakerState.Settings, clock: any WallClock, metrics: PushRelayMetrics?, logger: Logger) {
+    init(provider: String, settings: CircuitBreakerState.Settings, clock: any TimePort, metrics: PushRelayMetrics?, logger: Logger) {
         self.provider = provider
         self.state = Locked(CircuitBreakerState(settings: settings))
         self.clock = clock

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayStore
 
 /// The one delivery pipeline every entry point uses: reserve quota → deliver → record → remember dead tokens → metrics.
@@ -13,7 +14,7 @@ final class Dispatcher: Sendable {
     private let quota: any QuotaLedger
     private let deliveries: any DeliveryLog
     private let deadTokenTTL: TimeInterval
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let metrics: PushRelayMetrics?
     private let logger: Logger
     private let shedding: LoadShedReport
@@ -24,9 +25,9 @@ final class Dispatcher: Sendable {
         quota: any QuotaLedger,
         deliveries: any DeliveryLog,
         settings: PushRelayConfig.Delivery,
-        clock: any WallClock,
+        clock: any TimePort,
         metrics: PushRelayMetrics?,
-        timers: any TimerScheduling = EventLoopTimers(),
+        timers: any TimerScheduling = EventLoopClock(),
         logger: Logger
     ) {
         self.timers = timers

@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayEventLoopClock
 
 /// Bounds the dispatches in flight to one provider (`delivery.max_in_flight`). Past the bound a dispatch waits for a
 /// place, in its client's line (`FairWaitingLine`: the clients take turns), for `delivery.max_wait_ms` at most; only
@@ -19,7 +20,7 @@ final class ProviderGate: Sendable {
     private let timers: any TimerScheduling
 
     /// - Parameter timers: where the end of a wait is timed (the dispatcher's timers).
-    init(limit: Int, maxWait: Duration, timers: any TimerScheduling = EventLoopTimers()) {
+    init(limit: Int, maxWait: Duration, timers: any TimerScheduling = EventLoopClock()) {
         self.limit = limit
         self.maxWait = maxWait
         self.timers = timers

@@ -16,7 +16,7 @@ struct HomeAssistantCloudRoute: Sendable {
     /// Where a local-only app's notification waits for its device's channel.
     let localOnly: LocalOnlyQueue
     let iosOptions: IOSTranslationOptions
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {

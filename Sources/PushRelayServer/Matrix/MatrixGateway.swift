@@ -22,14 +22,14 @@ final class MatrixGateway: Sendable {
     let apps: MatrixAppTable<PushRelayConfig.MatrixApp>
     let dispatcher: Dispatcher
     let store: any MatrixStorage
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     init(
         settings: PushRelayConfig.Matrix,
         dispatcher: Dispatcher,
         store: any MatrixStorage,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) {
         self.settings = settings

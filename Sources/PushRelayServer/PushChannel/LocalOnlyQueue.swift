@@ -49,11 +49,11 @@ final class LocalOnlyQueue: Sendable {
 
     let store: any PushChannelStorage
     let settings: PushChannelSettings
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
     private let ledger = Locked(Ledger())
 
-    init(store: any PushChannelStorage, settings: PushChannelSettings, clock: any WallClock, logger: Logger = Logger(label: "pushrelay")) {
+    init(store: any PushChannelStorage, settings: PushChannelSettings, clock: any TimePort, logger: Logger = Logger(label: "pushrelay")) {
         self.store = store
         self.settings = settings
         self.clock = clock

@@ -30,10 +30,10 @@ final class PushChannelBindingRegistry: Sendable {
     /// Past this many cached pairs the cache starts over (each pair is then read or written once more).
     private let cacheLimit: Int
     let store: any PushChannelStorage
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
-    init(store: any PushChannelStorage, clock: any WallClock, logger: Logger, cacheLimit: Int = 200_000) {
+    init(store: any PushChannelStorage, clock: any TimePort, logger: Logger, cacheLimit: Int = 200_000) {
         self.store = store
         self.clock = clock
         self.logger = logger

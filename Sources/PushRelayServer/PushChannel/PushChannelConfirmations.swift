@@ -31,7 +31,7 @@ final class PushChannelConfirmations: Sendable {
     let sharedWithOtherInstances: Bool
     let timers: any TimerScheduling
     let work: BackgroundWork
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     init(
@@ -41,7 +41,7 @@ final class PushChannelConfirmations: Sendable {
         sharedWithOtherInstances: Bool,
         timers: any TimerScheduling,
         work: BackgroundWork,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) {
         self.store = store

@@ -21,7 +21,7 @@ struct PushChannelEndpoint: Sendable {
     let limiter: FailedAuthLimiter
     /// Runs the authentication timeout.
     let timers: any TimerScheduling
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     /// Push tokens shorter than this are not accepted as credentials (real FCM and APNs tokens are far longer).

@@ -22,7 +22,7 @@ final class PushChannelHub: PushChannelPort {
     let confirmedEvents: PushChannelConfirmedEvents
     let bindings: PushChannelBindingRegistry
     let timers: any TimerScheduling
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     init(
@@ -32,7 +32,7 @@ final class PushChannelHub: PushChannelPort {
         routing: (any PushChannelRouting)?,
         timers: any TimerScheduling,
         work: BackgroundWork,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) {
         let channels = PushChannelIndex(settings: settings)

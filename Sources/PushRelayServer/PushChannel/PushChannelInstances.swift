@@ -20,7 +20,7 @@ final class PushChannelInstances: Sendable {
     let channels: PushChannelIndex
     let confirmations: PushChannelConfirmations
     let timers: any TimerScheduling
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
     /// Messages another instance handed here and that were sent on a confirming channel, with when to forget them.
     private let remote = Locked<[String: (subscription: PushChannelSubscription, forgetAt: Date)]>([:])
@@ -34,7 +34,7 @@ final class PushChannelInstances: Sendable {
         channels: PushChannelIndex,
         confirmations: PushChannelConfirmations,
         timers: any TimerScheduling,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) {
         self.routing = routing

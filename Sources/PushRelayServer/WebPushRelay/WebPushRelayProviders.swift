@@ -13,7 +13,7 @@ struct WebPushRelayProviders {
 
     /// The relay's providers from `relay.apns_provider` and `relay.fcm_provider`: the configured APNs instance keeps its
     /// own environment and a second one serves the other, unless an explicit `endpoint` (a test, a proxy) serves both.
-    static func make(config: PushRelayConfig, registry: ProviderRegistry, clock: any WallClock, logger: Logger) -> WebPushRelayProviders {
+    static func make(config: PushRelayConfig, registry: ProviderRegistry, clock: any TimePort, logger: Logger) -> WebPushRelayProviders {
         var out = WebPushRelayProviders(fcm: registry.running(config.relay.fcmProvider))
         guard let name = registry.running(config.relay.apnsProvider) else { return out }
         // The second instance is built from the first one's config (checked at load, so it parses again).

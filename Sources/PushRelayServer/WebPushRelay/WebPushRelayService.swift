@@ -35,7 +35,7 @@ final class WebPushRelayService: Sendable {
     let limiter: SenderRateLimiter?
     /// Runs the `Unsubscribe-URL` DELETEs, which nobody waits for.
     let work: BackgroundWork
-    let clock: any WallClock
+    let clock: any TimePort
     let logger: Logger
 
     init(
@@ -45,7 +45,7 @@ final class WebPushRelayService: Sendable {
         fcm: String?,
         dispatcher: Dispatcher,
         work: BackgroundWork,
-        clock: any WallClock,
+        clock: any TimePort,
         logger: Logger
     ) {
         self.settings = settings

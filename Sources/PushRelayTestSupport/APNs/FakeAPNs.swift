@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 
 /// A strict, in-process APNs: HTTP/2 over TLS on loopback, with a certificate from a test CA.
 ///
@@ -21,7 +22,7 @@ public final class FakeAPNs: Sendable {
     public let bundleID: String
     public let authority: TestCertificateAuthority
     private let authentication: Authentication
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let sandbox: Bool
     private let state = Locked(State())
     private let slot = FakeServerSlot()
@@ -47,7 +48,7 @@ public final class FakeAPNs: Sendable {
         authority: TestCertificateAuthority,
         authentication: Authentication,
         bundleID: String,
-        clock: any WallClock = SystemWallClock(),
+        clock: any TimePort = EventLoopClock(),
         sandbox: Bool = false
     ) {
         self.authority = authority
@@ -58,7 +59,7 @@ public final class FakeAPNs: Sendable {
     }
 
     /// Token authentication with `key`.
-    public convenience init(authority: TestCertificateAuthority, key: TestAPNsKey, bundleID: String, clock: any WallClock = SystemWallClock()) {
+    public convenience init(authority: TestCertificateAuthority, key: TestAPNsKey, bundleID: String, clock: any TimePort = EventLoopClock()) {
         self.init(
             authority: authority,
             authentication: .token(keyID: key.keyID, teamID: key.teamID, publicKey: key.publicKey),

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayEventLoopClock
 
 /// Both fakes running on loopback with freshly generated credentials written to a directory: what
 /// `pushrelay dev fake-providers`, the end-to-end tests and the benchmark start from.
@@ -26,7 +27,7 @@ public final class FakeProviderEnvironment: Sendable {
         apnsPort: Int = 0,
         fcmPort: Int = 0,
         fcmOffersHTTP2: Bool = true,
-        clock: any WallClock = SystemWallClock()
+        clock: any TimePort = EventLoopClock()
     ) async throws -> FakeProviderEnvironment {
         let authority = try TestCertificateAuthority()
         let key = TestAPNsKey()

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 
 /// A strict, in-process FCM HTTP v1 API with its OAuth token endpoint: HTTPS (HTTP/2 or HTTP/1.1) on loopback,
 /// with a certificate from a test CA.
@@ -15,7 +16,7 @@ import PushRelayCore
 public final class FakeFCM: Sendable {
     public let authority: TestCertificateAuthority
     public let account: TestServiceAccount
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let state: Locked<State>
     private let slot = FakeServerSlot()
     /// What Google's front end does to the connections besides answering (`FakeFrontEnd`): off until set.
@@ -34,7 +35,7 @@ public final class FakeFCM: Sendable {
     public init(
         authority: TestCertificateAuthority,
         account: TestServiceAccount,
-        clock: any WallClock = SystemWallClock(),
+        clock: any TimePort = EventLoopClock(),
         accessTokenLifetime: Int = 3599
     ) {
         self.authority = authority

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayWebPush
 
 /// A browser subscription at the fake push service: what a browser hands the app after `pushManager.subscribe`.
@@ -55,7 +56,7 @@ public struct FakeWebPushRecord: Sendable {
 public final class FakeWebPush: Sendable {
     public let authority: TestCertificateAuthority
     private let expectedKey: P256.Signing.PublicKey?
-    private let clock: any WallClock
+    private let clock: any TimePort
     private let state = Locked(State())
     private let slot = FakeServerSlot()
 
@@ -68,7 +69,7 @@ public final class FakeWebPush: Sendable {
 
     /// - Parameter vapidPublicKey: the application server key subscriptions were made with; requests signed with
     ///   another key get 403 (nil accepts any correctly signed key).
-    public init(authority: TestCertificateAuthority, vapidPublicKey: P256.Signing.PublicKey? = nil, clock: any WallClock = SystemWallClock()) {
+    public init(authority: TestCertificateAuthority, vapidPublicKey: P256.Signing.PublicKey? = nil, clock: any TimePort = EventLoopClock()) {
         self.authority = authority
         self.expectedKey = vapidPublicKey
         self.clock = clock

@@ -36,7 +36,7 @@ struct ServerLifecycleTests {
         lifecycle.shutdownBegan()
         #expect(lifecycle.phase == .draining)
         let drain = Task { await lifecycle.drain(for: .seconds(5), timers: clock) }
-        try await eventually("the drain's timer is set") { clock.scheduledCount == 1 }
+        try await eventually("the drain's timer is set") { clock.pendingDelays.count == 1 }
         clock.advance(by: 4.9)
         clock.advance(by: 0.1)
         #expect(await drain.value == true)
@@ -48,9 +48,9 @@ struct ServerLifecycleTests {
         let lifecycle = ServerLifecycle()
         lifecycle.beginStop()
         let drain = Task { await lifecycle.drain(for: .seconds(5), timers: clock) }
-        try await eventually("the drain's timer is set") { clock.scheduledCount == 1 }
+        try await eventually("the drain's timer is set") { clock.pendingDelays.count == 1 }
         lifecycle.beginStop()
         #expect(await drain.value == false)
-        #expect(clock.scheduledCount == 0, "the timer was cancelled")
+        #expect(clock.pendingDelays.count == 0, "the timer was cancelled")
     }
 }

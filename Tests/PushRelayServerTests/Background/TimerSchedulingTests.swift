@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing
@@ -18,7 +19,7 @@ import Testing
         #expect(fired.withLock { $0 }.isEmpty)
         clock.advance(by: 1)
         #expect(fired.withLock { $0 } == [1, 2])
-        #expect(clock.scheduledCount == 0)
+        #expect(clock.pendingDelays.count == 0)
     }
 
     @Test func sleepEndsWhenTheClockGetsThereAndAtOnceOnCancellation() async throws {
@@ -28,7 +29,7 @@ import Testing
             try await clock.sleep(for: .seconds(5))
             woke.withLock { $0 = true }
         }
-        try await eventually("the sleep is scheduled") { clock.scheduledCount == 1 }
+        try await eventually("the sleep is scheduled") { clock.pendingDelays.count == 1 }
         clock.advance(by: 4.9)
         #expect(!woke.withLock { $0 })
         clock.advance(by: 0.1)
@@ -36,14 +37,14 @@ import Testing
         #expect(woke.withLock { $0 })
 
         let cancelled = Task { try await clock.sleep(for: .seconds(5)) }
-        try await eventually("the sleep is scheduled") { clock.scheduledCount == 1 }
+        try await eventually("the sleep is scheduled") { clock.pendingDelays.count == 1 }
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
-        #expect(clock.scheduledCount == 0, "a cancelled sleep leaves no timer behind")
+        #expect(clock.pendingDelays.count == 0, "a cancelled sleep leaves no timer behind")
     }
 
     @Test func eventLoopTimersRunOnceAndNotAfterCancel() async throws {
-        let timers = EventLoopTimers()
+        let timers = EventLoopClock()
         let fired = Locked<[String]>([])
         let stopped = timers.schedule(after: .milliseconds(20)) { fired.withLock { $0.append("cancelled") } }
         stopped.cancel()

@@ -38,7 +38,7 @@ import Testing
             #expect(metrics.contains(#"pushrelay_provider_circuit_transitions_total{provider="fcm",to="open"} 1"#))
 
             // After the cool-down one probe goes through; it succeeds, and the breaker closes.
-            s.clock.advance(seconds: 1.1)
+            s.clock.advance(by: 1.1)
             let probe = try await s.android(TestServer.haBody(token: "cb:probe"))
             #expect(probe.status == 201)
             #expect(try await s.android(TestServer.haBody(token: "cb:after")).status == 201)

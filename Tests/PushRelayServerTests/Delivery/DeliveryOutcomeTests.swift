@@ -72,7 +72,7 @@ import Testing
             }
         ) { (s: TestServer) async throws in
             async let answer = s.android(TestServer.haBody())
-            try await eventually("the provider is called, its deadline set") { p.callCount == 1 && timers.scheduledCount == 1 }
+            try await eventually("the provider is called, its deadline set") { p.callCount == 1 && timers.pendingDelays.count == 1 }
             timers.advance(by: 60)
             let r = try await answer
             expectJSONError(r, status: 503, errorType: "ProviderUnavailable")
@@ -83,7 +83,7 @@ import Testing
 
     @Test func anInvalidTokenIs410AndIsRememberedAsDead() async throws {
         let p = ScriptedProvider(name: "fcm", [.fail(.invalidToken(reason: "UNREGISTERED", message: "Requested entity was not found."))])
-        let clock = TestClock()
+        let clock = ManualClock("2026-11-21T12:00:00Z")
         try await TestServer.with(
             clock: clock,
             providers: ["fcm": p],
@@ -107,7 +107,7 @@ import Testing
             expectJSONError(exempt, status: 410)
             #expect(p.callCount == 1)
             // After dead_token_ttl the provider is asked again.
-            clock.advance(seconds: 3601)
+            clock.advance(by: 3601)
             expectJSONError(try await s.android(TestServer.haBody()), status: 410)
             #expect(p.callCount == 2)
         }

@@ -14,7 +14,7 @@ import Testing
     struct Rig {
         let dispatcher: Dispatcher
         let storage: Storage
-        let clock: TestClock
+        let clock: ManualClock
         let metrics: PushRelayMetrics
         let provider: ScriptedProvider
     }
@@ -23,7 +23,7 @@ import Testing
         let database = try PushRelayDatabase(path: TestServer.tempPath())
         try database.migrate()
         let storage = Storage.sqlite(database)
-        let clock = TestClock()
+        let clock = ManualClock("2026-11-21T12:00:00Z")
         let metrics = PushRelayMetrics(probes: [])
         let provider = ScriptedProvider(name: "scripted", steps)
         var settings = PushRelayConfig.Delivery()
@@ -102,7 +102,7 @@ import Testing
             return
         }
         #expect(rig.provider.callCount == 1)
-        rig.clock.advance(seconds: 3_601)
+        rig.clock.advance(by: 3_601)
         _ = await rig.dispatcher.dispatch(Self.dispatch(quota: .uncounted(checkDead: true)))
         #expect(rig.provider.callCount == 2)
     }

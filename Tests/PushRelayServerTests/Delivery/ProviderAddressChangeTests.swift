@@ -21,7 +21,7 @@ import Testing
         var fakePort: @Sendable (FakeProviderEnvironment) -> Int
         var frontEnd: @Sendable (FakeProviderEnvironment) -> FakeFrontEnd
         /// The provider instance, sending to `endpoint` and resolving its host with `resolver`.
-        var make: @Sendable (FakeProviderEnvironment, _ endpoint: String, ProviderResolver, TestClock) throws -> any PushProvider
+        var make: @Sendable (FakeProviderEnvironment, _ endpoint: String, ProviderResolver, ManualClock) throws -> any PushProvider
         /// Posts notification `i` as Home Assistant does; returns the status.
         var send: @Sendable (TestServer, Int) async throws -> Int
         /// The notification numbers the fake accepted (200), each with the fake's connection that carried it.
@@ -100,7 +100,7 @@ import Testing
     @Test(arguments: ["fcm", "apns"])
     func aNewConnectionGoesToTheHostsNewAddressAndNothingIsSentTwice(_ name: String) async throws {
         let provider = name == "fcm" ? Self.fcm : Self.apns
-        let clock = TestClock()
+        let clock = ManualClock("2026-11-21T12:00:00Z")
         let directory = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
         let env = try await FakeProviderEnvironment.start(directory: directory, clock: clock)
         // The host's old and new front end: one port, two addresses, both in front of the one fake (so that its OAuth

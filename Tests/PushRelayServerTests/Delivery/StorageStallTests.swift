@@ -60,7 +60,7 @@ import Testing
             for _ in 0..<stalled { group.addTask { await dispatcher.dispatch(dispatch) } }
             // Every dispatch is inside the ledger, its storage timer scheduled: half the deadline passes.
             try await eventually("every dispatch is held by the ledger, its storage timer scheduled") {
-                faults.heldCount >= stalled && clock.scheduledCount >= stalled
+                faults.heldCount >= stalled && clock.pendingDelays.count >= stalled
             }
             clock.advance(by: 4.0)
             var outcomes: [DispatchOutcome] = []

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
@@ -166,7 +167,7 @@ import Testing
         let capture = LogCapture()
         let registry = PushChannelBindingRegistry(
             store: SQLitePushChannelStore(database: db),
-            clock: SystemWallClock(),
+            clock: EventLoopClock(),
             logger: capture.logger(label: "test")
         )
         #expect(await registry.observe(PushChannelBinding(pushToken: token, webhookID: first)) == [])

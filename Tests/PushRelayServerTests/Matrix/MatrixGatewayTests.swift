@@ -59,7 +59,7 @@ func withMatrix(
 ) async throws {
     let dir = URL(fileURLWithPath: dbPath).deletingLastPathComponent().path
     // One clock for PushRelay and the fakes, so moving it keeps OAuth and JWT times consistent.
-    let clock = TestClock()
+    let clock = ManualClock("2026-11-21T12:00:00Z")
     let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
     let (key, pem) = VAPIDKey.generate()
     let keyFile = dir + "/vapid.pem"
@@ -255,7 +255,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(r.json == ["rejected": []])
             let store = SQLiteMatrixStore(database: s.database)
             try await eventually("the queued device is delivered") {
-                s.clock.advance(seconds: 1)
+                s.clock.advance(by: 1)
                 return try await store.queued().isEmpty && f.env.fcm.records.filter { $0.token == "flaky" && $0.status == 200 }.count == 1
             }
             #expect(f.env.fcm.records.filter { $0.token == "flaky" }.map(\.status) == [503, 500, 200])
@@ -279,7 +279,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             }
         ) { s, f in
             try await eventually("the item queued by the previous process is delivered") {
-                s.clock.advance(seconds: 1)
+                s.clock.advance(by: 1)
                 return f.env.fcm.records.contains { $0.token == "flaky" && $0.status == 200 }
             }
             try await eventually("the queue is empty") { try await SQLiteMatrixStore(database: s.database).queued().isEmpty }
@@ -296,7 +296,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             f.env.fcm.script("doomed", [.unavailable(retryAfter: nil), .unregistered])
             _ = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "ok"), device(MatrixFakes.fcmApp, "doomed")])
             try await eventually("the retry hears UNREGISTERED") {
-                s.clock.advance(seconds: 1)
+                s.clock.advance(by: 1)
                 return f.env.fcm.records.contains { $0.token == "doomed" && $0.status == 404 }
             }
             try await eventually("the queue is empty") { try await SQLiteMatrixStore(database: s.database).queued().isEmpty }
@@ -362,7 +362,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
     @Test func theDedupWindowExpires() async throws {
         try await withMatrix(configure: { c in c.matrix.dedupWindowMs = 60_000 }) { s, f in
             _ = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "t1")])
-            s.clock.advance(seconds: 61)
+            s.clock.advance(by: 61)
             _ = try await s.notify(message, devices: [device(MatrixFakes.fcmApp, "t1")])
             #expect(f.env.fcm.records.count == 2)
         }
@@ -386,7 +386,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             #expect(limits.successful == 2)
             #expect(limits.attempts == 3)
             // Tomorrow the pushkey may be notified again.
-            s.clock.advance(seconds: 86_400)
+            s.clock.advance(by: 86_400)
             var n = message
             n["event_id"] = "$tomorrow"
             _ = try await s.notify(n, devices: [device(MatrixFakes.fcmApp, "limited")])

@@ -52,7 +52,7 @@ import Testing
             sharedWithOtherInstances: true,
             timers: timers,
             work: BackgroundWork(logger: logger),
-            clock: TestClock(),
+            clock: ManualClock("2026-11-21T12:00:00Z"),
             logger: logger
         )
         return PushChannelInstances(
@@ -62,7 +62,7 @@ import Testing
             channels: channels,
             confirmations: confirmations,
             timers: timers,
-            clock: TestClock(),
+            clock: ManualClock("2026-11-21T12:00:00Z"),
             logger: logger
         )
     }

@@ -179,7 +179,7 @@ import Testing
             ])
             #expect(try await ws.receive()["success"] == true)
             // The confirmed message's timer is gone: nothing else can fall back.
-            #expect(timers.scheduledCount == 0)
+            #expect(timers.pendingDelays.count == 0)
             timers.advance(by: 10)
             #expect(cloud.callCount == 1)
         }
@@ -195,7 +195,7 @@ import Testing
             let event = try await ws.receive()
             #expect(event["event"]?["hass_confirm_id"] == nil)
             // No confirm timer was started, so nothing can fall back.
-            #expect(timers.scheduledCount == 0)
+            #expect(timers.pendingDelays.count == 0)
             timers.advance(by: 10)
             #expect(cloud.callCount == 0)
         }
@@ -282,10 +282,10 @@ import Testing
     }
 
     @Test func queuedMessagesPastTheOfflineTTLAreDroppedAndCounted() async throws {
-        let clock = TestClock()
+        let clock = ManualClock("2026-11-21T12:00:00Z")
         try await TestServer.with(clock: clock, configure: Self.cloud(10_000) { $0.channel.offlineTTLms = 60_000 }) { (s: TestServer) async throws in
             _ = try await s.android(Self.body("stale", appID: "io.local.app"))
-            clock.advance(seconds: 61)
+            clock.advance(by: 61)
             let store = SQLitePushChannelStore(database: s.database)
             #expect(try await store.dropExpired(now: clock.now()) == 1)
             #expect(try await store.localCounts(pushToken: Self.token, day: UTCDay(clock.now())).dropped == 1)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelaySQLite
 import PushRelayStore
 import Testing
@@ -44,7 +45,7 @@ import Testing
         #expect(!matcher.matches(Self.secret.dropLast()))
         #expect(!matcher.matches(""))
         // AdminAuth keeps only the digest: nothing in it is the token, so nothing can compare against it directly.
-        let auth = AdminAuth(token: Self.secret, limiter: FailedAuthLimiter(limit: 3), clock: SystemWallClock())
+        let auth = AdminAuth(token: Self.secret, limiter: FailedAuthLimiter(limit: 3), clock: EventLoopClock())
         #expect(!String(reflecting: auth).contains(Self.secret))
         #expect(!"\(Mirror(reflecting: auth.matcher).children.map { "\($0.value)" })".contains(Self.secret))
     }

@@ -29,7 +29,7 @@ import Testing
             #expect(blocked.headers["retry-after"] == "60")
             expectJSONError(try await s.request(.GET, "/metrics", headers: good), status: 429, errorType: "TooManyFailedAttempts")
             // A minute later the address may try again.
-            s.clock.advance(seconds: 121)
+            s.clock.advance(by: 121)
             #expect(try await s.request(.GET, "/admin/v1/quotas", headers: good).status == 200)
         }
     }
@@ -78,7 +78,7 @@ import Testing
             let used = "used-yesterday-token:" + String(repeating: "u", count: 30)
             let never = "never-seen-token-xx:" + String(repeating: "n", count: 31)
             #expect(try await s.android(TestServer.haBody(token: used)).status == 201)
-            s.clock.advance(seconds: 86_400)
+            s.clock.advance(by: 86_400)
             let a = try await s.post("/api/checkRateLimits", ["push_token": .string(used)])
             let b = try await s.post("/api/checkRateLimits", ["push_token": .string(never)])
             #expect(a.status == 200 && b.status == 200)

@@ -8,7 +8,7 @@ import PushRelayTestSupport
 /// also the fakes (their ports, to put a proxy in between).
 func withProviderFakes(
     apps: [AppRoutes.Route] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
-    clock: TestClock = TestClock(),
+    clock: ManualClock = ManualClock("2026-11-21T12:00:00Z", timers: .real),
     timers: (any TimerScheduling)? = nil,
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
     configureWithFakes: @escaping (inout PushRelayConfig, FakeProviderEnvironment) -> Void = { _, _ in },

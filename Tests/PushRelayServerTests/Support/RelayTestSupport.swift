@@ -15,7 +15,7 @@ func withRelayFakes(
     // The provider JWT is stamped with the server's clock and checked by the fake against the real one.
     try await withProviderFakes(
         apps: [.init(match: "*", provider: "fcm")],
-        clock: TestClock(ISO8601DateFormatter().string(from: Date())),
+        clock: ManualClock(Date(), timers: .real),
         timers: timers,
         configure: { c in
             c.relay.apnsProvider = "apns"

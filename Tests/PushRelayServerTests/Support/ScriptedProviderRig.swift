@@ -19,7 +19,7 @@ struct ScriptedProviderRig {
     let faults: StorageFaults
     let dispatcher: Dispatcher
     let provider: ScriptedProvider
-    let clock: TestClock
+    let clock: ManualClock
     let timers: ManualClock
     let logger = Logger(label: "test")
 
@@ -35,7 +35,7 @@ struct ScriptedProviderRig {
         faults = StorageFaults()
         quota = FaultyQuotaLedger(storage.quota, faults: faults)
         deliveries = FaultyDeliveryLog(storage.deliveries, faults: faults)
-        clock = TestClock()
+        clock = ManualClock("2026-11-21T12:00:00Z")
         timers = ManualClock()
         provider = ScriptedProvider(name: providerName, steps)
         var settings = PushRelayConfig.Delivery()

@@ -10,23 +10,11 @@ import PushRelayCore
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
+import PushRelayTestSupport
 import ServiceLifecycle
 import Testing
 
 @testable import PushRelayServer
-
-/// A clock the test moves by hand.
-final class TestClock: WallClock {
-    private let current: Locked<Date>
-    init(_ iso: String = "2026-11-21T12:00:00Z") { current = Locked(TestClock.date(iso)) }
-    func now() -> Date { current.withLock { $0 } }
-    func set(_ iso: String) { current.withLock { $0 = TestClock.date(iso) } }
-    func advance(seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    static func date(_ iso: String) -> Date {
-        let f = ISO8601DateFormatter()
-        return f.date(from: iso)!
-    }
-}
 
 struct HTTPReply {
     var status: Int
@@ -74,7 +62,7 @@ final class TestServer: Sendable {
     let client: (any TestClientProtocol)?
     let database: PushRelayDatabase
     let dbPath: String
-    let clock: TestClock
+    let clock: ManualClock
     /// Every line the server logged, at every level (`LogCapture`).
     let logs: LogCapture
     /// `lifecycle.beginStop()` stops the server as SIGTERM does (`.socket`); the end of `with` stops it too.
@@ -85,7 +73,7 @@ final class TestServer: Sendable {
         client: (any TestClientProtocol)? = nil,
         database: PushRelayDatabase,
         dbPath: String,
-        clock: TestClock,
+        clock: ManualClock,
         logs: LogCapture = LogCapture(),
         lifecycle: ServerLifecycle = ServerLifecycle()
     ) {
@@ -108,7 +96,7 @@ final class TestServer: Sendable {
     static func with<T: Sendable>(
         _ transport: Transport = .socket,
         yaml: String = "",
-        clock: TestClock = TestClock(),
+        clock: ManualClock = ManualClock("2026-11-21T12:00:00Z", timers: .real),
         timers: (any TimerScheduling)? = nil,
         dbPath: String = TestServer.tempPath(),
         providers: [String: any PushProvider] = [:],

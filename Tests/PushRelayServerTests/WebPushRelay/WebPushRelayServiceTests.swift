@@ -196,7 +196,7 @@ import Testing
         #expect(limited.service.admits(peer: "10.0.0.1"))
         #expect(!limited.service.admits(peer: "10.0.0.1"))
         #expect(limited.service.admits(peer: "10.0.0.2"))
-        limited.base.clock.advance(seconds: 60)
+        limited.base.clock.advance(by: 60)
         #expect(limited.service.admits(peer: "10.0.0.1"), "a new minute")
 
         let unlimited = try Self.rig()

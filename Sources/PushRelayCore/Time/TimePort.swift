@@ -1,9 +1,16 @@
-/// Runs a closure once after a delay, and tells the time deadlines are measured on. The server schedules on its event
-/// loops and measures on `ContinuousClock`; tests pass a `ManualClock`, which fires what is due and moves its `instant`
-/// only when it is advanced, so timeouts and deadlines are tested in simulated time.
-public protocol TimerScheduling: Sendable {
-    /// Now, on the monotonic clock these timers run on: a deadline is `instant + duration`, what is left of it
-    /// `instant.duration(to: deadline)`. By default `ContinuousClock.now`.
+import Foundation
+
+/// The time everything in PushRelay runs on: the wall time (`now()`: days, expiries, timestamps), the monotonic
+/// instant deadlines are measured on (`instant`), and timers (`schedule(after:)`, `sleep(for:)`). Every handler,
+/// service and engine is given one. A running server's is `EventLoopClock` (the system's time, timers on NIO's event
+/// loops); tests pass a `ManualClock`, which moves and fires what is due only when the test advances it, so that
+/// timeouts and day boundaries are tested without waiting.
+public protocol TimePort: Sendable {
+    /// The wall time.
+    func now() -> Date
+
+    /// Now, on the monotonic clock this port's timers run on: a deadline is `instant + duration`, what is left of it
+    /// `instant.duration(to: deadline)`.
     var instant: ContinuousClock.Instant { get }
 
     /// Calls `body` once, `delay` from now, unless the returned timer is cancelled first. `body` must not block:
@@ -11,6 +18,9 @@ public protocol TimerScheduling: Sendable {
     @discardableResult
     func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTimer
 }
+
+/// The former name of `TimePort`.
+public typealias TimerScheduling = TimePort
 
 /// A scheduled call that may still be cancelled.
 public struct ScheduledTimer: Sendable {
@@ -24,10 +34,8 @@ public struct ScheduledTimer: Sendable {
     public func cancel() { cancelling() }
 }
 
-extension TimerScheduling {
-    public var instant: ContinuousClock.Instant { .now }
-
-    /// Suspends for `delay` on these timers; throws `CancellationError` at once when the task is cancelled.
+extension TimePort {
+    /// Suspends for `delay` on this port's timers; throws `CancellationError` at once when the task is cancelled.
     public func sleep(for delay: Duration) async throws {
         let sleeper = Sleeper()
         try await withTaskCancellationHandler {
