@@ -254,6 +254,7 @@ let package = Package(
             name: "PushRelayStoreTests",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayEventLoopClock",
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayPostgres",

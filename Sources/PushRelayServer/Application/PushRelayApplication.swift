@@ -13,13 +13,14 @@ public enum PushRelayApplication {
     static let serverName = "PushRelay"
 
     /// - Parameters:
+    ///   - clock: The time every handler, service and timer of the server runs on; nil: the system's time on the
+    ///     event loops (`EventLoopClock`).
     ///   - listen: Where to listen; nil: `http.host:http.port`.
     ///   - lifecycle: How the server is stopped (`ServerLifecycle`); the application's `lifecycle`.
     public static func build(
         config: PushRelayConfig,
         storage: Storage,
-        clock: any TimePort = EventLoopClock(),
-        timers: (any TimerScheduling)? = nil,
+        clock: (any TimePort)? = nil,
         providerInstances: [String: any PushProvider] = [:],
         listen: ListenSocket? = nil,
         lifecycle: ServerLifecycle = ServerLifecycle(),
@@ -29,8 +30,7 @@ public enum PushRelayApplication {
         try await build(
             config: config,
             storage: storage,
-            clock: clock,
-            timers: timers,
+            clock: clock ?? EventLoopClock(),
             providerInstances: providerInstances,
             notifyInPipeline: true,
             listen: listen,
@@ -47,7 +47,6 @@ public enum PushRelayApplication {
         config: PushRelayConfig,
         storage: Storage,
         clock: any TimePort,
-        timers: (any TimerScheduling)?,
         providerInstances: [String: any PushProvider],
         notifyInPipeline: Bool,
         listen: ListenSocket? = nil,
@@ -64,10 +63,6 @@ public enum PushRelayApplication {
                 "every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real."
             )
         }
-        let timers = timers ?? EventLoopClock()
-        // The background services' schedules (pruning, the storage probe, the Matrix retry poll, the channel sweep) run
-        // on the event loops even when a test drives the request path's timers by hand.
-        let serviceTimers = EventLoopClock()
         let work = BackgroundWork(logger: logger)
         let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine) : nil
 
@@ -80,7 +75,6 @@ public enum PushRelayApplication {
             settings: config.delivery,
             clock: clock,
             metrics: metrics,
-            timers: timers,
             logger: logger
         )
         let cloud = HomeAssistantCloudRoute(
@@ -99,7 +93,6 @@ public enum PushRelayApplication {
             settings: config.channel,
             fallback: cloud,
             routing: storage.routing,
-            timers: timers,
             work: work,
             clock: clock,
             logger: logger
@@ -114,7 +107,6 @@ public enum PushRelayApplication {
             store: storage.pushChannel,
             settings: config.channel,
             limiter: limiter,
-            timers: timers,
             clock: clock,
             logger: logger
         )
@@ -208,11 +200,10 @@ public enum PushRelayApplication {
             logger: logger,
             services: [
                 StorageService(engine: storage.engine, logger: logger),
-                StorageMonitor(engine: storage.engine, timers: serviceTimers, logger: logger),
+                StorageMonitor(engine: storage.engine, clock: clock, logger: logger),
                 PruneService(
                     admin: storage.admin,
                     clock: clock,
-                    timers: serviceTimers,
                     retentionDays: config.quota.retentionDays,
                     metrics: metrics,
                     logger: logger
@@ -220,10 +211,9 @@ public enum PushRelayApplication {
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 // Shut down before the providers and the storage its work needs (services stop in reverse order).
                 work,
-                PushChannelService(hub: hub, sockets: sockets, timers: serviceTimers),
+                PushChannelService(hub: hub, sockets: sockets),
                 MatrixRetryService(
                     gateway: matrix,
-                    timers: serviceTimers,
                     claimLease: MatrixRetryService.lease(deadlineMs: Int64(config.delivery.deadlineMs))
                 ),
             ],
@@ -245,7 +235,7 @@ public enum PushRelayApplication {
                 // An answer waits for the delivery deadline at most; a websocket for its peer's close frame.
                 finishLimit: .milliseconds(config.delivery.deadlineMs) + .seconds(5)
             ),
-            timers: serviceTimers,
+            clock: clock,
             serverRunning: onServerRunning
         )
     }

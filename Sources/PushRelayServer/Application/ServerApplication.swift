@@ -27,7 +27,7 @@ public struct ServerApplication: ApplicationProtocol {
     /// The connections' pipeline, around the responder `run` makes.
     let channel: @Sendable (@escaping HTTPChannelHandler.Responder) -> PushRelayHTTPChannel
     let listener: HTTPListener.Settings
-    let timers: any TimerScheduling
+    let clock: any TimePort
     let serverRunning: @Sendable (any Channel) async -> Void
 
     public func onServerRunning(_ channel: any Channel) async { await serverRunning(channel) }
@@ -60,7 +60,7 @@ public struct ServerApplication: ApplicationProtocol {
             channel: channel(Self.respond(with: responder, serverName: serverName, logger: logger)),
             settings: listener,
             lifecycle: lifecycle,
-            timers: timers,
+            timers: clock,
             eventLoopGroup: eventLoopGroup,
             onServerRunning: serverRunning,
             logger: logger

@@ -8,14 +8,15 @@ import ServiceLifecycle
 /// refused request.
 struct StorageMonitor: Service {
     let engine: any StorageEngine
-    let timers: any TimerScheduling
+    /// Where the probes wait.
+    let clock: any TimePort
     let logger: Logger
     var interval: Duration = .seconds(1)
 
     func run() async throws {
         var last = engine.health
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: interval) }
+            try? await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
             guard !Task.isShuttingDownGracefully && !Task.isCancelled else { return }
             var now = engine.health
             if !now.isOK { now = await engine.probe() }

@@ -7,18 +7,17 @@ import ServiceLifecycle
 /// UTC day changes and every hour of wall-clock time, in small paced steps (`PrunePace`) that leave the request path's
 /// writes their turn.
 ///
-/// The schedule follows the wall clock (`clock`), read every `checkEvery` on `timers`: what is due depends on the date,
+/// The schedule follows the wall clock (`clock`), read every `checkEvery` on it: what is due depends on the date,
 /// not on how long the process has run, so a clock that jumps (or runs fast, as in `Benchmarks/soak.sh`) is followed
 /// within one check.
 struct PruneService: Service {
     let admin: any QuotaAdministration
     let clock: any TimePort
-    let timers: any TimerScheduling
     let retentionDays: Int
     let metrics: PushRelayMetrics?
     let logger: Logger
-    /// Steps of `PrunePace`'s default size, paused on `timers`.
-    var pace: PrunePace { PrunePace(sleep: { [timers] in try await timers.sleep(for: $0) }) }
+    /// Steps of `PrunePace`'s default size, paused on `clock`.
+    var pace: PrunePace { PrunePace(clock: clock) }
     /// How often the wall clock is read to see whether a prune is due.
     var checkEvery: Duration = .seconds(5)
     /// Wall-clock seconds between prunes within one UTC day.
@@ -32,12 +31,12 @@ struct PruneService: Service {
                 schedule.ran(at: now)
                 await pruneOnce(today: UTCDay(now))
             }
-            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: checkEvery) }
+            try? await cancelWhenGracefulShutdown { try await clock.sleep(for: checkEvery) }
         }
     }
 
     private func pruneOnce(today: UTCDay) async {
-        let started = ContinuousClock.now
+        let started = clock.instant
         do {
             let n = try await cancelWhenGracefulShutdown {
                 try await admin.prune(today: today, retentionDays: retentionDays, pace: pace) { metrics?.recordPruned($0) }
@@ -47,7 +46,7 @@ struct PruneService: Service {
                     "pruned rows older than the retention",
                     metadata: [
                         "rows": .stringConvertible(n), "retention_days": .stringConvertible(retentionDays),
-                        "took_ms": .stringConvertible(Int((ContinuousClock.now - started) / .milliseconds(1))),
+                        "took_ms": .stringConvertible(Int(started.duration(to: clock.instant) / .milliseconds(1))),
                     ]
                 )
             }

@@ -14,8 +14,8 @@ struct DeliveryRunner: Sendable {
     let breaker: CircuitBreaker?
     let retry: RetryPolicy
     let deadlineMs: Int
-    /// Where the deadlines and the retry backoff wait (the server's event-loop timers).
-    let timers: any TimerScheduling
+    /// Where the deadlines and the retry backoff wait (the dispatcher's clock).
+    let clock: any TimePort
 
     /// `delivery.deadline_ms`: from the dispatch's start, its wait for a place included.
     var deadline: Duration { .milliseconds(deadlineMs) }
@@ -23,7 +23,7 @@ struct DeliveryRunner: Sendable {
     /// Nil if a delivery may be sent now; otherwise the refusal (the provider's circuit is open).
     func admit() -> DeliveryFailure? { breaker?.admit() }
 
-    /// Runs the delivery (`admit` said yes) until `deadline` (on `timers.instant`) at the latest, and reports its outcome to the circuit
+    /// Runs the delivery (`admit` said yes) until `deadline` (on `clock.instant`) at the latest, and reports its outcome to the circuit
     /// breaker.
     func run(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
         let result = await attempts(delivery, deadline: deadline)
@@ -34,12 +34,12 @@ struct DeliveryRunner: Sendable {
     private func attempts(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
         var attempt = 1
         while true {
-            let remaining = timers.instant.duration(to: deadline)
+            let remaining = clock.instant.duration(to: deadline)
             let result = await attemptOnce(delivery, within: remaining)
             guard case .failure(let failure) = result, case .transient(let reason, let message, let retryAfter) = failure,
                 !failure.mayHaveBeenDelivered
             else { return result }
-            let remainingMs = Int(timers.instant.duration(to: deadline) / .milliseconds(1))
+            let remainingMs = Int(clock.instant.duration(to: deadline) / .milliseconds(1))
             guard
                 let delay = retry.delayMs(
                     afterAttempt: attempt,
@@ -58,7 +58,7 @@ struct DeliveryRunner: Sendable {
                 )
             }
             do {
-                try await timers.sleep(for: .milliseconds(delay))
+                try await clock.sleep(for: .milliseconds(delay))
             } catch {
                 return result
             }
@@ -96,7 +96,7 @@ struct DeliveryRunner: Sendable {
                 // The deadline is an event-loop timer (cheap to set and to cancel, and most are cancelled); when it
                 // fires, the timeout is offered from a task, so a send already queued for the same threads answers
                 // first.
-                let timer = timers.schedule(after: remaining) {
+                let timer = clock.schedule(after: remaining) {
                     Task { if first.offer(timeout) { send.cancel() } }
                 }
                 first.onSettled { timer.cancel() }

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PushRelayCore
-import PushRelayEventLoopClock
 import PushRelayStore
 
 /// The one delivery pipeline every entry point uses: reserve quota → deliver → record → remember dead tokens → metrics.
@@ -18,7 +17,6 @@ final class Dispatcher: Sendable {
     private let metrics: PushRelayMetrics?
     private let logger: Logger
     private let shedding: LoadShedReport
-    private let timers: any TimerScheduling
 
     init(
         providers: [String: any PushProvider],
@@ -27,23 +25,21 @@ final class Dispatcher: Sendable {
         settings: PushRelayConfig.Delivery,
         clock: any TimePort,
         metrics: PushRelayMetrics?,
-        timers: any TimerScheduling = EventLoopClock(),
         logger: Logger
     ) {
-        self.timers = timers
         self.runners = providers.reduce(into: [:]) { runners, entry in
             let figures = entry.value.transportFigures ?? ProviderTransportFigures()
             metrics?.exportProviderCounters(provider: entry.key, transport: figures)
             runners[entry.key] = DeliveryRunner(
                 provider: entry.value,
                 figures: figures,
-                gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs), timers: timers),
+                gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs), clock: clock),
                 breaker: settings.breaker.map {
                     CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)
                 },
                 retry: settings.retryPolicy,
                 deadlineMs: settings.deadlineMs,
-                timers: timers
+                clock: clock
             )
         }
         self.quota = quota
@@ -52,7 +48,7 @@ final class Dispatcher: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        self.shedding = LoadShedReport(metrics: metrics, logger: logger)
+        self.shedding = LoadShedReport(metrics: metrics, clock: clock, logger: logger)
     }
 
     /// Whether `name` is a provider this dispatcher can send through.
@@ -97,7 +93,7 @@ final class Dispatcher: Sendable {
         let timedOut = QuotaStep.answer(.storageBusy)
         return await withCheckedContinuation { continuation in
             first.start(continuation)
-            let timer = timers.schedule(after: budget) {
+            let timer = clock.schedule(after: budget) {
                 guard first.offer(timedOut) else { return }
                 self.metrics?.recordStorageTimeout()
                 self.logger.warning(
@@ -195,7 +191,7 @@ final class Dispatcher: Sendable {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
         // The delivery deadline counts from here: the wait for a place is part of it.
-        let deadline = timers.instant + runner.deadline
+        let deadline = clock.instant + runner.deadline
         // Past the bound the dispatch waits for a place; one refused after its wait costs no quota figure, no storage
         // write and no log line of its own.
         guard await runner.gate.acquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
@@ -205,14 +201,14 @@ final class Dispatcher: Sendable {
         // stall, never handed to the provider with too little time left (its timeout would count against the
         // provider's circuit).
         let reservation: QuotaReservation?
-        switch await reserve(d, within: Self.storageBudget(remaining: timers.instant.duration(to: deadline), deadline: runner.deadline)) {
+        switch await reserve(d, within: Self.storageBudget(remaining: clock.instant.duration(to: deadline), deadline: runner.deadline)) {
         case .proceed(let r): reservation = r
         case .answer(let outcome): return outcome
         }
 
-        let started = ContinuousClock.now
+        let started = clock.instant
         let outcome = await runner.run(d.delivery, deadline: deadline)
-        metrics?.recordDelivery(provider: d.provider, outcome: DeliveryOutcomeClass(outcome).rawValue, duration: .now - started)
+        metrics?.recordDelivery(provider: d.provider, outcome: DeliveryOutcomeClass(outcome).rawValue, duration: started.duration(to: clock.instant))
         let receipt = try? outcome.get()
         let record = record(
             d,

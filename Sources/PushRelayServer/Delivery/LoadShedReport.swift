@@ -11,19 +11,21 @@ final class LoadShedReport: Sendable {
     }
 
     private let metrics: PushRelayMetrics?
+    private let clock: any TimePort
     private let logger: Logger
     private let interval: Duration
     private let state = Locked(State())
 
-    init(metrics: PushRelayMetrics?, logger: Logger, interval: Duration = .seconds(10)) {
+    init(metrics: PushRelayMetrics?, clock: any TimePort, logger: Logger, interval: Duration = .seconds(10)) {
         self.metrics = metrics
+        self.clock = clock
         self.logger = logger
         self.interval = interval
     }
 
     func shed(provider: String, limit: Int) {
         metrics?.recordShed(provider: provider)
-        let now = ContinuousClock.now
+        let now = clock.instant
         let report: Int? = state.withLock { s in
             s.unreported += 1
             if let last = s.lastLog, now - last < interval { return nil }

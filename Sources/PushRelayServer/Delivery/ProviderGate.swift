@@ -1,5 +1,4 @@
 import PushRelayCore
-import PushRelayEventLoopClock
 
 /// Bounds the dispatches in flight to one provider (`delivery.max_in_flight`). Past the bound a dispatch waits for a
 /// place, in its client's line (`FairWaitingLine`: the clients take turns), for `delivery.max_wait_ms` at most; only
@@ -17,13 +16,13 @@ final class ProviderGate: Sendable {
     private let state: Locked<State>
     let limit: Int
     let maxWait: Duration
-    private let timers: any TimerScheduling
+    private let clock: any TimePort
 
-    /// - Parameter timers: where the end of a wait is timed (the dispatcher's timers).
-    init(limit: Int, maxWait: Duration, timers: any TimerScheduling = EventLoopClock()) {
+    /// - Parameter clock: where the end of a wait is timed (the dispatcher's clock).
+    init(limit: Int, maxWait: Duration, clock: any TimePort) {
         self.limit = limit
         self.maxWait = maxWait
-        self.timers = timers
+        self.clock = clock
         state = Locked(State(line: FairWaitingLine(limit: limit, maxWait: maxWait)))
     }
 
@@ -44,7 +43,7 @@ final class ProviderGate: Sendable {
                 let answer: Bool? = state.withLock { s in
                     // Checked under the lock: a cancellation handler that runs after this finds the waiter queued.
                     if Task.isCancelled { return false }
-                    if s.line.acquire(client: client ?? "", id: id, now: timers.instant, waiter: waiter) { return true }
+                    if s.line.acquire(client: client ?? "", id: id, now: clock.instant, waiter: waiter) { return true }
                     scheduleExpiry(&s)
                     return nil
                 }
@@ -69,7 +68,7 @@ final class ProviderGate: Sendable {
         if let armed = s.timerDeadline, armed <= deadline { return }
         s.timer?.cancel()
         s.timerDeadline = deadline
-        s.timer = timers.schedule(after: timers.instant.duration(to: deadline) + .nanoseconds(1)) { [self] in
+        s.timer = clock.schedule(after: clock.instant.duration(to: deadline) + .nanoseconds(1)) { [self] in
             expire()
         }
     }
@@ -79,7 +78,7 @@ final class ProviderGate: Sendable {
         let due = state.withLock { s in
             s.timer = nil
             s.timerDeadline = nil
-            let due = s.line.expire(now: timers.instant)
+            let due = s.line.expire(now: clock.instant)
             scheduleExpiry(&s)
             return due
         }

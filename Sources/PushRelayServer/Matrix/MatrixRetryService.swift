@@ -12,9 +12,8 @@ import ServiceLifecycle
 /// database, so a restart resumes where the last process stopped; with several instances each batch is claimed by
 /// one (`claimDue`). Also prunes the de-duplication window.
 struct MatrixRetryService: Service {
+    /// Its clock is where the polls wait.
     let gateway: MatrixGateway
-    /// Where the polls wait (the server's event-loop timers).
-    let timers: any TimerScheduling
 
     /// Items handled per poll.
     static let batchSize = 64
@@ -40,7 +39,7 @@ struct MatrixRetryService: Service {
                 } catch {
                 }
             }
-            try? await cancelWhenGracefulShutdown { try await timers.sleep(for: .milliseconds(gateway.settings.retry.pollIntervalMs)) }
+            try? await cancelWhenGracefulShutdown { try await gateway.clock.sleep(for: .milliseconds(gateway.settings.retry.pollIntervalMs)) }
         }
     }
 

@@ -111,7 +111,7 @@ final class LocalOnlyQueue: Sendable {
 
     /// The stored bytes: the kept figure, or a new reading when the kept one is older than `age` (or none was taken).
     private func totalBytes(readingAfter age: Duration) async throws -> Int {
-        let now = ContinuousClock.now
+        let now = clock.instant
         let read = ledger.withLock { l in
             if let at = l.readAt, l.reading || at.duration(to: now) < age { return false }
             l.reading = true

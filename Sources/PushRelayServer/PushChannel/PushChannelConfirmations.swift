@@ -29,7 +29,6 @@ final class PushChannelConfirmations: Sendable {
     let fallback: any PushChannelFallback
     /// With other instances on the database, a message is settled by whoever removes its row first.
     let sharedWithOtherInstances: Bool
-    let timers: any TimerScheduling
     let work: BackgroundWork
     let clock: any TimePort
     let logger: Logger
@@ -39,7 +38,6 @@ final class PushChannelConfirmations: Sendable {
         settings: PushChannelSettings,
         fallback: any PushChannelFallback,
         sharedWithOtherInstances: Bool,
-        timers: any TimerScheduling,
         work: BackgroundWork,
         clock: any TimePort,
         logger: Logger
@@ -48,7 +46,6 @@ final class PushChannelConfirmations: Sendable {
         self.settings = settings
         self.fallback = fallback
         self.sharedWithOtherInstances = sharedWithOtherInstances
-        self.timers = timers
         self.work = work
         self.clock = clock
         self.logger = logger
@@ -72,7 +69,7 @@ final class PushChannelConfirmations: Sendable {
     /// Sends a stored message on a confirming channel and starts its confirm timer. `reserved`: a place was taken
     /// with `reserve(on:)`. A message for a channel that has ended meanwhile is released at once.
     func send(_ message: PushChannelMessage, _ n: HANotification, on sub: PushChannelSubscription, reserved: Bool) {
-        let timer = timers.schedule(after: confirmTimeout) { [self] in
+        let timer = clock.schedule(after: confirmTimeout) { [self] in
             work.submit { await self.timedOut(message.id) }
         }
         let tracked = state.withLock { s -> Bool in

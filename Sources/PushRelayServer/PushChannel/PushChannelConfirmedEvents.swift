@@ -4,7 +4,7 @@ import PushRelayCore
 /// (`PushChannelPort.deliverConfirmed`).
 ///
 /// In memory only: an event that is not confirmed within its timeout is the sender's to send another way, so nothing
-/// needs to survive a restart. `PushChannelHub.confirm` asks here first. The timeout runs on the injected timers.
+/// needs to survive a restart. `PushChannelHub.confirm` asks here first. The timeout runs on the injected clock.
 final class PushChannelConfirmedEvents: Sendable {
     private struct Waiter {
         let webhookID: String
@@ -14,10 +14,10 @@ final class PushChannelConfirmedEvents: Sendable {
     }
 
     private let waiters = Locked<[String: Waiter]>([:])
-    let timers: any TimerScheduling
+    let clock: any TimePort
 
-    init(timers: any TimerScheduling) {
-        self.timers = timers
+    init(clock: any TimePort) {
+        self.clock = clock
     }
 
     var count: Int { waiters.withLock { $0.count } }
@@ -29,7 +29,7 @@ final class PushChannelConfirmedEvents: Sendable {
         let confirmed = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             waiters.withLock { $0[id] = Waiter(webhookID: sub.webhookID, connection: sub.connection, continuation: c) }
             // Started once the waiter is in place, so that a timeout always finds it.
-            timer.withLock { $0 = timers.schedule(after: timeout) { [self] in self.resolve(id, confirmed: false) } }
+            timer.withLock { $0 = clock.schedule(after: timeout) { [self] in self.resolve(id, confirmed: false) } }
             sub.connection.send(event) { [self] in self.resolve(id, confirmed: false) }
         }
         timer.withLock { $0 }?.cancel()

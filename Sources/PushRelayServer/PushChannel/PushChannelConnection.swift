@@ -108,8 +108,8 @@ final class PushChannelConnection: Sendable {
     }
 
     /// Closes the connection unless it authenticates within `timeout`.
-    func startAuthTimer(after timeout: Duration, timers: any TimerScheduling, onTimeout: @escaping @Sendable () -> Void) {
-        let timer = timers.schedule(after: timeout, onTimeout)
+    func startAuthTimer(after timeout: Duration, clock: any TimePort, onTimeout: @escaping @Sendable () -> Void) {
+        let timer = clock.schedule(after: timeout, onTimeout)
         authTimer.withLock { $0 = timer }
     }
 

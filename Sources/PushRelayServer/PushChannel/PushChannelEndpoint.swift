@@ -19,8 +19,6 @@ struct PushChannelEndpoint: Sendable {
     let store: any PushChannelStorage
     let settings: PushChannelSettings
     let limiter: FailedAuthLimiter
-    /// Runs the authentication timeout.
-    let timers: any TimerScheduling
     let clock: any TimePort
     let logger: Logger
 
@@ -46,7 +44,7 @@ struct PushChannelEndpoint: Sendable {
 
     /// A websocket was just upgraded: ask for authentication, and close it if none comes in time.
     func opened(_ connection: PushChannelConnection) {
-        connection.startAuthTimer(after: .milliseconds(settings.authTimeoutMs), timers: timers) { [settings] in
+        connection.startAuthTimer(after: .milliseconds(settings.authTimeoutMs), clock: clock) { [settings] in
             if !connection.isAuthenticated && !connection.isClosed {
                 connection.send(
                     PushChannelWire.authInvalid(

@@ -21,7 +21,6 @@ final class PushChannelHub: PushChannelPort {
     let instances: PushChannelInstances?
     let confirmedEvents: PushChannelConfirmedEvents
     let bindings: PushChannelBindingRegistry
-    let timers: any TimerScheduling
     let clock: any TimePort
     let logger: Logger
 
@@ -30,7 +29,6 @@ final class PushChannelHub: PushChannelPort {
         settings: PushChannelSettings,
         fallback: any PushChannelFallback,
         routing: (any PushChannelRouting)?,
-        timers: any TimerScheduling,
         work: BackgroundWork,
         clock: any TimePort,
         logger: Logger
@@ -41,7 +39,6 @@ final class PushChannelHub: PushChannelPort {
             settings: settings,
             fallback: fallback,
             sharedWithOtherInstances: routing != nil,
-            timers: timers,
             work: work,
             clock: clock,
             logger: logger
@@ -55,16 +52,14 @@ final class PushChannelHub: PushChannelPort {
                 settings: settings,
                 channels: channels,
                 confirmations: confirmations,
-                timers: timers,
                 clock: clock,
                 logger: logger
             )
         }
-        self.confirmedEvents = PushChannelConfirmedEvents(timers: timers)
+        self.confirmedEvents = PushChannelConfirmedEvents(clock: clock)
         self.bindings = PushChannelBindingRegistry(store: store, clock: clock, logger: logger)
         self.store = store
         self.settings = settings
-        self.timers = timers
         self.clock = clock
         self.logger = logger
     }

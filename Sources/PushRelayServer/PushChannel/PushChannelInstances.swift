@@ -19,7 +19,6 @@ final class PushChannelInstances: Sendable {
     let settings: PushChannelSettings
     let channels: PushChannelIndex
     let confirmations: PushChannelConfirmations
-    let timers: any TimerScheduling
     let clock: any TimePort
     let logger: Logger
     /// Messages another instance handed here and that were sent on a confirming channel, with when to forget them.
@@ -33,7 +32,6 @@ final class PushChannelInstances: Sendable {
         settings: PushChannelSettings,
         channels: PushChannelIndex,
         confirmations: PushChannelConfirmations,
-        timers: any TimerScheduling,
         clock: any TimePort,
         logger: Logger
     ) {
@@ -42,7 +40,6 @@ final class PushChannelInstances: Sendable {
         self.settings = settings
         self.channels = channels
         self.confirmations = confirmations
-        self.timers = timers
         self.clock = clock
         self.logger = logger
     }
@@ -67,7 +64,7 @@ final class PushChannelInstances: Sendable {
             logger.warning("could not store a message for another instance's channel", metadata: ["error": .string("\(error)")])
             return nil
         }
-        timers.schedule(after: confirmations.confirmTimeout) { [confirmations] in
+        clock.schedule(after: confirmations.confirmTimeout) { [confirmations] in
             confirmations.work.submit { await confirmations.release(message) }
         }
         do {
@@ -180,7 +177,7 @@ final class PushChannelInstances: Sendable {
     var othersMayHoldChannels: Bool { peers.withLock { $0.othersMayHoldChannels } }
 
     /// Keeps this instance's heartbeat, receives hand-offs and settles dead instances' messages, until cancelled.
-    /// Its intervals run on the injected timers.
+    /// Its intervals run on the injected clock.
     func run() async {
         try? await routing.heartbeat(staleAfter: Self.instanceStaleAfter)
         await withDiscardingTaskGroup { group in
@@ -193,7 +190,7 @@ final class PushChannelInstances: Sendable {
                     } catch {
                         self.logger.warning("instance heartbeat failed", metadata: ["error": .string("\(error)")])
                     }
-                    try? await self.timers.sleep(for: Self.heartbeatInterval)
+                    try? await self.clock.sleep(for: Self.heartbeatInterval)
                 }
             }
             group.addTask {
@@ -201,7 +198,7 @@ final class PushChannelInstances: Sendable {
             }
             group.addTask {
                 while !Task.isCancelled {
-                    try? await self.timers.sleep(for: Self.instanceStaleAfter)
+                    try? await self.clock.sleep(for: Self.instanceStaleAfter)
                     if Task.isCancelled { return }
                     await self.settleOrphans()
                 }

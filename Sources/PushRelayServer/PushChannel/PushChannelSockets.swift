@@ -74,9 +74,9 @@ final class PushChannelSockets: Sendable {
         }
     }
 
-    /// Returns once every connection's disconnect has been handled (its session ended), or after `limit` on `timers`,
-    /// logging how many were left.
-    func waitUntilAllDisconnected(within limit: Duration, timers: any TimerScheduling, logger: Logger) async {
+    /// Returns once every connection's disconnect has been handled (its session ended), or after `limit` on the
+    /// endpoint's clock, logging how many were left.
+    func waitUntilAllDisconnected(within limit: Duration, logger: Logger) async {
         let allGone = FirstResult<Bool>()
         let waiting = live.withLock { live -> Bool in
             guard !live.connections.isEmpty else { return false }
@@ -84,7 +84,7 @@ final class PushChannelSockets: Sendable {
             return true
         }
         guard waiting else { return }
-        let timer = timers.schedule(after: limit) { allGone.offer(false) }
+        let timer = endpoint.clock.schedule(after: limit) { allGone.offer(false) }
         defer { timer.cancel() }
         let settled = await withTaskCancellationHandler {
             await withCheckedContinuation { allGone.start($0) }

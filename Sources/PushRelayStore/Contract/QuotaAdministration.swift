@@ -28,17 +28,13 @@ public protocol QuotaAdministration: Sendable {
 public struct PrunePace: Sendable {
     public var rowsPerStep: Int
     public var pause: Duration
-    /// How the pause is waited (the server passes its `TimerScheduling`).
-    public var sleep: @Sendable (Duration) async throws -> Void
+    /// Where each step is timed and the pause waited (the server passes its own).
+    public var clock: any TimePort
 
-    public init(
-        rowsPerStep: Int = 2_000,
-        pause: Duration = .milliseconds(10),
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
-    ) {
+    public init(rowsPerStep: Int = 2_000, pause: Duration = .milliseconds(10), clock: any TimePort) {
         self.rowsPerStep = max(rowsPerStep, 1)
         self.pause = pause
-        self.sleep = sleep
+        self.clock = clock
     }
 }
 
@@ -57,17 +53,17 @@ extension QuotaAdministration {
     public func prune(
         today: UTCDay,
         retentionDays: Int,
-        pace: PrunePace = PrunePace(),
+        pace: PrunePace,
         progress: (Int) -> Void = { _ in }
     ) async throws -> Int {
         var total = 0
         while true {
-            let started = ContinuousClock.now
+            let started = pace.clock.instant
             let n = try await pruneStep(today: today, retentionDays: retentionDays, limit: pace.rowsPerStep)
             total += n
             if n > 0 { progress(n) }
             if n < pace.rowsPerStep { return total }
-            try? await pace.sleep(max(pace.pause, ContinuousClock.now - started))
+            try? await pace.clock.sleep(for: max(pace.pause, started.duration(to: pace.clock.instant)))
             if Task.isCancelled { return total }
         }
     }

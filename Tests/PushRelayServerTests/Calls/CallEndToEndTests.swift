@@ -104,8 +104,8 @@ import Testing
     }
 
     @Test func aLiveChannelGetsTheInviteInsteadOfAPush() async throws {
-        let timers = ManualClock()
-        try await withRelayFakes(timers: timers, configure: { $0.calls.channelConfirmTimeoutMs = 2000 }) { s, env in
+        let clock = ManualClock(Date())
+        try await withRelayFakes(clock: clock, configure: { $0.calls.channelConfirmTimeoutMs = 2000 }) { s, env in
             let key = try await Self.apiKey(s)
             let token = "call-channel-token:" + String(repeating: "y", count: 40)
             let device = try await Self.register(s, key: key, platform: "android", pushToken: token)
@@ -129,9 +129,9 @@ import Testing
             // Not confirmed in time: the push goes out after all.
             async let unconfirmed = s.bearerPost("/api/v1/calls", call, key: key)
             #expect(try await ws.receive()["event"]?["type"] == "call_invite")
-            timers.advance(by: 1.999)
+            clock.advance(by: 1.999)
             #expect(env.fcm.records.isEmpty)
-            timers.advance(by: 0.001)
+            clock.advance(by: 0.001)
             let r2 = try await unconfirmed
             #expect(r2.status == 201, "\(r2.rawBody)")
             #expect(r2["delivered_via"] == "fcm")

@@ -57,23 +57,25 @@ import Testing
 
     @Test func aHungProviderIsCutOffAtTheDeadline() async throws {
         let p = ScriptedProvider(name: "slow", [.hold(ScriptedProvider.Gate())])  // never opened: the call hangs
-        // The deadline's timer runs on a clock the test moves, once the provider call hangs. The deadline is long in
-        // real time too (what is left of it when the call starts is what the timer is set to): on a loaded machine the
-        // quota reservation before the call may take any time.
-        let timers = ManualClock()
+        // The deadline's timer runs on the server's clock, which the test moves once the provider call hangs: the time
+        // left of the deadline is measured on that clock too, so however long the quota reservation takes on a loaded
+        // machine, the timer is set to the whole deadline.
+        let clock = ManualClock()
         try await TestServer.with(
-            timers: timers,
+            clock: clock,
             providers: ["slow": p],
             configure: { c in
                 Self.routeAll(to: "slow")(&c)
-                c.delivery.deadlineMs = 60_000
+                c.delivery.deadlineMs = 50_000
                 // One attempt: a retry would wait on the test's clock.
                 c.delivery.maxAttempts = 1
             }
         ) { (s: TestServer) async throws in
             async let answer = s.android(TestServer.haBody())
-            try await eventually("the provider is called, its deadline set") { p.callCount == 1 && timers.pendingDelays.count == 1 }
-            timers.advance(by: 60)
+            try await eventually("the provider is called, its deadline set") {
+                p.callCount == 1 && clock.pendingDelays.contains(.seconds(50))
+            }
+            clock.advance(by: 50)
             let r = try await answer
             expectJSONError(r, status: 503, errorType: "ProviderUnavailable")
             // Answered while the provider call was still hanging: it was cut off, not waited for.
@@ -83,7 +85,7 @@ import Testing
 
     @Test func anInvalidTokenIs410AndIsRememberedAsDead() async throws {
         let p = ScriptedProvider(name: "fcm", [.fail(.invalidToken(reason: "UNREGISTERED", message: "Requested entity was not found."))])
-        let clock = ManualClock("2026-11-21T12:00:00Z")
+        let clock = ManualClock("2026-11-21T12:00:00Z", timers: .real)
         try await TestServer.with(
             clock: clock,
             providers: ["fcm": p],

@@ -40,7 +40,6 @@ import Testing
             settings: settings,
             clock: clock,
             metrics: metrics,
-            timers: ManualClock(),
             logger: Logger(label: "test")
         )
         return Rig(dispatcher: dispatcher, storage: storage, clock: clock, metrics: metrics, provider: provider)

@@ -100,7 +100,7 @@ import Testing
     @Test(arguments: ["fcm", "apns"])
     func aNewConnectionGoesToTheHostsNewAddressAndNothingIsSentTwice(_ name: String) async throws {
         let provider = name == "fcm" ? Self.fcm : Self.apns
-        let clock = ManualClock("2026-11-21T12:00:00Z")
+        let clock = ManualClock("2026-11-21T12:00:00Z", timers: .real)
         let directory = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
         let env = try await FakeProviderEnvironment.start(directory: directory, clock: clock)
         // The host's old and new front end: one port, two addresses, both in front of the one fake (so that its OAuth

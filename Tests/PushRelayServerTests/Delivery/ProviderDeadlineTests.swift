@@ -9,7 +9,7 @@ import Testing
 @Suite struct ProviderDeadlineTests {
     @Test func aHangingOAuthEndpointIsAnsweredAtTheDeadlineAndFetchedOnce() async throws {
         let dir = URL(fileURLWithPath: TestServer.tempPath()).deletingLastPathComponent().path
-        let clock = ManualClock("2026-11-21T12:00:00Z")
+        let clock = ManualClock("2026-11-21T12:00:00Z", timers: .real)
         let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
         // The token endpoint takes every connection and answers nothing for 12 s.
         env.fcm.failTokenRequests([.hang(milliseconds: 12_000)])

@@ -45,7 +45,6 @@ import Testing
             settings: settings,
             clock: clock,
             metrics: metrics,
-            timers: clock,
             logger: Logger(label: "test")
         )
         let n = AndroidTranslation.translate(try HANotification(body: ["message": "Hi", "push_token": "tok:stall"]))

@@ -5,6 +5,7 @@ import NIOEmbedded
 import NIOHTTPTypes
 import PushRelayCore
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayServer
@@ -169,7 +170,7 @@ import Testing
 
     @Test func aRequestWaitingAtTheInFlightBoundHoldsItsConnectionsReadsUntilItIsAnswered() async throws {
         // One place; the request holding it waits until the test lets it go.
-        let gate = ProviderGate(limit: 1, maxWait: .seconds(30))
+        let gate = ProviderGate(limit: 1, maxWait: .seconds(30), clock: ManualClock())
         let letGo = AsyncStream.makeStream(of: Void.self)
         let firstHolds = Locked(false)
         let endpoint = NotifyFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in

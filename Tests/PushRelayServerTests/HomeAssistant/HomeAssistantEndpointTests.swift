@@ -152,7 +152,7 @@ import Testing
     }
 
     @Test func theDayRollsOverAtMidnightUTC() async throws {
-        let clock = ManualClock("2026-11-21T23:59:58Z")
+        let clock = ManualClock("2026-11-21T23:59:58Z", timers: .real)
         try await TestServer.with(yaml: "quota:\n  daily_limit: 1\n", clock: clock) { (s: TestServer) async throws in
             #expect(try await s.android(TestServer.haBody()).status == 201)
             let refused = try await s.android(TestServer.haBody())

@@ -59,7 +59,7 @@ func withMatrix(
 ) async throws {
     let dir = URL(fileURLWithPath: dbPath).deletingLastPathComponent().path
     // One clock for PushRelay and the fakes, so moving it keeps OAuth and JWT times consistent.
-    let clock = ManualClock("2026-11-21T12:00:00Z")
+    let clock = ManualClock("2026-11-21T12:00:00Z", timers: .real)
     let env = try await FakeProviderEnvironment.start(directory: dir, clock: clock)
     let (key, pem) = VAPIDKey.generate()
     let keyFile = dir + "/vapid.pem"

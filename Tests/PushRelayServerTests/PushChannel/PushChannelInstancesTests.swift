@@ -42,7 +42,7 @@ import Testing
         try database.migrate()
         let store = Storage.sqlite(database).pushChannel
         let logger = Logger(label: "test")
-        let timers = ManualClock()
+        let clock = ManualClock("2026-11-21T12:00:00Z")
         let settings = PushChannelSettings()
         let channels = PushChannelIndex(maxChannels: 10)
         let confirmations = PushChannelConfirmations(
@@ -50,9 +50,8 @@ import Testing
             settings: settings,
             fallback: NoFallback(),
             sharedWithOtherInstances: true,
-            timers: timers,
             work: BackgroundWork(logger: logger),
-            clock: ManualClock("2026-11-21T12:00:00Z"),
+            clock: clock,
             logger: logger
         )
         return PushChannelInstances(
@@ -61,8 +60,7 @@ import Testing
             settings: settings,
             channels: channels,
             confirmations: confirmations,
-            timers: timers,
-            clock: ManualClock("2026-11-21T12:00:00Z"),
+            clock: clock,
             logger: logger
         )
     }

@@ -60,13 +60,13 @@ import Testing
             #expect(try await good.receive() == ["id": 5, "type": "pong"])
         }
         // A server of its own whose timers run in simulated time: the timeout comes when the test says.
-        let timers = ManualClock()
-        try await TestServer.with(timers: timers, configure: { $0.channel.authTimeoutMs = 300 }) { (s: TestServer) async throws in
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, configure: { $0.channel.authTimeoutMs = 300 }) { (s: TestServer) async throws in
             let slow = WSTestClient.connect(port: s.port)
             _ = try await slow.receive()
-            timers.advance(by: 0.299)
+            clock.advance(by: 0.299)
             #expect(slow.pendingFrames.isEmpty, "nothing before the timeout")
-            timers.advance(by: 0.001)
+            clock.advance(by: 0.001)
             let timeout = try await slow.receive()
             #expect(timeout["type"] == "auth_invalid")
             #expect(timeout["message"]?.stringValue?.contains("timed out") == true)
@@ -147,17 +147,17 @@ import Testing
 
     @Test func confirmTimeoutFallsBackOnceAndKeepsTheChannel() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        let timers = ManualClock()
-        try await TestServer.with(timers: timers, providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, providers: ["cloud": cloud], configure: Self.cloud(1_500)) { (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token)
             _ = try await s.android(Self.body("first"))
             let first = try await ws.receive()
             let lateID = try #require(first["event"]?["hass_confirm_id"]?.stringValue)
             // Just before the timeout nothing happens; at the timeout exactly that message goes to the cloud, counted
             // against the quota.
-            timers.advance(by: 0.999)
+            clock.advance(by: 1.499)
             #expect(cloud.callCount == 0)
-            timers.advance(by: 0.001)
+            clock.advance(by: 0.001)
             try await eventually("the unconfirmed message goes to the cloud") { cloud.callCount > 0 }
             #expect(cloud.callCount == 1)
             #expect(cloud.deliveries.first?.notification.fcmMessage["data"]?["message"] == "first")
@@ -179,24 +179,24 @@ import Testing
             ])
             #expect(try await ws.receive()["success"] == true)
             // The confirmed message's timer is gone: nothing else can fall back.
-            #expect(timers.pendingDelays.count == 0)
-            timers.advance(by: 10)
+            #expect(!clock.pendingDelays.contains(.milliseconds(1_500)))
+            clock.advance(by: 10)
             #expect(cloud.callCount == 1)
         }
     }
 
     @Test func withoutConfirmItIsFireAndForget() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        let timers = ManualClock()
-        try await TestServer.with(timers: timers, providers: ["cloud": cloud], configure: Self.cloud(200)) { (s: TestServer) async throws in
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, providers: ["cloud": cloud], configure: Self.cloud(200)) { (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             let r = try await s.android(Self.body())
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
             let event = try await ws.receive()
             #expect(event["event"]?["hass_confirm_id"] == nil)
             // No confirm timer was started, so nothing can fall back.
-            #expect(timers.pendingDelays.count == 0)
-            timers.advance(by: 10)
+            #expect(!clock.pendingDelays.contains(.milliseconds(200)))
+            clock.advance(by: 10)
             #expect(cloud.callCount == 0)
         }
     }
@@ -239,13 +239,13 @@ import Testing
 
     @Test func fallbackFalseKeepsMessagesQueuedForTheDevice() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        let timers = ManualClock()
-        try await TestServer.with(timers: timers, providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, fallback: false)
             _ = try await s.android(Self.body("keep me"))
             _ = try await ws.receive()
             // No confirm: after the timeout the message goes back to the queue, not to the cloud.
-            timers.advance(by: 1)
+            clock.advance(by: 1)
             let store = SQLitePushChannelStore(database: s.database)
             try await eventually("the message is queued again") { (try? await store.all().map(\.state)) == [.queued] }
             #expect(cloud.callCount == 0)
@@ -282,7 +282,7 @@ import Testing
     }
 
     @Test func queuedMessagesPastTheOfflineTTLAreDroppedAndCounted() async throws {
-        let clock = ManualClock("2026-11-21T12:00:00Z")
+        let clock = ManualClock("2026-11-21T12:00:00Z", timers: .real)
         try await TestServer.with(clock: clock, configure: Self.cloud(10_000) { $0.channel.offlineTTLms = 60_000 }) { (s: TestServer) async throws in
             _ = try await s.android(Self.body("stale", appID: "io.local.app"))
             clock.advance(by: 61)

@@ -9,7 +9,6 @@ import PushRelayTestSupport
 func withProviderFakes(
     apps: [AppRoutes.Route] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
     clock: ManualClock = ManualClock("2026-11-21T12:00:00Z", timers: .real),
-    timers: (any TimerScheduling)? = nil,
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
     configureWithFakes: @escaping (inout PushRelayConfig, FakeProviderEnvironment) -> Void = { _, _ in },
     _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
@@ -19,7 +18,6 @@ func withProviderFakes(
     do {
         try await TestServer.with(
             clock: clock,
-            timers: timers,
             configure: { c in
                 c.providers = [
                     "fcm": .init(name: "fcm", type: "fcm", options: env.fcmOptions),

@@ -8,15 +8,14 @@ import PushRelayTestSupport
 
 /// Runs a PushRelay whose relay and VoIP API use providers `apns` and `fcm` pointed at freshly started fakes.
 func withRelayFakes(
-    timers: (any TimerScheduling)? = nil,
+    clock: ManualClock = ManualClock(Date(), timers: .real),
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
     _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
 ) async throws {
     // The provider JWT is stamped with the server's clock and checked by the fake against the real one.
     try await withProviderFakes(
         apps: [.init(match: "*", provider: "fcm")],
-        clock: ManualClock(Date(), timers: .real),
-        timers: timers,
+        clock: clock,
         configure: { c in
             c.relay.apnsProvider = "apns"
             c.relay.fcmProvider = "fcm"

@@ -8,8 +8,8 @@ import PushRelayTestSupport
 @testable import PushRelayServer
 
 /// A scripted provider behind the real delivery pipeline, for driving a service directly (no HTTP): a fresh SQLite
-/// file, a `Dispatcher` whose timers are a `ManualClock` nobody moves unless a test does (the deadline is long, and
-/// nothing is retried, so no outcome depends on wall time), and a quota ledger and delivery log that the test can make
+/// file, a `Dispatcher` on a `ManualClock` nobody moves unless a test does (nothing is retried, so no outcome depends
+/// on wall time), and a quota ledger and delivery log that the test can make
 /// fail or stall (`StorageFaults`).
 struct ScriptedProviderRig {
     let storage: Storage
@@ -20,7 +20,6 @@ struct ScriptedProviderRig {
     let dispatcher: Dispatcher
     let provider: ScriptedProvider
     let clock: ManualClock
-    let timers: ManualClock
     let logger = Logger(label: "test")
 
     /// The provider is named `providerName` in the dispatcher; `configure` changes the delivery settings last.
@@ -36,14 +35,13 @@ struct ScriptedProviderRig {
         quota = FaultyQuotaLedger(storage.quota, faults: faults)
         deliveries = FaultyDeliveryLog(storage.deliveries, faults: faults)
         clock = ManualClock("2026-11-21T12:00:00Z")
-        timers = ManualClock()
         provider = ScriptedProvider(name: providerName, steps)
         var settings = PushRelayConfig.Delivery()
         // A transient failure is answered at once: a retry would wait for a backoff on the manual clock.
         settings.maxAttempts = 1
-        // The deadline and the storage's share of it are timers on the manual clock; the dispatcher still measures what
-        // is left of the deadline on the monotonic clock, and on two busy cores a dispatch can wait seconds for a
-        // thread, so the deadline is long as well.
+        // The deadline and the storage's share of it are timers on the manual clock, and what is left of the deadline
+        // is measured on it too: however slowly two busy cores run a dispatch, no deadline passes unless the test
+        // steps the clock.
         settings.deadlineMs = 60_000
         settings.maxWaitMs = 30_000
         configure(&settings)
@@ -54,7 +52,6 @@ struct ScriptedProviderRig {
             settings: settings,
             clock: clock,
             metrics: nil,
-            timers: timers,
             logger: Logger(label: "test")
         )
     }
@@ -76,7 +73,7 @@ struct ScriptedProviderRig {
         let task = Task { await dispatching() }
         // The storage timer is scheduled before the storage is called, so once a call waits, the timer is there.
         await faults.waitUntilHeld()
-        timers.advance(by: 60)
+        clock.advance(by: 60)
         let result = await task.value
         faults.mode = .pass
         faults.release()

@@ -93,11 +93,15 @@ final class TestServer: Sendable {
 
     /// Runs `body` against a live server built from `yaml` (plus port 0 and a temporary database). It stops without a
     /// drain (`http.drain_period` 0) unless `configure` sets one.
+    ///
+    /// `clock` is the server's time port, handed to every handler and service. By default only its wall time is the
+    /// test's (2026-11-21T12:00:00Z, moved with `set` and `advance`) and timers run in real time, so that no deadline
+    /// waits for a test that does not step it. A test that passes a stepped `ManualClock` steps through every wait it
+    /// causes (deadlines, confirm and authentication timeouts, pings); the services' polls then wait for it too.
     static func with<T: Sendable>(
         _ transport: Transport = .socket,
         yaml: String = "",
         clock: ManualClock = ManualClock("2026-11-21T12:00:00Z", timers: .real),
-        timers: (any TimerScheduling)? = nil,
         dbPath: String = TestServer.tempPath(),
         providers: [String: any PushProvider] = [:],
         notifyInPipeline: Bool = true,
@@ -128,7 +132,6 @@ final class TestServer: Sendable {
             config: config,
             storage: .sqlite(database),
             clock: clock,
-            timers: timers,
             providerInstances: providers,
             notifyInPipeline: notifyInPipeline,
             lifecycle: lifecycle,

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayStore
 import Testing
 
@@ -33,7 +34,7 @@ import Testing
             let d = day.adding(days: -Int64(back))
             _ = try await storage.quota.reserve(pushToken: "t", appID: nil, day: d, policy: QuotaPolicy(), now: d.start)
         }
-        #expect(try await storage.admin.prune(today: day, retentionDays: 30) >= 2)
+        #expect(try await storage.admin.prune(today: day, retentionDays: 30, pace: PrunePace(clock: EventLoopClock())) >= 2)
         #expect(try await storage.admin.history(pushToken: "t").rows.map(\.day) == ["2026-11-21", "2026-10-23", "2026-10-22"])
         await close()
     }
@@ -64,7 +65,11 @@ import Testing
 
         #expect(try await storage.admin.pruneStep(today: day, retentionDays: 2, limit: 50) == 50)
         var steps: [Int] = []
-        let rest = try await storage.admin.prune(today: day, retentionDays: 2, pace: PrunePace(rowsPerStep: 40, pause: .zero)) {
+        let rest = try await storage.admin.prune(
+            today: day,
+            retentionDays: 2,
+            pace: PrunePace(rowsPerStep: 40, pause: .zero, clock: EventLoopClock())
+        ) {
             steps.append($0)
         }
         #expect(50 + rest == 120 + 120 + 30 + 1)

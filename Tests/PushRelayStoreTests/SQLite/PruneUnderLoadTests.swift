@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
@@ -41,7 +42,7 @@ import Testing
             )
         }
 
-        let pace = PrunePace(rowsPerStep: 2_000, pause: .milliseconds(1))
+        let pace = PrunePace(rowsPerStep: 2_000, pause: .milliseconds(1), clock: EventLoopClock())
         let policy = QuotaPolicy(dailyLimit: 1_000)
         let tokens = 40
         let perToken = 25

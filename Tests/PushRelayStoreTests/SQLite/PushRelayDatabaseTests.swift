@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness
@@ -169,7 +170,7 @@ import Testing
                 )
             )
         }
-        let removed = try await store.admin.prune(today: today, retentionDays: 30)
+        let removed = try await store.admin.prune(today: today, retentionDays: 30, pace: PrunePace(clock: EventLoopClock()))
         #expect(removed == 4)
         #expect(try await store.admin.history(pushToken: "t").rows.map(\.day) == ["2026-11-21", "2026-10-23", "2026-10-22"])
     }
@@ -271,7 +272,7 @@ import Testing
                 outcome: .delivered
             )
         )
-        #expect(try await store.admin.prune(today: today, retentionDays: 30) == 9 * 3 + 1)
+        #expect(try await store.admin.prune(today: today, retentionDays: 30, pace: PrunePace(clock: EventLoopClock())) == 9 * 3 + 1)
         let days = try await store.database.pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT day FROM delivery_log ORDER BY day") }
         #expect(days.first == "2026-10-22" && days.last == "2026-11-21" && days.count == 31)
     }
