@@ -64,7 +64,7 @@ public enum PushRelayApplication {
             )
         }
         let work = BackgroundWork(logger: logger)
-        let metrics = config.metricsEnabled ? makeMetrics(engine: storage.engine) : nil
+        let metrics = config.metricsEnabled ? PushRelayMetrics() : nil
 
         // One pipeline: every entry point hands its deliveries to this dispatcher.
         let relayProviders = WebPushRelayProviders.make(config: config, registry: registry, clock: clock, logger: logger)
@@ -112,7 +112,6 @@ public enum PushRelayApplication {
         )
         let sockets = PushChannelSockets(endpoint: channelEndpoint, lifecycle: lifecycle)
         let channelFigures = PushChannelFigures(hub: hub, sockets: sockets)
-        metrics?.add(probes: channelFigures.probes)
 
         let router = Router(context: PushRelayRequestContext.self)
         // Outermost: every line logged while serving a request carries its id.
@@ -123,7 +122,13 @@ public enum PushRelayApplication {
         router.add(middleware: JSONErrorMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         let routes = RouteTable(router: router)
-        if let metrics { MetricsRoute<PushRelayRequestContext>(metrics: metrics, adminAuth: adminAuth).register(routes) }
+        if let metrics {
+            // Behind the admin token when one is configured.
+            var authorizeScrape: MetricsRoute<PushRelayRequestContext>.Authorize?
+            if let adminAuth { authorizeScrape = { request, peer in try adminAuth.authorize(request, peer: peer) } }
+            let gauges: [PushRelayMetrics.Probe] = storageGauges(storage.engine) + channelFigures.probes
+            MetricsRoute<PushRelayRequestContext>(metrics: metrics, gauges: gauges, authorize: authorizeScrape).register(routes)
+        }
         HealthRoutes<PushRelayRequestContext>(engine: storage.engine, lifecycle: lifecycle).register(routes)
         try OpenAPIRoutes<PushRelayRequestContext>().register(routes)
         HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
@@ -221,7 +226,11 @@ public enum PushRelayApplication {
             channel: { responder in
                 PushRelayHTTPChannel(
                     responder: responder,
-                    sockets: sockets,
+                    websocket: WebSocketEndpoint(
+                        path: PushChannelEndpoint.path,
+                        maxFrameBytes: sockets.settings.maxFrameBytes,
+                        attach: { channel, peer in try sockets.attach(to: channel, peer: peer) }
+                    ),
                     notify: notifyInPipeline ? notify : nil,
                     slowClients: slowClients,
                     connections: connections,
@@ -240,13 +249,12 @@ public enum PushRelayApplication {
         )
     }
 
-    /// The metrics with the storage engine's gauges; the push channel's are added once it is built.
-    private static func makeMetrics(engine: any StorageEngine) -> PushRelayMetrics {
-        var probes: [PushRelayMetrics.Probe] = []
-        for (i, s) in engine.statistics().enumerated() {
-            probes.append(.init(name: s.name, help: s.help) { engine.statistics()[i].value })
+    /// The storage engine's figures as `/metrics` gauges.
+    private static func storageGauges(_ engine: any StorageEngine) -> [PushRelayMetrics.Probe] {
+        engine.statistics().indices.map { i in
+            let s = engine.statistics()[i]
+            return .init(name: s.name, help: s.help) { engine.statistics()[i].value }
         }
-        return PushRelayMetrics(probes: probes)
     }
 
     /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).

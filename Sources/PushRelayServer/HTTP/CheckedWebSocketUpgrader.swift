@@ -13,6 +13,8 @@ import Synchronization
 /// NIO's websocket upgrader behind PushRelay's own check of the request. A refused upgrade is remembered, so that
 /// it gets a JSON answer: NIO has consumed the request head by then, and plain HTTP handling would only see its end.
 struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
+    /// The one path websockets are served at (`WebSocketEndpoint.path`).
+    let path: String
     let refusal: NIOLoopBoundBox<APIError?>
     let inner: NIOTypedWebSocketServerUpgrader<PushRelayHTTPChannel.Upgrade>
 
@@ -24,7 +26,7 @@ struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         upgradeRequest: HTTPRequestHead,
         initialResponseHeaders: HTTPHeaders
     ) -> EventLoopFuture<HTTPHeaders> {
-        if let error = PushRelayHTTPChannel.refusal(upgradeRequest) {
+        if let error = PushRelayHTTPChannel.refusal(upgradeRequest, path: path) {
             refusal.value = error
             return channel.eventLoop.makeFailedFuture(error)
         }

@@ -10,13 +10,13 @@ import NIOWebSocket
 import PushRelayCore
 import Synchronization
 
-/// The server's connections: HTTP/1.1 for every route, and the push channel at `/api/websocket` served by
-/// event-driven NIO handlers.
+/// The server's connections: HTTP/1.1 for every route, and one websocket path (`WebSocketEndpoint`: the push
+/// channel's, which the application wires) served by event-driven NIO handlers.
 ///
 /// Why not HummingbirdWebSocket's handler: it keeps one Swift task (and child tasks) alive per websocket for the
 /// connection's whole life, and their task-allocator slabs stay held while the connection idles (the memory figures
 /// are in `Benchmarks/README.md`). Here the connection task ends once
-/// the upgrade is done; an idle channel is a NIO channel, its handlers and a `PushChannelConnection`, and a message
+/// the upgrade is done; an idle websocket is a NIO channel and the handlers its endpoint attached, and a message
 /// starts a short task only while it is being handled.
 struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     enum Upgrade: Sendable {
@@ -31,10 +31,9 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         let channel: any Channel
     }
 
-    static let path = "/api/websocket"
-
     let responder: HTTPChannelHandler.Responder
-    let sockets: PushChannelSockets
+    /// Where a websocket upgrade is accepted, and what takes the connection then.
+    let websocket: WebSocketEndpoint
     /// Home Assistant's notify POSTs, answered in the pipeline (`NotifyFastPath`).
     let notify: NotifyFastPath.Endpoint?
     /// Time limits for slow clients (`SlowClientGuard`); nil: none.
@@ -50,7 +49,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     init(
         responder: @escaping HTTPChannelHandler.Responder,
-        sockets: PushChannelSockets,
+        websocket: WebSocketEndpoint,
         notify: NotifyFastPath.Endpoint? = nil,
         slowClients: SlowClientGuard.Settings? = nil,
         connections: ConnectionBudget? = nil,
@@ -58,7 +57,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         lifecycle: ServerLifecycle = ServerLifecycle()
     ) {
         self.responder = Self.redirectingLateUpgrades(responder)
-        self.sockets = sockets
+        self.websocket = websocket
         self.notify = notify
         self.slowClients = slowClients
         self.connections = connections
@@ -76,13 +75,14 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         return channel.eventLoop.makeCompletedFuture {
             if let slowClients { try channel.pipeline.syncOperations.addHandler(SlowClientGuard(settings: slowClients)) }
             let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
-            let sockets = self.sockets
+            let websocket = self.websocket
             let notify = self.notify
             let proxies = self.trustedProxies
             let upgrader = CheckedWebSocketUpgrader(
+                path: websocket.path,
                 refusal: refusal,
                 inner: NIOTypedWebSocketServerUpgrader<Upgrade>(
-                    maxFrameSize: sockets.settings.maxFrameBytes,
+                    maxFrameSize: websocket.maxFrameBytes,
                     shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
                     upgradePipelineHandler: { channel, head in
                         channel.eventLoop.makeCompletedFuture {
@@ -94,7 +94,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                                 forwardedFor: head.headers[TrustedProxies.forwardedForHeader],
                                 forwarded: head.headers[TrustedProxies.forwardedHeader]
                             )
-                            try sockets.attach(to: channel, peer: peer)
+                            try websocket.attach(channel, peer)
                             return Upgrade.websocket
                         }
                     }
@@ -158,10 +158,11 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// Why a websocket upgrade request is refused, if it is: another path (404), or an incomplete handshake (400).
-    static func refusal(_ head: HTTPRequestHead) -> APIError? {
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-        guard path == Self.path else { return .notFound("Websocket connections are served at \(Self.path) only.") }
+    /// Why a websocket upgrade request is refused, if it is: another path than `path` (404), or an incomplete
+    /// handshake (400).
+    static func refusal(_ head: HTTPRequestHead, path: String) -> APIError? {
+        let requested = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        guard requested == path else { return .notFound("Websocket connections are served at \(path) only.") }
         // Without it, NIO's HTTP decoder does not see an upgrade and goes on parsing what follows as more requests,
         // which the upgrade handler would replay into the websocket pipeline (a crash).
         guard head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) else {

@@ -1,15 +1,16 @@
 import Foundation
-import Hummingbird
 import Prometheus
 import PushRelayCore
 
-/// Prometheus metrics for `GET /metrics` (with `metrics.enabled`): requests counted by route, method and status, their
-/// durations by route, deliveries by provider and outcome, and gauges read at each scrape (push channels, unconfirmed messages, group commits).
+/// The Prometheus metrics of one server, recorded by every part that counts something: requests by route, method and
+/// status, their durations by route, deliveries by provider and outcome, the providers' transport figures, the
+/// breakers, refusals, pruning and storage timeouts. `GET /metrics` (`MetricsRoute`, with `metrics.enabled`) renders
+/// them with the gauges it is given, read at each scrape.
 ///
 /// The registry is the application's own (swift-prometheus), not the process-wide `MetricsSystem`, so several servers
 /// in one process (the tests) keep separate figures.
 final class PushRelayMetrics: Sendable {
-    /// A value read when Prometheus scrapes.
+    /// A gauge read when Prometheus scrapes.
     struct Probe: Sendable {
         let name: String
         let help: String
@@ -17,23 +18,15 @@ final class PushRelayMetrics: Sendable {
     }
 
     let registry = PrometheusCollectorRegistry()
-    private let probes: Locked<[Probe]>
     private let transportExports = Locked<[TransportExport]>([])
     static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
         .milliseconds(Int64($0 * 1000))
     }
 
     /// The server-wide counters are exported at 0 from the start, so that a rate or an alert on them sees a series.
-    init(probes: [Probe]) {
-        self.probes = Locked(probes)
+    init() {
         _ = storageTimeouts
         _ = prunedRows
-    }
-
-    /// Adds gauges read at each scrape, for parts made after the metrics (they need the dispatcher, which records
-    /// into these metrics).
-    func add(probes more: [Probe]) {
-        probes.withLock { $0 += more }
     }
 
     /// Routes are the router's patterns (`/admin/v1/quotas/{token}`), never raw paths: tokens stay out of label values,
@@ -54,8 +47,7 @@ final class PushRelayMetrics: Sendable {
         ).record(duration)
     }
 
-    /// One provider call of the dispatcher (retries included), by provider instance and outcome (`delivered` or the
-    /// failure class).
+    /// The `status_class` label of `status`: 2xx, 3xx, 4xx or 5xx.
     static func statusClass(_ status: Int) -> String {
         switch status {
         case 200..<300: return "2xx"
@@ -65,6 +57,8 @@ final class PushRelayMetrics: Sendable {
         }
     }
 
+    /// One provider call of the dispatcher (retries included), by provider instance and outcome (`delivered` or the
+    /// failure class).
     func recordDelivery(provider: String, outcome: String, duration: Duration) {
         registry.makeCounter(
             name: "pushrelay_deliveries_total",
@@ -197,49 +191,12 @@ final class PushRelayMetrics: Sendable {
         )
     }
 
-    /// The Prometheus text exposition of everything.
-    func render() -> [UInt8] {
+    /// The Prometheus text exposition of everything recorded, and of `gauges`, each read now.
+    func render(gauges: [Probe] = []) -> [UInt8] {
         exportTransport()
-        for p in probes.withLock({ $0 }) {
-            registry.makeGauge(name: p.name, labels: [], help: p.help).set(p.read())
+        for g in gauges {
+            registry.makeGauge(name: g.name, labels: [], help: g.help).set(g.read())
         }
         return registry.emitToBuffer()
-    }
-}
-
-/// Counts every request once its response (including a JSON error) is known.
-struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    let metrics: PushRelayMetrics
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
-        let response = try await next(request, context)
-        metrics.record(
-            route: context.endpointPath,
-            method: request.method.rawValue,
-            status: response.status.code,
-            duration: ContinuousClock.now - start
-        )
-        return response
-    }
-}
-
-/// `GET /metrics`: behind the admin token when one is configured.
-struct MetricsRoute<Context: PeerAddressContext> {
-    let metrics: PushRelayMetrics
-    let adminAuth: AdminAuth?
-
-    func register(_ routes: RouteTable<Context>) {
-        routes.on(
-            "/metrics",
-            [
-                .get: { request, context in
-                    if let adminAuth { try adminAuth.authorize(request, peer: context.peerAddress) }
-                    var headers = HTTPFields()
-                    headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.render())))
-                }
-            ]
-        )
     }
 }

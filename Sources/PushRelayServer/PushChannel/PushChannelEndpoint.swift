@@ -25,10 +25,14 @@ struct PushChannelEndpoint: Sendable {
     /// Push tokens shorter than this are not accepted as credentials (real FCM and APNs tokens are far longer).
     static let minimumPushTokenLength = 32
 
-    /// A plain GET (no websocket upgrade) gets a JSON error; upgrades are taken by `PushRelayHTTPChannel`.
+    /// Where the push channel's websockets connect (Home Assistant's path).
+    static let path = "/api/websocket"
+
+    /// A plain GET (no websocket upgrade) gets a JSON error; upgrades are taken by the connection's HTTP handlers
+    /// (`PushRelayHTTPChannel`, given `PushChannelSockets` as the websocket's endpoint).
     func register(_ routes: RouteTable<PushRelayRequestContext>) {
         routes.on(
-            RouterPath(PushRelayHTTPChannel.path),
+            RouterPath(Self.path),
             [
                 .get: { _, _ -> Response in
                     throw APIError(

@@ -24,7 +24,7 @@ import Testing
         try database.migrate()
         let storage = Storage.sqlite(database)
         let clock = ManualClock("2026-11-21T12:00:00Z")
-        let metrics = PushRelayMetrics(probes: [])
+        let metrics = PushRelayMetrics()
         let provider = ScriptedProvider(name: "scripted", steps)
         var settings = PushRelayConfig.Delivery()
         settings.deadTokenTTLms = deadTokenTTLms

@@ -31,7 +31,7 @@ import Testing
         faults.mode = .hold
         let ledger = FaultyQuotaLedger(storage.quota, faults: faults)
         let clock = ManualClock()
-        let metrics = PushRelayMetrics(probes: [])
+        let metrics = PushRelayMetrics()
         let provider = ScriptedProvider(name: "scripted", [.deliver])
         var settings = PushRelayConfig.Delivery()
         settings.deadlineMs = 8_000
