@@ -197,7 +197,9 @@ extension CallRoutes {
         case .internalError(let message):
             return APIError(.internalServerError, "InternalError", message)
         case .failed(let failure):
-            return WebPushRelayRoutes.error(failure)
+            return .delivery(failure) { message in
+                "The device's push token is no longer valid (\(message)); register the device again with its new token."
+            }
         }
     }
 }

@@ -114,7 +114,7 @@ final class CallService: Sendable {
             voipToken: voipToken,
             label: label,
             webhookID: webhookID,
-            encryptionKey: CallInviteSealer.newKey()
+            encryptionKey: DeviceCipher.newKey()
         )
         let registration: CallDeviceRegistration
         do {
@@ -140,7 +140,7 @@ final class CallService: Sendable {
     }
 
     func rotateKey(deviceID: String, apiKeyID: Int64) async throws(CallError) -> [UInt8] {
-        let key = CallInviteSealer.newKey()
+        let key = DeviceCipher.newKey()
         let rotated: Bool
         do {
             rotated = try await store.rotateKey(id: deviceID, apiKeyID: apiKeyID, key: key, now: clock.now())
@@ -173,9 +173,9 @@ final class CallService: Sendable {
             throw storageFailure(error)
         }
         guard let device = found else { throw .unknownDevice(c.deviceID) }
-        let sealed: CallInviteSealer.Sealed
+        let sealed: DeviceCipher.Sealed
         do {
-            sealed = try CallInviteSealer.seal(Array(c.invite.utf8), key: device.encryptionKey)
+            sealed = try DeviceCipher.seal(Array(c.invite.utf8), key: device.encryptionKey)
         } catch {
             throw .internalError("Could not encrypt the invite for this device.")
         }

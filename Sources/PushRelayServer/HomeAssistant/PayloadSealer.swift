@@ -34,7 +34,7 @@ struct PayloadSealer: Sendable {
         }
         guard let key else { return t }
         do {
-            let s = try CallInviteSealer.seal(EncryptedNotification.plaintext(t, platform: platform), key: key)
+            let s = try DeviceCipher.seal(EncryptedNotification.plaintext(t, platform: platform), key: key)
             return EncryptedNotification.apply(
                 t,
                 platform: platform,

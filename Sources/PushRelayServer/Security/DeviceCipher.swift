@@ -2,9 +2,11 @@ import Crypto
 import Foundation
 import PushRelayCore
 
-/// Encrypts a call invite for one device: zlib (stored blocks, see `ZlibStored`), then AES-256-GCM with the device's
-/// 32-byte key and a fresh random 12-byte nonce, no associated data. Returns base64 ciphertext, nonce (`iv`) and tag.
-enum CallInviteSealer {
+/// Encrypts a payload for one device registered with `POST /api/v1/devices`, with the key it was given there: zlib
+/// (stored blocks, see `ZlibStored`), then AES-256-GCM with the device's 32-byte key and a fresh random 12-byte nonce,
+/// no associated data. Returns base64 ciphertext, nonce (`iv`) and tag. Call invites (`CallService`) and Home
+/// Assistant's `encrypt_payloads` notifications (`PayloadSealer`) are sealed with it.
+enum DeviceCipher {
     struct Sealed: Sendable {
         var ciphertext: String
         var iv: String

@@ -33,4 +33,14 @@ import Testing
         invite.inviteCiphertext = "AAAA"
         #expect(throws: Never.self) { try CallInvitePush.apns(invite) }
     }
+
+    @Test func aTokenTheProviderCallsDeadIsAnswered410WithTheCallersRemedy() {
+        let answer = CallRoutes.apiError(.failed(.invalidToken(reason: "Unregistered", message: "APNs reported Unregistered")))
+        #expect(answer.status.code == 410 && answer.errorType == "InvalidToken")
+        #expect(answer.fields["errorCode"] == .string("Unregistered"))
+        #expect(
+            answer.message
+                == "The device's push token is no longer valid (APNs reported Unregistered); register the device again with its new token."
+        )
+    }
 }

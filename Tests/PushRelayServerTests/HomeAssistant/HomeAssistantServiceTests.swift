@@ -130,7 +130,7 @@ import Testing
 
     @Test func aRegisteredDevicesNotificationIsSealedWhenItsRouteAsks() async throws {
         let rig = try Self.rig(routes: [.init(match: "*", provider: "scripted", encryptPayloads: true)])
-        try await Self.register(key: CallInviteSealer.newKey(), in: rig)
+        try await Self.register(key: DeviceCipher.newKey(), in: rig)
         guard case .accepted(_, let sent, _) = await rig.service.send(Self.notification("Door unlocked"), platform: .android) else {
             Issue.record("expected a sealed delivery")
             return
