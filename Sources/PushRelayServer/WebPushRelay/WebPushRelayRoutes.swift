@@ -93,7 +93,7 @@ struct WebPushRelayRoutes {
         }
     }
 
-    /// What the WebPush sender (or a call's caller) is told when the provider refused.
+    /// What the WebPush sender is told when the provider refused.
     static func error(_ failure: DeliveryFailure) -> APIError {
         .delivery(failure) { message in "The device token is no longer valid (\(message)); drop this subscription." }
     }
