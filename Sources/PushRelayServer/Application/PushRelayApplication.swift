@@ -120,7 +120,12 @@ public enum PushRelayApplication {
         // Next, so that it sees the final status, JSON errors included.
         if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
         router.add(middleware: JSONErrorMiddleware(maxBodyBytes: config.http.maxBodyBytes))
-        router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.http.maxBodyBytes))
+        // Matrix's 413 has its own form on its path (`M_TOO_LARGE`).
+        let bodyLimit = BodyLimit(
+            maxBytes: config.http.maxBodyBytes,
+            answers: [MatrixRoutes<PushRelayRequestContext>.path: MatrixRoutes<PushRelayRequestContext>.bodyTooLarge]
+        )
+        router.add(middleware: BodyLimitMiddleware(limit: bodyLimit))
         let routes = RouteTable(router: router)
         if let metrics {
             // Behind the admin token when one is configured.
@@ -131,7 +136,7 @@ public enum PushRelayApplication {
         }
         HealthRoutes<PushRelayRequestContext>(engine: storage.engine, lifecycle: lifecycle).register(routes)
         try OpenAPIRoutes<PushRelayRequestContext>().register(routes)
-        HomeAssistantRoutes<PushRelayRequestContext>(service: service, maxBodyBytes: config.http.maxBodyBytes).register(routes)
+        HomeAssistantRoutes<PushRelayRequestContext>(service: service, bodyLimit: bodyLimit).register(routes)
         let relay = WebPushRelayService(
             settings: config.relay,
             apnsProduction: relayProviders.apnsProduction,
@@ -167,7 +172,7 @@ public enum PushRelayApplication {
             clock: clock,
             logger: logger
         )
-        MatrixRoutes<PushRelayRequestContext>(gateway: matrix, maxBodyBytes: config.http.maxBodyBytes).register(routes)
+        MatrixRoutes<PushRelayRequestContext>(gateway: matrix, bodyLimit: bodyLimit).register(routes)
         if let adminAuth {
             AdminRoutes<PushRelayRequestContext>(
                 admin: storage.admin,
@@ -191,12 +196,12 @@ public enum PushRelayApplication {
             idleTimeout: .milliseconds(config.http.idleTimeoutMs)
         )
         let connections = config.http.maxConnectionsPerAddress > 0 ? ConnectionBudget(limitPerAddress: config.http.maxConnectionsPerAddress) : nil
-        let notify = NotifyFastPath.Endpoint.notify(
-            homeAssistant: service,
-            matrix: matrix,
-            maxBodyBytes: config.http.maxBodyBytes,
+        let head = ResponseHead(serverName: serverName, clock: clock, isStopping: { lifecycle.isStopping })
+        let notify = NotifyFastPath.Endpoint(
+            routes: HomeAssistantNotifyRoutes.fastPath(service).merging(MatrixRoutes<PushRelayRequestContext>.fastPath(matrix)) { a, _ in a },
+            bodyLimit: bodyLimit,
+            head: head,
             metrics: metrics,
-            serverName: serverName,
             trustedProxies: config.http.trustedProxies
         )
         return ServerApplication(
@@ -223,6 +228,7 @@ public enum PushRelayApplication {
                 ),
             ],
             serverName: serverName,
+            head: head,
             channel: { responder in
                 PushRelayHTTPChannel(
                     responder: responder,

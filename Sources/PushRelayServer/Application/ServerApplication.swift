@@ -24,6 +24,8 @@ public struct ServerApplication: ApplicationProtocol {
     public var configuration: ApplicationConfiguration { .init(serverName: serverName) }
 
     let serverName: String
+    /// Every answer's `Date`, `Server` and `Connection` (shared with the fast path).
+    let head: ResponseHead
     /// The connections' pipeline, around the responder `run` makes.
     let channel: @Sendable (@escaping HTTPChannelHandler.Responder) -> PushRelayHTTPChannel
     let listener: HTTPListener.Settings
@@ -57,7 +59,7 @@ public struct ServerApplication: ApplicationProtocol {
     /// The server and its services in one service group; the listener is last, so it stops first.
     public func run() async throws {
         let listener = HTTPListener(
-            channel: channel(Self.respond(with: responder, serverName: serverName, logger: logger)),
+            channel: channel(Self.respond(with: responder, head: head, logger: logger)),
             settings: listener,
             lifecycle: lifecycle,
             timers: clock,
@@ -77,12 +79,13 @@ public struct ServerApplication: ApplicationProtocol {
     }
 
     /// Hummingbird's own responder around the router: a request id in the request's logger, 500 for an error no
-    /// middleware turned into an answer, the `Date` and `Server` headers.
-    static func respond(with responder: Responder, serverName: String, logger: Logger) -> HTTPChannelHandler.Responder {
-        let dates = HTTPDateCache()
-        return { request, writer, channel in
+    /// middleware turned into an answer, the head's common fields (`ResponseHead`). An answer that ends the connection
+    /// though its request did not ask (a body past the limit, a stop) ends Hummingbird's request loop, which closes the
+    /// connection: nothing read behind it is taken as a request.
+    static func respond(with responder: Responder, head: ResponseHead, logger: Logger) -> HTTPChannelHandler.Responder {
+        { request, writer, channel in
             let requestLogger = logger.with(metadataKey: "hb.request.id", value: .stringConvertible(Hummingbird.RequestID()))
-            let response = try await withLogger(requestLogger) { logger in
+            let (response, closes) = try await withLogger(requestLogger) { logger in
                 let context = PushRelayRequestContext(source: .init(channel: channel, logger: logger))
                 var response: Response
                 do {
@@ -93,9 +96,8 @@ public struct ServerApplication: ApplicationProtocol {
                     logger.debug("Unrecognised Error", metadata: ["error.type": "\(error)"])
                     response = Response(status: .internalServerError, body: .init())
                 }
-                response.headers[.date] = dates.current()
-                response.headers[.server] = serverName
-                return response
+                let closes = head.complete(&response.headers, request: request.headers)
+                return (response, closes)
             }
             do {
                 try await writer.write(response: response.head, body: response.body)
@@ -103,10 +105,14 @@ public struct ServerApplication: ApplicationProtocol {
                 // Another answer must not be written: the connection ends.
                 throw ParseErrorWhileWritingResponse()
             }
+            // Hummingbird reads on after an answer unless its request says `Connection: close`.
+            if closes, request.headers[.connection] != "close" { throw AnswerEndedConnection() }
         }
     }
 
     struct ParseErrorWhileWritingResponse: Error {}
+    /// The answer just written ends its connection.
+    struct AnswerEndedConnection: Error {}
 }
 
 extension Logger {

@@ -10,7 +10,7 @@ struct ClientAddressMiddleware<Context: PeerAddressContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.peerAddress = proxies.client(peer: context.peerAddress, headers: request.headers)
+        context.peerAddress = ClientAddress.client(peer: context.peerAddress, headers: request.headers, proxies: proxies)
         return try await ClientAddress.$current.withValue(context.peerAddress) { try await next(request, context) }
     }
 }

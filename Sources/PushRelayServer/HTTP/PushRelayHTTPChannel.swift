@@ -89,10 +89,11 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                             HTTPParseErrorAnswerer.remove(from: channel)
                             ConnectionCloseRule.remove(from: channel)
                             SlowClientGuard.remove(from: channel)
-                            let peer = proxies.clientAddress(
-                                peer: channel.remoteAddress?.ipAddress ?? "unknown",
+                            let peer = ClientAddress.client(
+                                peer: ClientAddress.peer(of: channel),
                                 forwardedFor: head.headers[TrustedProxies.forwardedForHeader],
-                                forwarded: head.headers[TrustedProxies.forwardedHeader]
+                                forwarded: head.headers[TrustedProxies.forwardedHeader],
+                                proxies: proxies
                             )
                             try websocket.attach(channel, peer)
                             return Upgrade.websocket

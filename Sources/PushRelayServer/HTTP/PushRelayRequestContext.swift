@@ -11,7 +11,7 @@ public struct PushRelayRequestContext: RequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        peerAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        peerAddress = ClientAddress.peer(of: source.channel)
     }
 }
 

@@ -34,8 +34,26 @@ struct RouteTable<Context: RequestContext> {
 }
 
 extension Request {
-    /// Reads the whole body (413 past `limit`) and parses it as JSON (400 otherwise).
+    /// Reads the whole body (`BodyLimit`'s 413 past `limit`) and parses it as JSON (400 otherwise).
+    mutating func jsonBody(within limit: BodyLimit) async throws -> JSONValue {
+        try JSONBody.parse(try await collectBody(within: limit).readableBytesView)
+    }
+
+    /// Reads the whole body (`PayloadTooLarge` past `limit` bytes) and parses it as JSON (400 otherwise).
     mutating func jsonBody(limit: Int) async throws -> JSONValue {
-        try HomeAssistantRequest.parse(try await collectBody(upTo: limit).readableBytesView)
+        try await jsonBody(within: BodyLimit(maxBytes: limit))
+    }
+}
+
+/// A request body read as JSON.
+enum JSONBody {
+    /// The JSON value of `bytes`, or 400 when they are empty or not JSON.
+    static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
+        guard !bytes.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw APIError.badRequest("The request body is not valid JSON (\(error)).")
+        }
     }
 }

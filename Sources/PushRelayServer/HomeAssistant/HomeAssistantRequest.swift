@@ -18,12 +18,7 @@ enum HomeAssistantRequest {
 
     /// A body as Home Assistant's endpoints take it: 400 unless it is JSON.
     static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
-        guard !bytes.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
-        do {
-            return try JSONParser.parse(bytes)
-        } catch {
-            throw APIError.badRequest("The request body is not valid JSON (\(error)).")
-        }
+        try JSONBody.parse(bytes)
     }
 
     static func reject403() throws(APIError) -> Never {

@@ -10,17 +10,34 @@ enum HomeAssistantNotifyRoutes {
         ("/api/sendPush/iOS/v1", .ios),
     ]
 
-    /// The platform of a notify path (without query), or nil for any other path.
-    static func platform(path: String) -> HAPlatform? {
-        for route in all where route.path == path { return route.platform }
-        return nil
+    /// The notify POSTs as the pipeline's fast path answers them (`NotifyFastPath`), by path: the body read by
+    /// `HomeAssistantRequest`, the notification sent by `service`, the outcome rendered by `HomeAssistantAnswer`, as on
+    /// the router (`HomeAssistantRoutes`). Bad input is answered on the event loop.
+    static func fastPath(_ service: HomeAssistantService) -> [String: NotifyFastPath.Endpoint.Handler] {
+        var handlers: [String: NotifyFastPath.Endpoint.Handler] = [:]
+        for (path, platform) in all {
+            handlers[path] = { body in
+                let n: HANotification
+                do throws(APIError) {
+                    n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
+                } catch {
+                    return .now(NotifyFastPath.Endpoint.render(error))
+                }
+                return .later {
+                    let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
+                    return (answer.status, answer.headers, answer.body)
+                }
+            }
+        }
+        return handlers
     }
 }
 
 /// Home Assistant's `push_url` endpoints.
 struct HomeAssistantRoutes<Context: RequestContext> {
     let service: HomeAssistantService
-    let maxBodyBytes: Int
+    /// `http.max_body_bytes`.
+    let bodyLimit: BodyLimit
 
     func register(_ routes: RouteTable<Context>) {
         for (path, platform) in HomeAssistantNotifyRoutes.all {
@@ -31,7 +48,7 @@ struct HomeAssistantRoutes<Context: RequestContext> {
 
     private func notification(_ request: Request) async throws -> HANotification {
         var request = request
-        return try HomeAssistantRequest.notification(try await request.jsonBody(limit: maxBodyBytes))
+        return try HomeAssistantRequest.notification(try await request.jsonBody(within: bodyLimit))
     }
 
     private func send(_ request: Request, platform: HAPlatform) async throws -> Response {
@@ -42,7 +59,7 @@ struct HomeAssistantRoutes<Context: RequestContext> {
 
     private func checkRateLimits(_ request: Request) async throws -> Response {
         var request = request
-        let body = try await request.jsonBody(limit: maxBodyBytes)
+        let body = try await request.jsonBody(within: bodyLimit)
         guard case .object(let o) = body else { throw APIError.badRequest("The request body must be a JSON object with a push_token.") }
         let token: String
         switch o["push_token"] {

@@ -8,7 +8,8 @@ import PushRelayCore
 /// `message`. Other methods on the path get 405 `M_UNRECOGNIZED`.
 struct MatrixRoutes<Context: RequestContext> {
     let gateway: MatrixGateway
-    let maxBodyBytes: Int
+    /// `http.max_body_bytes`, with this route's 413 (`bodyTooLarge`) for its path.
+    let bodyLimit: BodyLimit
 
     static var path: String { "/_matrix/push/v1/notify" }
 
@@ -36,17 +37,13 @@ struct MatrixRoutes<Context: RequestContext> {
 
     private func notify(_ request: Request) async throws -> Response {
         var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: maxBodyBytes)
-        } catch let e as any HTTPResponseError where e.status == .contentTooLarge {
-            throw Self.bodyTooLarge(limit: maxBodyBytes)
-        }
+        let buffer = try await request.collectBody(within: bodyLimit)
         let answer = await Self.answer(to: try Self.notification(buffer), gateway: gateway)
         return JSONResponse.make(status: answer.status, bytes: answer.body, headers: answer.headers)
     }
 
-    /// The 413 of a notify body past `http.max_body_bytes`, on the router and on the fast path alike.
+    /// The 413 of a notify body past `http.max_body_bytes`, on the router and on the fast path alike: the application
+    /// gives it to `BodyLimit` for `path`.
     static func bodyTooLarge(limit: Int) -> APIError {
         error(.contentTooLarge, "M_TOO_LARGE", APIError.bodyTooLargeMessage(limit: limit))
     }
@@ -64,6 +61,22 @@ struct MatrixRoutes<Context: RequestContext> {
         } catch {
             throw Self.error(.badRequest, error.code.rawValue, error.message)
         }
+    }
+
+    /// The notify POST as the pipeline's fast path answers it (`NotifyFastPath`), by path: the body read by
+    /// `notification`, the gateway's reply rendered by `answer`, as on the router. Bad input is answered on the event
+    /// loop.
+    static func fastPath(_ gateway: MatrixGateway) -> [String: NotifyFastPath.Endpoint.Handler] {
+        let handler: NotifyFastPath.Endpoint.Handler = { body in
+            let n: MatrixNotification
+            do throws(APIError) {
+                n = try notification(body)
+            } catch {
+                return .now(NotifyFastPath.Endpoint.render(error))
+            }
+            return .later { await answer(to: n, gateway: gateway) }
+        }
+        return [path: handler]
     }
 
     /// The gateway's reply to `n` as status, headers and JSON body (shared by the router and the fast path).

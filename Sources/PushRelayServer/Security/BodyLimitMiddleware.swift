@@ -1,21 +1,16 @@
 import Hummingbird
-import PushRelayCore
 
-/// Enforces `http.max_body_bytes` on every route of the router, also on those that never read a body (`/health`,
-/// `/metrics`, the admin GETs, the websocket path): a request that declares a longer `Content-Length` is answered
-/// 413 `PayloadTooLarge` (on the Matrix path in Matrix's form, `M_TOO_LARGE`) before any handler runs or any
-/// credential is checked. A chunked body has no declared length: the routes that read one stop at the limit with the
-/// same 413; the others never read it.
+/// Enforces `http.max_body_bytes` (`BodyLimit`) on every route of the router, also on those that never read a body
+/// (`/health`, `/metrics`, the admin GETs, the websocket path): a request that declares a longer `Content-Length` is
+/// answered with the route's 413 (`BodyLimit.tooLarge`, which ends the connection) before any handler runs or any
+/// credential is checked, once its body was read and dropped. A chunked body declares no length: the routes that read
+/// one stop at the limit with the same 413 (`Request.collectBody(within:)`); the others never read it.
 struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
-    let maxBodyBytes: Int
+    let limit: BodyLimit
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let declared = request.headers[.contentLength], let length = Int(declared), length > maxBodyBytes else {
-            return try await next(request, context)
-        }
-        if request.uri.path == MatrixRoutes<Context>.path {
-            throw MatrixRoutes<Context>.error(.contentTooLarge, "M_TOO_LARGE", APIError.bodyTooLargeMessage(limit: maxBodyBytes))
-        }
-        throw APIError.bodyTooLarge(limit: maxBodyBytes)
+        guard limit.declaresTooMuch(request.headers) else { return try await next(request, context) }
+        for try await _ in request.body {}
+        throw limit.tooLarge(path: request.uri.path)
     }
 }

@@ -20,10 +20,38 @@ import Testing
         var all: [String] { bodies.withLock { $0 } }
     }
 
-    static func endpoint(maxBodyBytes: Int = 1024, seen: Seen = Seen()) -> NotifyFastPath.Endpoint {
-        NotifyFastPath.Endpoint(maxBodyBytes: maxBodyBytes, metrics: nil, serverName: "PushRelay") { body, platform in
-            seen.append("\(platform.label):\(String(buffer: body))")
-            return (.created, [:], Array(#"{"messageId":"m"}"#.utf8))
+    /// The paths the test endpoints answer.
+    static let paths = ["/api/sendPush/android/v1", "/api/sendPush/iOS/v1", "/api/sendPushNotification"]
+
+    /// An endpoint that answers `paths` with `handle` (given the body and the path).
+    static func endpoint(
+        maxBodyBytes: Int = 1024,
+        serverName: String? = nil,
+        isStopping: @escaping @Sendable () -> Bool = { false },
+        handle: @escaping @Sendable (ByteBuffer, String) -> NotifyFastPath.Endpoint.Handling
+    ) -> NotifyFastPath.Endpoint {
+        var routes: [String: NotifyFastPath.Endpoint.Handler] = [:]
+        for path in paths { routes[path] = { handle($0, path) } }
+        return NotifyFastPath.Endpoint(
+            routes: routes,
+            bodyLimit: BodyLimit(maxBytes: maxBodyBytes),
+            head: ResponseHead(serverName: serverName, clock: ManualClock(), isStopping: isStopping)
+        )
+    }
+
+    /// An endpoint that answers every request 201 by a task, noting its path and body in `seen`.
+    static func endpoint(
+        maxBodyBytes: Int = 1024,
+        seen: Seen = Seen(),
+        isStopping: @escaping @Sendable () -> Bool = { false }
+    )
+        -> NotifyFastPath.Endpoint
+    {
+        endpoint(maxBodyBytes: maxBodyBytes, serverName: "PushRelay", isStopping: isStopping) { body, path in
+            .later {
+                seen.append("\(path):\(String(buffer: body))")
+                return (.created, [:], Array(#"{"messageId":"m"}"#.utf8))
+            }
         }
     }
 
@@ -65,7 +93,7 @@ import Testing
         #expect(head.headerFields[.server] == "PushRelay")
         #expect(head.headerFields[.date] != nil)
         #expect(head.headerFields[.connection] == nil)
-        #expect(seen.all == [#"android:{"message":"hi"}"#])
+        #expect(seen.all == [#"/api/sendPush/android/v1:{"message":"hi"}"#])
         #expect(channel.isActive)
     }
 
@@ -100,6 +128,58 @@ import Testing
         try await channel.closeFuture.get()  // closed after the answer (the suite's time limit catches a channel left open)
     }
 
+    @Test func aBodyDeclaredPastTheLimitIsDroppedAnd413() async throws {
+        let seen = Seen()
+        let channel = try await Self.channel(Self.endpoint(maxBodyBytes: 8, seen: seen))
+        try await channel.writeInbound(Self.post("/api/sendPushNotification", headers: [.contentLength: "20"]))
+        try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: String(repeating: "x", count: 20))))
+        try await channel.writeInbound(HTTPRequestPart.end(nil))
+        let parts = try await Self.responses(channel, count: 3)
+        guard case .head(let head) = parts.first else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(head.status == .contentTooLarge)
+        #expect(head.headerFields[.connection] == "close")
+        #expect(seen.all.isEmpty)
+        try await channel.closeFuture.get()
+    }
+
+    @Test func a413OfTheRouteItselfKeepsTheConnection() async throws {
+        // A 413 that is the route's answer (a provider refusing the payload), not the body limit's.
+        let channel = try await Self.channel(
+            Self.endpoint { _, _ in .now((.contentTooLarge, [:], Array(#"{"message":"payload too large for the provider"}"#.utf8))) }
+        )
+        try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
+        try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "{}")))
+        try await channel.writeInbound(HTTPRequestPart.end(nil))
+        let parts = try await Self.responses(channel, count: 3)
+        guard case .head(let head) = parts.first else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(head.status == .contentTooLarge)
+        #expect(head.headerFields[.connection] == nil)
+        #expect(channel.isActive)
+    }
+
+    @Test func anAnswerWrittenOnceAStopBeganClosesTheConnection() async throws {
+        let stopping = Locked(false)
+        let channel = try await Self.channel(Self.endpoint(isStopping: { stopping.withLock { $0 } }))
+        try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
+        try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "{}")))
+        stopping.withLock { $0 = true }
+        try await channel.writeInbound(HTTPRequestPart.end(nil))
+        let parts = try await Self.responses(channel, count: 3)
+        guard case .head(let head) = parts.first else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(head.status == .created)
+        #expect(head.headerFields[.connection] == "close")
+        try await channel.closeFuture.get()
+    }
+
     @Test func connectionCloseIsHonouredAfterTheAnswer() async throws {
         let channel = try await Self.channel(Self.endpoint())
         try await channel.writeInbound(Self.post("/api/sendPushNotification", headers: [HTTPField.Name.connection: "close"]))
@@ -117,7 +197,7 @@ import Testing
 
     @Test func anAnswerDecidedWithoutWaitingIsWrittenWithinTheReadAndTheConnectionGoesOn() async throws {
         // A body starting with "now" is answered on the loop (as bad input is); others by a task.
-        let endpoint = NotifyFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
+        let endpoint = Self.endpoint { body, _ in
             let text = String(buffer: body)
             let answer: NotifyFastPath.Endpoint.Answer = (.serviceUnavailable, [.retryAfter: "1"], Array(#"{"message":"\#(text)"}"#.utf8))
             if text.hasPrefix("now") { return .now(answer) }
@@ -173,7 +253,7 @@ import Testing
         let gate = ProviderGate(limit: 1, maxWait: .seconds(30), clock: ManualClock())
         let letGo = AsyncStream.makeStream(of: Void.self)
         let firstHolds = Locked(false)
-        let endpoint = NotifyFastPath.Endpoint(maxBodyBytes: 1024, metrics: nil, serverName: nil) { body, _ in
+        let endpoint = Self.endpoint { body, _ in
             let text = String(buffer: body)
             return .later {
                 guard await gate.acquire(client: text) else { return (.serviceUnavailable, [:], Array(#"{"message":"refused"}"#.utf8)) }

@@ -12,8 +12,8 @@ import Testing
 
     static let notify = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/sendPush/android/v1")
     static let health = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/health")
-    static func route(_ head: HTTPRequest) -> Machine.Route? {
-        head.path == notify.path && head.method == .post ? (notify.path!, .homeAssistant(.android)) : nil
+    static func route(_ head: HTTPRequest) -> String? {
+        head.path == notify.path && head.method == .post ? notify.path : nil
     }
     static func chunk(_ s: String) -> HTTPRequestPart { .body(ByteBuffer(string: s)) }
 
@@ -21,18 +21,18 @@ import Testing
     func isForward(_ a: Machine.ReadAction) -> Bool { if case .forward = a { return true } else { return false } }
 
     @Test func aNotifyRequestIsCollectedAndAnswered() {
-        var m = Machine(maxBodyBytes: 100)
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
         let a8 = m.read(.head(Self.notify), route: Self.route)
         #expect(isNone(a8))
         let a9 = m.read(Self.chunk("{\"a\":"), route: Self.route)
         #expect(isNone(a9))
         let a10 = m.read(Self.chunk("1}"), route: Self.route)
         #expect(isNone(a10))
-        guard case .answer(_, let route, let body) = m.read(.end(nil), route: Self.route) else {
+        guard case .answer(_, let path, let body) = m.read(.end(nil), route: Self.route) else {
             Issue.record("expected an answer")
             return
         }
-        #expect(route.target == .homeAssistant(.android))
+        #expect(path == "/api/sendPush/android/v1")
         #expect(String(buffer: body) == "{\"a\":1}")
         #expect(m.isAnswering)
         guard case .resume(let held) = m.answered(close: false) else {
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func otherRequestsAreForwardedAndCountedUntilTheirResponseEnds() {
-        var m = Machine(maxBodyBytes: 100)
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
         let a11 = m.read(.head(Self.health), route: Self.route)
         #expect(isForward(a11))
         let a12 = m.read(.end(nil), route: Self.route)
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func anOversizedBodyIsDroppedAndRejected() {
-        var m = Machine(maxBodyBytes: 4)
+        var m = Machine(limit: BodyLimit(maxBytes: 4))
         _ = m.read(.head(Self.notify), route: Self.route)
         let a17 = m.read(Self.chunk("123"), route: Self.route)
         #expect(isNone(a17))
@@ -75,20 +75,51 @@ import Testing
         #expect(isNone(a18))
         let a19 = m.read(Self.chunk("789"), route: Self.route)
         #expect(isNone(a19))
-        guard case .rejectTooLarge(_, let route) = m.read(.end(nil), route: Self.route) else {
+        guard case .rejectTooLarge(_, let path) = m.read(.end(nil), route: Self.route) else {
             Issue.record("expected a 413")
             return
         }
-        #expect(route.path == "/api/sendPush/android/v1")
-        #expect(route.target == .homeAssistant(.android))
+        #expect(path == "/api/sendPush/android/v1")
         guard case .close = m.answered(close: true) else {
             Issue.record("expected a close")
             return
         }
     }
 
+    @Test func aBodyDeclaredPastTheLimitIsDroppedWithoutCollecting() {
+        var m = Machine(limit: BodyLimit(maxBytes: 4))
+        var head = Self.notify
+        head.headerFields[.contentLength] = "9"
+        _ = m.read(.head(head), route: Self.route)
+        guard case .discarding = m.state else {
+            Issue.record("expected the body to be dropped from the head on, not \(m.state)")
+            return
+        }
+        let a = m.read(Self.chunk("123456789"), route: Self.route)
+        #expect(isNone(a))
+        guard case .rejectTooLarge(_, let path) = m.read(.end(nil), route: Self.route) else {
+            Issue.record("expected a 413")
+            return
+        }
+        #expect(path == "/api/sendPush/android/v1")
+    }
+
+    @Test func aBodyAtTheLimitIsCollected() {
+        var m = Machine(limit: BodyLimit(maxBytes: 4))
+        var head = Self.notify
+        head.headerFields[.contentLength] = "4"
+        _ = m.read(.head(head), route: Self.route)
+        _ = m.read(Self.chunk("12"), route: Self.route)
+        _ = m.read(Self.chunk("34"), route: Self.route)
+        guard case .answer(_, _, let body) = m.read(.end(nil), route: Self.route) else {
+            Issue.record("expected an answer")
+            return
+        }
+        #expect(String(buffer: body) == "1234")
+    }
+
     @Test func partsReadWhileAnsweringAreHeldAndReadingPausesOnlyThen() {
-        var m = Machine(maxBodyBytes: 100)
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
         _ = m.read(.head(Self.notify), route: Self.route)
         _ = m.read(.end(nil), route: Self.route)
         // Nothing held yet: reading goes on (the usual case costs no change of read interest).
@@ -119,7 +150,7 @@ import Testing
     }
 
     @Test func aHeldNotifyRequestIsAnsweredAfterTheFirstAndKeepsTheReadPending() {
-        var m = Machine(maxBodyBytes: 100)
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
         _ = m.read(.head(Self.notify), route: Self.route)
         _ = m.read(.end(nil), route: Self.route)
         _ = m.read(.head(Self.notify), route: Self.route)
@@ -155,7 +186,7 @@ import Testing
     }
 
     @Test func partsNIOCannotProduceAreProtocolErrors() {
-        var m = Machine(maxBodyBytes: 100)
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
         if case .protocolError = m.read(Self.chunk("x"), route: Self.route) {} else { Issue.record("a body without a head") }
         _ = m.read(.head(Self.notify), route: Self.route)
         if case .protocolError = m.read(.head(Self.notify), route: Self.route) {} else { Issue.record("a head inside a request") }

@@ -8,18 +8,15 @@ extension NotifyFastPath {
     /// do. Requests the fast path does not take are forwarded to Hummingbird in order, and a request is taken only
     /// when every forwarded one has been answered, so responses stay in request order.
     struct StateMachine {
-        /// Where a notify POST goes: its route pattern (for metrics) and which route it is.
-        typealias Route = (path: String, target: NotifyRoute)
-
         enum State {
             /// Between requests.
             case idle
             /// Inside a request forwarded to Hummingbird, until its end.
             case forwarding
-            /// Reading the body of a request the fast path takes.
-            case collecting(HTTPRequest, Route, body: ByteBuffer)
-            /// The body passed the limit: the rest is read and dropped, then the answer is a 413.
-            case discarding(HTTPRequest, Route)
+            /// Reading the body of a request the fast path takes, to the route at `path`.
+            case collecting(HTTPRequest, path: String, body: ByteBuffer)
+            /// The body passes the limit (`BodyLimit`): the rest is read and dropped, then the answer is a 413.
+            case discarding(HTTPRequest, path: String)
             /// The answer is being prepared; parts read meanwhile are held until it is written.
             case answering(held: [HTTPRequestPart])
         }
@@ -30,17 +27,17 @@ extension NotifyFastPath {
             case forward(HTTPRequestPart)
             /// Nothing now (a body chunk kept or dropped, a part held).
             case none
-            /// The request is complete: answer it.
-            case answer(HTTPRequest, Route, body: ByteBuffer)
-            /// The body was too large: answer 413 and close.
-            case rejectTooLarge(HTTPRequest, Route)
+            /// The request to the route at `path` is complete: answer it.
+            case answer(HTTPRequest, path: String, body: ByteBuffer)
+            /// The body was too large: answer the path's 413 (`BodyLimit.tooLarge`), which closes the connection.
+            case rejectTooLarge(HTTPRequest, path: String)
             /// A part NIO's decoder cannot produce in this state.
             case protocolError
         }
 
         /// What to do once an answer was written.
         enum AnsweredAction {
-            /// Close the connection (the request asked for it, or its body was dropped).
+            /// Close the connection (the answer ends it: `ResponseHead`).
             case close
             /// Feed `held` back through `read`, in order, then issue a read if `read` is true and nothing is being
             /// answered again.
@@ -52,10 +49,10 @@ extension NotifyFastPath {
         private(set) var forwarded = 0
         /// A read was asked for while parts were held: issue it once the answer is written.
         private(set) var readPending = false
-        let maxBodyBytes: Int
+        let limit: BodyLimit
 
-        init(maxBodyBytes: Int) {
-            self.maxBodyBytes = maxBodyBytes
+        init(limit: BodyLimit) {
+            self.limit = limit
         }
 
         var isAnswering: Bool {
@@ -63,7 +60,8 @@ extension NotifyFastPath {
             return false
         }
 
-        mutating func read(_ part: HTTPRequestPart, route: (HTTPRequest) -> Route?) -> ReadAction {
+        /// A part was read; `route` gives the path of a request the fast path takes, nil for one it passes on.
+        mutating func read(_ part: HTTPRequestPart, route: (HTTPRequest) -> String?) -> ReadAction {
             switch (state, part) {
             case (.answering(var held), _):
                 state = .idle  // drop the state's reference, so the append does not copy the array
@@ -71,8 +69,9 @@ extension NotifyFastPath {
                 state = .answering(held: held)
                 return .none
             case (.idle, .head(let head)):
-                if forwarded == 0, let r = route(head) {
-                    state = .collecting(head, r, body: ByteBuffer())
+                if forwarded == 0, let path = route(head) {
+                    state =
+                        limit.declaresTooMuch(head.headerFields) ? .discarding(head, path: path) : .collecting(head, path: path, body: ByteBuffer())
                     return .none
                 }
                 state = .forwarding
@@ -87,23 +86,23 @@ extension NotifyFastPath {
             case (.forwarding, .end):
                 state = .idle
                 return .forward(part)
-            case (.collecting(let head, let r, var body), .body(var chunk)):
-                if body.readableBytes + chunk.readableBytes > maxBodyBytes {
-                    state = .discarding(head, r)
-                } else {
+            case (.collecting(let head, let path, var body), .body(var chunk)):
+                if limit.allows(body.readableBytes + chunk.readableBytes) {
                     state = .idle  // as above: no copy of the buffer
                     body.writeBuffer(&chunk)
-                    state = .collecting(head, r, body: body)
+                    state = .collecting(head, path: path, body: body)
+                } else {
+                    state = .discarding(head, path: path)
                 }
                 return .none
-            case (.collecting(let head, let r, let body), .end):
+            case (.collecting(let head, let path, let body), .end):
                 state = .answering(held: [])
-                return .answer(head, r, body: body)
+                return .answer(head, path: path, body: body)
             case (.discarding, .body):
                 return .none
-            case (.discarding(let head, let r), .end):
+            case (.discarding(let head, let path), .end):
                 state = .answering(held: [])
-                return .rejectTooLarge(head, r)
+                return .rejectTooLarge(head, path: path)
             case (.collecting, .head), (.discarding, .head):
                 return .protocolError
             }

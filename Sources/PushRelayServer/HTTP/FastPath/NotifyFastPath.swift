@@ -5,16 +5,16 @@ import NIOHTTPTypes
 import PushRelayCore
 import Synchronization
 
-/// The notify POSTs (Home Assistant's three routes and the Matrix push gateway's), answered from the connection's NIO
-/// pipeline instead of Hummingbird's router.
+/// POST routes answered from the connection's NIO pipeline instead of Hummingbird's router: the notify POSTs (Home
+/// Assistant's three routes and the Matrix push gateway's), which the application registers in `Endpoint.routes`.
 ///
 /// These routes are the product's hot paths. The router's request and body async sequences, response writer and
 /// their task hops cost more CPU than the rest of a notification's handling (`Benchmarks/README.md`); here the body
 /// is collected by this handler and the request runs as one short task that writes its answer back on the loop. The
-/// decisions are `StateMachine`'s; this handler only performs them. The rules are the router's own components:
-/// `HomeAssistantRequest` and `MatrixRoutes.notification` read the body, the services decide, `HomeAssistantAnswer`
-/// and `MatrixRoutes.answer` render the outcome, `RequestID.accept` names the request, `TrustedProxies.client` finds
-/// its client, `APIError.bodyTooLarge` and `MatrixRoutes.bodyTooLarge` are the 413s, `JSONResponse.headers` and
+/// decisions are `StateMachine`'s; this handler only performs them. The rules are the router's own: each route's
+/// handler reads the body, asks its service and renders the outcome with that route's own reader and renderer,
+/// `BodyLimit` checks the body and gives the route's 413, `ResponseHead` completes every answer's head,
+/// `RequestID.accept` names the request, `ClientAddress` finds its client, `JSONResponse.headers` and
 /// `PushRelayMetrics.record` are the answer's headers and its metrics. `NotifyPathsDifferentialTests` holds both paths
 /// to the same bytes for every notify route.
 ///
@@ -23,7 +23,7 @@ import Synchronization
 /// request and response: graceful shutdown waits for an answer in flight here as for any other, and idle timeouts are
 /// unchanged. Responses stay in request order: a request is only taken here when nothing forwarded to Hummingbird is
 /// still unanswered, and parts that arrive while an answer is being prepared wait (and stop further reads) until it
-/// is written.
+/// is written. An answer that ends the connection (`ResponseHead`) closes it, and what was held is dropped.
 final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -32,7 +32,7 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// What the handler needs from the application (one per server, shared by every connection).
     struct Endpoint: Sendable {
-        /// The answer to a notify POST: status, extra headers and the JSON body.
+        /// The answer to a request: status, extra headers and the JSON body.
         typealias Answer = (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8])
 
         /// How one complete request is answered: at once, on the event loop (bad input), or by a task.
@@ -41,101 +41,43 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             case later(@Sendable () async -> Answer)
         }
 
-        let maxBodyBytes: Int
-        /// The 413 of a body past `maxBodyBytes` on `route`.
-        let tooLarge: @Sendable (NotifyRoute) -> Answer
+        /// Decides how one complete request's body is answered. Runs on the event loop, so it must not block.
+        typealias Handler = @Sendable (ByteBuffer) -> Handling
+
+        /// The POST routes answered here, by path (without query).
+        let routes: [String: Handler]
+        /// The body limit, and each path's 413 (the router's own).
+        let bodyLimit: BodyLimit
+        /// Every answer's `Date`, `Server` and `Connection` (the router's own).
+        let head: ResponseHead
         let metrics: PushRelayMetrics?
-        let serverName: String?
-        let dates = HTTPDateCache()
         /// Reverse proxies whose forwarding headers name the client (`http.trusted_proxies`), for `ClientAddress`.
         let trustedProxies: TrustedProxies
-        /// Decides how one complete request's body is answered. Runs on the event loop, so it must not block.
-        let handle: @Sendable (ByteBuffer, NotifyRoute) -> Handling
 
         init(
-            maxBodyBytes: Int,
-            metrics: PushRelayMetrics?,
-            serverName: String?,
-            trustedProxies: TrustedProxies = TrustedProxies(),
-            tooLarge: (@Sendable (NotifyRoute) -> Answer)? = nil,
-            handle: @escaping @Sendable (ByteBuffer, NotifyRoute) -> Handling
+            routes: [String: Handler],
+            bodyLimit: BodyLimit,
+            head: ResponseHead,
+            metrics: PushRelayMetrics? = nil,
+            trustedProxies: TrustedProxies = TrustedProxies()
         ) {
-            self.maxBodyBytes = maxBodyBytes
-            self.tooLarge = tooLarge ?? { _ in Endpoint.render(APIError.bodyTooLarge(limit: maxBodyBytes)) }
+            self.routes = routes
+            self.bodyLimit = bodyLimit
+            self.head = head
             self.metrics = metrics
-            self.serverName = serverName
             self.trustedProxies = trustedProxies
-            self.handle = handle
-        }
-
-        /// An endpoint that answers every request by a task.
-        init(
-            maxBodyBytes: Int,
-            metrics: PushRelayMetrics?,
-            serverName: String?,
-            answer: @escaping @Sendable (ByteBuffer, NotifyRoute) async -> Answer
-        ) {
-            self.init(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName) { body, route in
-                .later { await answer(body, route) }
-            }
         }
 
         /// An error as an answer.
         static func render(_ error: APIError) -> Answer { (error.status, error.headers, JSONWriter.bytes(error.body)) }
 
-        /// The notify endpoints: Home Assistant's (`HomeAssistantRequest` reads the body, `HomeAssistantService`
-        /// decides, `HomeAssistantAnswer` renders the outcome) and the Matrix gateway's (`MatrixRoutes.notification`,
-        /// `MatrixGateway`, `MatrixRoutes.answer`), as on the router. Bad input is answered on the event loop.
-        static func notify(
-            homeAssistant service: HomeAssistantService,
-            matrix gateway: MatrixGateway,
-            maxBodyBytes: Int,
-            metrics: PushRelayMetrics?,
-            serverName: String?,
-            trustedProxies: TrustedProxies
-        ) -> Endpoint {
-            typealias Matrix = MatrixRoutes<PushRelayRequestContext>
-            let tooLarge: @Sendable (NotifyRoute) -> Answer = { route in
-                switch route {
-                case .homeAssistant: render(APIError.bodyTooLarge(limit: maxBodyBytes))
-                case .matrix: render(Matrix.bodyTooLarge(limit: maxBodyBytes))
-                }
-            }
-            return Endpoint(maxBodyBytes: maxBodyBytes, metrics: metrics, serverName: serverName, trustedProxies: trustedProxies, tooLarge: tooLarge)
-            {
-                body,
-                route -> Handling in
-                switch route {
-                case .homeAssistant(let platform):
-                    let n: HANotification
-                    do throws(APIError) {
-                        n = try HomeAssistantRequest.notification(try HomeAssistantRequest.parse(body.readableBytesView))
-                    } catch {
-                        return .now(render(error))
-                    }
-                    return .later {
-                        let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
-                        return (answer.status, answer.headers, answer.body)
-                    }
-                case .matrix:
-                    let n: MatrixNotification
-                    do throws(APIError) {
-                        n = try Matrix.notification(body)
-                    } catch {
-                        return .now(render(error))
-                    }
-                    return .later { await Matrix.answer(to: n, gateway: gateway) }
-                }
-            }
-        }
-
-        /// The route of a request this handler answers, if it is one: a POST to one of the notify routes (the
-        /// router's tables for the same paths), query cut.
-        func route(_ head: HTTPRequest) -> StateMachine.Route? {
+        /// The path of a request this handler answers, if it is one: a POST to one of `routes` (query cut) that offers
+        /// no upgrade.
+        func route(_ head: HTTPRequest) -> String? {
             guard head.method == .post, var path = head.path else { return nil }
             if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = String(path[..<q]) }
-            guard let target = NotifyRoute.route(path: path), head.headerFields[.upgrade] == nil else { return nil }
-            return (path, target)
+            guard routes[path] != nil, head.headerFields[.upgrade] == nil else { return nil }
+            return path
         }
     }
 
@@ -146,7 +88,7 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(endpoint: Endpoint) {
         self.endpoint = endpoint
-        self.machine = StateMachine(maxBodyBytes: endpoint.maxBodyBytes)
+        self.machine = StateMachine(limit: endpoint.bodyLimit)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -163,12 +105,13 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case .forward(let part):
             context.fireChannelRead(wrapInboundOut(part))
             return true
-        case .answer(let head, let route, let body):
-            answer(head, route: route, body: body, context: context)
+        case .answer(let head, let path, let body):
+            answer(head, path: path, body: body, context: context)
             return false
-        case .rejectTooLarge(let head, let route):
+        case .rejectTooLarge(let head, let path):
             let id = RequestID.accept(head.headerFields[.requestID])
-            write(head, path: route.path, requestID: id, answer: endpoint.tooLarge(route.target), started: .now, context: context)
+            let answer = Endpoint.render(endpoint.bodyLimit.tooLarge(path: path))
+            write(head, path: path, requestID: id, answer: answer, started: .now, context: context)
             return false
         case .protocolError:
             context.fireErrorCaught(HTTPChannelStateError.unexpectedPart)
@@ -176,13 +119,12 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func answer(_ head: HTTPRequest, route: StateMachine.Route, body: ByteBuffer, context: ChannelHandlerContext) {
-        let path = route.path
+    private func answer(_ head: HTTPRequest, path: String, body: ByteBuffer, context: ChannelHandlerContext) {
         let started = ContinuousClock.now
-        let endpoint = self.endpoint
+        guard let handle = endpoint.routes[path] else { preconditionFailure("the state machine takes only the routes' paths") }
         let id = RequestID.accept(head.headerFields[.requestID])
         let run: @Sendable () async -> Endpoint.Answer
-        switch RequestID.$current.withValue(id, operation: { endpoint.handle(body, route.target) }) {
+        switch RequestID.$current.withValue(id, operation: { handle(body) }) {
         case .now(let answer):
             write(head, path: path, requestID: id, answer: answer, started: started, context: context)
             return
@@ -204,9 +146,9 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The request's client: the peer, or the client a trusted proxy's forwarding headers name.
     private func clientAddress(_ head: HTTPRequest, context: ChannelHandlerContext) -> String {
-        let peer = self.peer ?? context.channel.remoteAddress?.ipAddress ?? "unknown"
+        let peer = self.peer ?? ClientAddress.peer(of: context.channel)
         self.peer = peer
-        return endpoint.trustedProxies.client(peer: peer, headers: head.headerFields)
+        return ClientAddress.client(peer: peer, headers: head.headerFields, proxies: endpoint.trustedProxies)
     }
 
     private func write(
@@ -217,12 +159,9 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         started: ContinuousClock.Instant,
         context: ChannelHandlerContext
     ) {
-        let close = head.headerFields[.connection] == "close" || answer.status == .contentTooLarge
         var fields = JSONResponse.headers(answer.headers, contentLength: answer.body.count)
         fields[.requestID] = requestID
-        fields[.date] = endpoint.dates.current()
-        if let server = endpoint.serverName { fields[.server] = server }
-        if close { fields[.connection] = "close" }
+        let close = endpoint.head.complete(&fields, request: head.headerFields)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
