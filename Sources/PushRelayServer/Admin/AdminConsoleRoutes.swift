@@ -20,19 +20,20 @@ struct AdminConsoleRoutes<Context: RequestContext> {
                     // The router hands "/admin/" here too (it ignores a trailing slash): answer the page there, redirect
                     // only the bare path. The location is relative ("admin/" from ".../admin"), so a reverse proxy's
                     // path prefix is kept.
-                    if request.uri.path.hasSuffix("/") { return Self.response(for: "index.html") }
+                    if request.uri.path.hasSuffix("/") { return try Self.response(for: "index.html") }
                     return Response(status: .movedPermanently, headers: [.location: "admin/", .contentLength: "0", .cacheControl: "no-store"])
                 }
             ]
         )
         for file in ConsoleAssets.files where file.name != "index.html" {
-            routes.on(RouterPath("/admin/\(file.name)"), [.get: { _, _ in Self.response(for: file.name) }])
+            routes.on(RouterPath("/admin/\(file.name)"), [.get: { _, _ in try Self.response(for: file.name) }])
         }
     }
 
-    static func response(for name: String) -> Response {
+    /// The console's file `name`, or a 404 `APIError` when the build embedded no such file.
+    static func response(for name: String) throws(APIError) -> Response {
         guard let file = ConsoleAssets.files.first(where: { $0.name == name }) else {
-            return Response(status: .notFound)
+            throw .notFound("The admin console has no file '\(name)'.")
         }
         let bytes = Array(file.text.utf8)
         var headers: HTTPFields = [
