@@ -44,7 +44,7 @@ public final class APNsProvider: PushProvider {
         } else {
             tokens = nil
         }
-        client = ProviderHTTPClient(transport: configuration.transport, logger: logger)
+        client = ProviderHTTPClient(transport: configuration.transport, clock: clock, logger: logger)
         origin = UpstreamOrigin(url: configuration.endpoint)
     }
 

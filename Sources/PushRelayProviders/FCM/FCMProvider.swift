@@ -40,7 +40,7 @@ public final class FCMProvider: PushProvider {
         var logger = logger ?? Logger(label: "pushrelay.provider.fcm")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
-        self.client = ProviderHTTPClient(transport: configuration.transport, logger: logger)
+        self.client = ProviderHTTPClient(transport: configuration.transport, clock: clock, logger: logger)
         self.origin = UpstreamOrigin(url: configuration.endpoint)
         self.sendPath = "/v1/projects/\(configuration.projectID)/messages:send"
         self.tokenSource = GoogleOAuthTokenSource(

@@ -18,7 +18,14 @@ public enum OneOffRequest {
         case failed(String)
     }
 
-    public static func send(method: String, url: String, addressGuard: OutboundAddressGuard, timeout: TimeAmount) async -> Outcome {
+    /// `timeout` runs on `clock`.
+    public static func send(
+        method: String,
+        url: String,
+        addressGuard: OutboundAddressGuard,
+        timeout: TimeAmount,
+        clock: any TimePort
+    ) async -> Outcome {
         guard var request = UpstreamRequest(method: method, url: url, headers: [], body: ByteBuffer()) else {
             return .failed("not an absolute http(s) URL")
         }
@@ -31,7 +38,7 @@ public enum OneOffRequest {
         var transport = ProviderTransport()
         transport.requestTimeout = timeout
         transport.maxConnections = 1
-        let client = ProviderHTTPClient(transport: transport)
+        let client = ProviderHTTPClient(transport: transport, clock: clock)
         let outcome: Outcome
         do throws(DeliveryFailure) {
             let response = try await client.execute(request, timeout: timeout, providerName: "unsubscribe")

@@ -24,9 +24,18 @@ final class ProviderHTTPClient: Sendable {
     /// What the connections did, for `/metrics`.
     let figures: ProviderTransportFigures
 
-    /// `logger` gets one warning per connection found dead.
-    init(transport: ProviderTransport, figures: ProviderTransportFigures = ProviderTransportFigures(), logger: Logger? = nil) {
+    private let clock: any TimePort
+
+    /// `logger` gets one warning per connection found dead. Deadlines are measured, and the connections' timers run,
+    /// on `clock`.
+    init(
+        transport: ProviderTransport,
+        clock: any TimePort,
+        figures: ProviderTransportFigures = ProviderTransportFigures(),
+        logger: Logger? = nil
+    ) {
         self.transport = transport
+        self.clock = clock
         self.figures = figures
         var events = UpstreamConnectionEvents()
         events.goAway = { figures.connectionRotated() }
@@ -42,6 +51,7 @@ final class ProviderHTTPClient: Sendable {
             group: MultiThreadedEventLoopGroup.singleton,
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
             idleTimeout: transport.idleTimeout,
+            clock: clock,
             events: events,
             resolver: transport.resolver
         )
@@ -51,13 +61,14 @@ final class ProviderHTTPClient: Sendable {
             maxConnections: transport.maxConnections,
             connectTimeout: min(transport.requestTimeout, .seconds(10)),
             idleTimeout: transport.idleTimeout,
+            clock: clock,
             resolver: transport.resolver
         )
     }
 
     /// Sends `request` and returns the answer, or throws a transient failure before `timeout` has passed.
     func execute(_ request: UpstreamRequest, timeout: TimeAmount, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
-        let deadline = NIODeadline.now() + timeout
+        let deadline = clock.instant + Duration(timeout)
         guard request.origin.secure, !http1Origins.withLock({ $0.contains(request.origin) }) else {
             return try await viaHTTP1(request, deadline: deadline, providerName: providerName)
         }
@@ -75,7 +86,7 @@ final class ProviderHTTPClient: Sendable {
             }
             do {
                 return try await connection.execute(request, deadline: deadline).get()
-            } catch UpstreamStreamFailure.notProcessed where attempt == 1 && deadline > .now() {
+            } catch UpstreamStreamFailure.notProcessed where attempt == 1 && deadline > clock.instant {
                 figures.resent(.notProcessed)
                 continue
             } catch {
@@ -84,11 +95,15 @@ final class ProviderHTTPClient: Sendable {
         }
     }
 
-    private func viaHTTP1(_ request: UpstreamRequest, deadline: NIODeadline, providerName: String) async throws(DeliveryFailure) -> UpstreamResponse {
+    private func viaHTTP1(
+        _ request: UpstreamRequest,
+        deadline: ContinuousClock.Instant,
+        providerName: String
+    ) async throws(DeliveryFailure) -> UpstreamResponse {
         do {
             do {
                 return try await http1.execute(request, deadline: deadline).get()
-            } catch UpstreamStreamFailure.notProcessed where deadline > .now() {
+            } catch UpstreamStreamFailure.notProcessed where deadline > clock.instant {
                 // The connection closed before the request was written: once more, on another.
                 figures.resent(.notProcessed)
                 return try await http1.execute(request, deadline: deadline).get()

@@ -1,10 +1,13 @@
 import NIOCore
 import NIOPosix
+import PushRelayCore
+import PushRelayEventLoopClock
 
 /// The handler of one upstream connection, as its `UpstreamConnection` uses it: start a request.
 protocol UpstreamExchangeHandler: AnyObject, SendableMetatype {
     /// Sends `request`; `promise` gets the answer or an `UpstreamStreamFailure`. Called on the channel's event loop.
-    func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>)
+    /// `deadline` is on the handler's clock.
+    func start(_ request: UpstreamRequest, deadline: ContinuousClock.Instant, promise: EventLoopPromise<UpstreamResponse>)
 }
 
 /// One connection to a provider: its channel, its handler, and whether it takes new requests. HTTP/2 and HTTP/1.1
@@ -27,7 +30,7 @@ final class UpstreamConnection<Handler: UpstreamExchangeHandler>: Sendable {
     var isUsable: Bool { usable.value.load(ordering: .relaxed) }
 
     /// Sends `request`. The future fails with `UpstreamStreamFailure` when no answer came.
-    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
+    func execute(_ request: UpstreamRequest, deadline: ContinuousClock.Instant) -> EventLoopFuture<UpstreamResponse> {
         let promise = channel.eventLoop.makePromise(of: UpstreamResponse.self)
         let handler = self.handler
         if channel.eventLoop.inEventLoop {
@@ -51,12 +54,13 @@ extension UpstreamConnection {
     /// `prepare` runs in each channel's initializer with that channel's own `UsableFlag` (a failed attempt at an earlier
     /// address leaves the next one untouched) and the promise it completes once the connection is ready. The promise
     /// fails after `timeout` (`UpstreamConnectError.timedOut`), when the connect fails, or when the channel closes
-    /// first; a channel whose promise failed is closed.
+    /// first; a channel whose promise failed is closed. `timeout` runs on `clock`.
     static func open(
         to origin: UpstreamOrigin,
         at addresses: [SocketAddress],
         eventLoop: any EventLoop,
         timeout: TimeAmount,
+        clock: any TimePort,
         resolver: ProviderResolver,
         prepare: @escaping @Sendable (any Channel, UsableFlag, EventLoopPromise<UpstreamConnection>) throws -> Void
     ) -> EventLoopFuture<UpstreamConnection> {
@@ -70,7 +74,7 @@ extension UpstreamConnection {
                     channel.eventLoop.makeCompletedFuture { try prepare(channel, UsableFlag(), ready) }
                 }
         }
-        let timer = eventLoop.scheduleTask(in: timeout) { ready.fail(UpstreamConnectError.timedOut) }
+        let timer = clock.schedule(after: Duration(timeout), on: eventLoop) { ready.fail(UpstreamConnectError.timedOut) }
         UpstreamOrigin.connect(bootstrap, to: origin, at: addresses).whenComplete { result in
             switch result {
             case .success(let channel):

@@ -46,7 +46,7 @@ public final class WebPushProvider: PushProvider {
         var logger = logger ?? Logger(label: "pushrelay.provider.webpush")
         logger[metadataKey: "provider"] = "\(name)"
         self.logger = logger
-        self.client = ProviderHTTPClient(transport: configuration.transport, logger: logger)
+        self.client = ProviderHTTPClient(transport: configuration.transport, clock: clock, logger: logger)
     }
 
     /// The `applicationServerKey` browsers must subscribe with.

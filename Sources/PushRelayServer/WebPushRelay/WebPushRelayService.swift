@@ -140,11 +140,12 @@ final class WebPushRelayService: Sendable {
             return
         }
         let logger = self.logger
+        let clock = self.clock
         let addressGuard = OutboundAddressGuard(policy: settings.unsubscribeAddressPolicy)
         work.submit {
             // The host a sender chose must not be, or resolve to, a loopback or private address (SSRF); the DELETE goes
             // to the addresses checked, and no redirect is followed.
-            switch await OneOffRequest.send(method: "DELETE", url: url, addressGuard: addressGuard, timeout: .seconds(10)) {
+            switch await OneOffRequest.send(method: "DELETE", url: url, addressGuard: addressGuard, timeout: .seconds(10), clock: clock) {
             case .answered(let status):
                 logger.info("sent Unsubscribe-URL DELETE", metadata: ["status": .stringConvertible(status)])
             case .refused(let problem):

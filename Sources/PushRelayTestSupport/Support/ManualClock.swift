@@ -34,6 +34,11 @@ public final class ManualClock: TimePort, Sendable {
         /// How many of `scheduled` `nextScheduled` has handed out or passed over.
         var seen = 0
         var waiter: (matches: @Sendable (Duration) -> Bool, continuation: CheckedContinuation<Duration, Never>)?
+
+        mutating func move(by duration: Duration) {
+            elapsed += duration
+            now = now.addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        }
     }
 
     private let state: Locked<State>
@@ -70,18 +75,22 @@ public final class ManualClock: TimePort, Sendable {
         state.withLock { s in s.pending.sorted { ($0.due, $0.id) < ($1.due, $1.id) }.map(\.delay) }
     }
 
-    /// Moves the time on by `duration`, then runs every stepped timer now due, earliest first, on the caller's thread
-    /// (a timer scheduled by one that runs waits for the next `advance`).
+    /// Moves the time on by `duration`, running every stepped timer that comes due on the way, earliest first, each at
+    /// its due time (`now()` and `instant` read that time while it runs) and on the caller's thread; a timer such a
+    /// timer schedules runs too when it comes due within `duration`.
     public func advance(by duration: Duration) {
-        let due = state.withLock { s -> [Timer] in
-            s.now = s.now.addingTimeInterval(Self.seconds(duration))
-            s.elapsed += duration
-            let elapsed = s.elapsed
-            let due = s.pending.filter { $0.due <= elapsed }.sorted { ($0.due, $0.id) < ($1.due, $1.id) }
-            s.pending.removeAll { $0.due <= elapsed }
-            return due
+        let target = state.withLock { $0.elapsed + duration }
+        while let timer = state.withLock({ s -> Timer? in
+            guard let next = s.pending.filter({ $0.due <= target }).min(by: { ($0.due, $0.id) < ($1.due, $1.id) }) else {
+                return nil
+            }
+            s.pending.removeAll { $0.id == next.id }
+            if next.due > s.elapsed { s.move(by: next.due - s.elapsed) }
+            return next
+        }) {
+            timer.body()
         }
-        for timer in due { timer.body() }
+        state.withLock { s in if target > s.elapsed { s.move(by: target - s.elapsed) } }
     }
 
     /// `advance(by:)` in seconds.
@@ -139,9 +148,5 @@ public final class ManualClock: TimePort, Sendable {
             }
         }
         return nil
-    }
-
-    private static func seconds(_ d: Duration) -> TimeInterval {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }

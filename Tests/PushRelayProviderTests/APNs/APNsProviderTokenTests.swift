@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func theProviderTokenHasWholeSecondClaimsAndTheConfiguredKeyID() async throws {
-        try await withAPNs(clock: ManualClock(Date(timeIntervalSince1970: 1_800_000_000.75))) { fake, provider, _ in
+        try await withAPNs(clock: ManualClock(Date(timeIntervalSince1970: 1_800_000_000.75), timers: .real)) { fake, provider, _ in
             _ = try await provider.send(apnsDelivery(token: deviceToken(1)))
             let jwt = try #require(fake.records.first?.providerToken.flatMap(InspectedJWT.init))
             #expect(jwt.header == ["alg": "ES256", "kid": .string(Shared.apnsKey.keyID)])
@@ -37,7 +37,7 @@ import Testing
 
     @Test func expiredProviderTokenRegeneratesOnceAndRetriesWithTheSameAPNsID() async throws {
         // APNs' clock runs 55 minutes ahead of ours: our 10-minute-old token looks 65 minutes old to it.
-        let ours = ManualClock()
+        let ours = ManualClock(timers: .real)
         let apple = ManualClock(ours.now())
         try await withAPNs(clock: ours, fakeClock: apple) { fake, provider, _ in
             _ = try await provider.send(apnsDelivery(token: deviceToken(1)))
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func concurrentExpiredAnswersRegenerateOnlyOnce() async throws {
-        let ours = ManualClock()
+        let ours = ManualClock(timers: .real)
         let apple = ManualClock(ours.now())
         try await withAPNs(clock: ours, fakeClock: apple) { fake, provider, _ in
             _ = try await provider.send(apnsDelivery(token: deviceToken(0)))

@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test func anUnreachableEndpointIsTransient() async throws {
-        let clock = ManualClock()
+        let clock = ManualClock(timers: .real)
         let fake = FakeFCM(authority: Shared.authority, account: Shared.account, clock: clock)
         try await fake.start()
         let endpoint = fake.endpoint

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayTestSupport
 import Testing
 
@@ -19,7 +20,7 @@ import Testing
         var transport = ProviderTransport()
         transport.extraTrustRoots = try ProviderTransport.loadTrustRoots(path: Shared.caFile, key: "ca_file")
         transport.requestTimeout = .seconds(15)
-        let client = ProviderHTTPClient(transport: transport)
+        let client = ProviderHTTPClient(transport: transport, clock: EventLoopClock())
         do { try await body(client) } catch {
             await client.shutdown()
             throw error

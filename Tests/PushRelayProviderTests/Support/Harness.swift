@@ -30,9 +30,10 @@ func deviceToken(_ n: Int) -> String {
 /// An FCM-looking registration token.
 func fcmToken(_ n: Int) -> String { "fcmtoken\(n):APA91b" + String(repeating: "x", count: 40) }
 
-/// A fake FCM and an FCM provider pointed at it, both on `clock`; torn down after `body`.
+/// A fake FCM and an FCM provider pointed at it, both on `clock` (by default a wall time the test moves, with timers
+/// in real time: the provider's request timeouts, pings and idle connections); torn down after `body`.
 func withFCM(
-    clock: ManualClock = ManualClock(),
+    clock: ManualClock = ManualClock(timers: .real),
     lifetime: Int = 3599,
     extraOptions: [String: JSONValue] = [:],
     offerHTTP2: Bool = true,
@@ -54,9 +55,10 @@ func withFCM(
     }
 }
 
-/// A fake APNs and an APNs provider pointed at it. `fakeClock` defaults to the provider's clock.
+/// A fake APNs and an APNs provider pointed at it. `fakeClock` defaults to the provider's clock (by default a wall time
+/// the test moves, with timers in real time).
 func withAPNs(
-    clock: ManualClock = ManualClock(),
+    clock: ManualClock = ManualClock(timers: .real),
     fakeClock: ManualClock? = nil,
     extraOptions: [String: JSONValue] = [:],
     _ body: (FakeAPNs, APNsProvider, ManualClock) async throws -> Void

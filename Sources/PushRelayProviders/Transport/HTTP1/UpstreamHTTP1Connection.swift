@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import PushRelayCore
 
 /// One connection to a provider over HTTP/1.1, plain TCP for `http://` origins or TLS (ALPN `http/1.1`) for
 /// `https://`, carrying one request at a time.
@@ -16,7 +17,7 @@ typealias UpstreamHTTP1Connection = UpstreamConnection<UpstreamHTTP1Handler>
 extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
     /// Opens a connection to `origin` (at the first of `addresses` when there are any, else wherever `resolver` says
     /// its host is now) on `eventLoop` within `timeout`: TCP, then for a secure origin the TLS handshake with `tls`. Fails with
-    /// `UpstreamConnectError.timedOut`, NIO's connect errors or the TLS error.
+    /// `UpstreamConnectError.timedOut`, NIO's connect errors or the TLS error. Its timers run on `clock`.
     static func connect(
         to origin: UpstreamOrigin,
         at addresses: [SocketAddress] = [],
@@ -24,11 +25,14 @@ extension UpstreamConnection where Handler == UpstreamHTTP1Handler {
         eventLoop: any EventLoop,
         timeout: TimeAmount,
         idleTimeout: TimeAmount,
+        clock: any TimePort,
         resolver: ProviderResolver = .system
     ) -> EventLoopFuture<UpstreamHTTP1Connection> {
-        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout, resolver: resolver) { channel, usable, ready in
+        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout, clock: clock, resolver: resolver) { channel, usable, ready in
             let sync = channel.pipeline.syncOperations
-            let handler = UpstreamHTTP1Handler(idleTimeout: idleTimeout) { usable.value.store(false, ordering: .relaxed) }
+            let handler = UpstreamHTTP1Handler(clock: clock, idleTimeout: Duration(idleTimeout)) {
+                usable.value.store(false, ordering: .relaxed)
+            }
             let connection = UpstreamHTTP1Connection(channel: channel, handler: handler, usable: usable)
             let secure = origin.secure && tls != nil
             if secure, let tls {

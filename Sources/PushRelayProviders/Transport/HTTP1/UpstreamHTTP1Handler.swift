@@ -1,5 +1,7 @@
 import NIOCore
 import NIOHTTP1
+import PushRelayCore
+import PushRelayEventLoopClock
 
 /// Sends one request at a time to a provider over HTTP/1.1 and completes it with its answer.
 ///
@@ -7,7 +9,7 @@ import NIOHTTP1
 /// request's deadline is one timer; past it the request fails and the connection closes, as HTTP/1.1 has no way to
 /// cancel an exchange and keep the connection. A connection with no request for `idleTimeout` closes.
 /// `UpstreamHTTP1StateMachine` keeps the books; this handler only does what it says. All its methods run on the
-/// channel's event loop.
+/// channel's event loop; its timers run on `clock`, which also tells it the time.
 final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
@@ -16,14 +18,16 @@ final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler
 
     private var machine = Machine()
     private var context: ChannelHandlerContext?
-    private var deadlineTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
-    private let idleTimeout: TimeAmount
+    private let clock: any TimePort
+    private var deadlineTimer: ScheduledTimer?
+    private var idleTimer: ScheduledTimer?
+    private let idleTimeout: Duration
     /// Told once when this connection stops taking new requests (closing, closed, or the server said so).
     private let onUnusable: @Sendable () -> Void
     private var reportedUnusable = false
 
-    init(idleTimeout: TimeAmount, onUnusable: @escaping @Sendable () -> Void) {
+    init(clock: any TimePort, idleTimeout: Duration, onUnusable: @escaping @Sendable () -> Void) {
+        self.clock = clock
         self.idleTimeout = idleTimeout
         self.onUnusable = onUnusable
     }
@@ -34,13 +38,14 @@ final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler
     }
 
     /// Sends `request`; `promise` gets the answer or an `UpstreamStreamFailure`.
-    func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>) {
+    func start(_ request: UpstreamRequest, deadline: ContinuousClock.Instant, promise: EventLoopPromise<UpstreamResponse>) {
         guard let context else {
             // Closed before this request got to it: nothing was written, so another connection may take it.
             promise.fail(Machine.Failure.notProcessed)
             return
         }
-        if let failure = machine.start(promise, deadline: deadline, now: context.eventLoop.now) {
+        let now = clock.instant
+        if let failure = machine.start(promise, deadline: deadline, now: now) {
             promise.fail(failure)
             return
         }
@@ -51,10 +56,10 @@ final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler
             context.write(wrapOutboundOut(.body(.byteBuffer(request.body))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+        deadlineTimer = clock.schedule(after: now.duration(to: deadline), on: context.eventLoop.assumeIsolated()) {
             self.deadlineTimer = nil
             guard let context = self.context else { return }
-            self.perform(self.machine.expire(now: context.eventLoop.now), context: context)
+            self.perform(self.machine.expire(now: self.clock.instant), context: context)
         }
     }
 
@@ -115,7 +120,7 @@ final class UpstreamHTTP1Handler: ChannelInboundHandler, UpstreamExchangeHandler
     /// A connection with no request for `idleTimeout` is closed.
     private func armIdleTimer() {
         guard let context, idleTimer == nil, machine.isIdle else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) {
+        idleTimer = clock.schedule(after: idleTimeout, on: context.eventLoop.assumeIsolated()) {
             self.idleTimer = nil
             guard self.machine.isIdle else { return }
             self.reportUnusable()

@@ -13,7 +13,7 @@ final class UpstreamHTTP1Pool: Sendable {
     private struct Waiting {
         var id: Int
         var request: UpstreamRequest
-        var deadline: NIODeadline
+        var deadline: ContinuousClock.Instant
         var promise: EventLoopPromise<UpstreamResponse>
     }
 
@@ -24,7 +24,7 @@ final class UpstreamHTTP1Pool: Sendable {
         var idle: [UpstreamHTTP1Connection] = []
         var waiting = CircularBuffer<Waiting>()
         /// The one timer that fails waiting requests at their deadlines, armed for the earliest while any waits.
-        var expiry: (deadline: NIODeadline, timer: Scheduled<Void>)?
+        var expiry: (deadline: ContinuousClock.Instant, timer: ScheduledTimer)?
 
         var isEmpty: Bool { open == 0 && idle.isEmpty && waiting.isEmpty }
     }
@@ -60,16 +60,20 @@ final class UpstreamHTTP1Pool: Sendable {
     private let maxConnections: Int
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    private let clock: any TimePort
     private let resolver: ProviderResolver
 
-    /// - Parameter resolver: asked for the host's addresses at each new connection (one for a request without
-    ///   `connectAddresses`).
+    /// - Parameters:
+    ///   - clock: what deadlines are measured on, and where the connections' and the waits' timers run.
+    ///   - resolver: asked for the host's addresses at each new connection (one for a request without
+    ///     `connectAddresses`).
     init(
         tls: TLSConfiguration,
         group: any EventLoopGroup,
         maxConnections: Int,
         connectTimeout: TimeAmount,
         idleTimeout: TimeAmount,
+        clock: any TimePort,
         resolver: ProviderResolver = .system
     ) {
         self.tlsConfiguration = tls
@@ -77,6 +81,7 @@ final class UpstreamHTTP1Pool: Sendable {
         self.maxConnections = max(1, maxConnections)
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
+        self.clock = clock
         self.resolver = resolver
     }
 
@@ -85,8 +90,8 @@ final class UpstreamHTTP1Pool: Sendable {
 
     /// Sends `request` on a connection to its origin and returns its answer. Fails with `UpstreamStreamFailure`, with
     /// `UpstreamConnectError.timedOut`, NIO's connect and TLS errors, or `CancellationError` after
-    /// `shutdown`.
-    func execute(_ request: UpstreamRequest, deadline: NIODeadline) -> EventLoopFuture<UpstreamResponse> {
+    /// `shutdown`. `deadline` is on the pool's clock.
+    func execute(_ request: UpstreamRequest, deadline: ContinuousClock.Instant) -> EventLoopFuture<UpstreamResponse> {
         let origin = request.origin
         let step: Step = state.withLock { state in
             if state.shutDown { return .fail(CancellationError()) }
@@ -160,9 +165,9 @@ final class UpstreamHTTP1Pool: Sendable {
 
     /// At `deadline`, fails the requests of `origin` still waiting at their deadlines, and arms itself again for the
     /// earliest of the others.
-    private func expiryTimer(origin: UpstreamOrigin, at deadline: NIODeadline, on eventLoop: any EventLoop) -> Scheduled<Void> {
-        eventLoop.scheduleTask(deadline: deadline) { [self] in
-            let now = NIODeadline.now()
+    private func expiryTimer(origin: UpstreamOrigin, at deadline: ContinuousClock.Instant, on eventLoop: any EventLoop) -> ScheduledTimer {
+        clock.schedule(after: clock.instant.duration(to: deadline), on: eventLoop) { [self] in
+            let now = clock.instant
             let expired: [Waiting] = state.withLock { state in
                 state.withOrigin(origin) { entry in
                     guard entry.expiry?.deadline == deadline else { return [] }
@@ -183,7 +188,11 @@ final class UpstreamHTTP1Pool: Sendable {
         }
     }
 
-    private func run(_ request: UpstreamRequest, deadline: NIODeadline, on connection: UpstreamHTTP1Connection) -> EventLoopFuture<UpstreamResponse> {
+    private func run(
+        _ request: UpstreamRequest,
+        deadline: ContinuousClock.Instant,
+        on connection: UpstreamHTTP1Connection
+    ) -> EventLoopFuture<UpstreamResponse> {
         let answer = connection.execute(request, deadline: deadline)
         answer.whenComplete { [self] _ in release(connection, origin: request.origin) }
         return answer
@@ -194,7 +203,7 @@ final class UpstreamHTTP1Pool: Sendable {
         _ origin: UpstreamOrigin,
         tls: NIOSSLContext?,
         for request: UpstreamRequest,
-        deadline: NIODeadline,
+        deadline: ContinuousClock.Instant,
         promise: EventLoopPromise<UpstreamResponse>
     ) {
         UpstreamHTTP1Connection.connect(
@@ -202,8 +211,9 @@ final class UpstreamHTTP1Pool: Sendable {
             at: request.connectAddresses,
             tls: tls,
             eventLoop: promise.futureResult.eventLoop,
-            timeout: min(connectTimeout, max(deadline - .now(), .milliseconds(1))),
+            timeout: min(connectTimeout, max(TimeAmount(clock.instant.duration(to: deadline)), .milliseconds(1))),
             idleTimeout: idleTimeout,
+            clock: clock,
             resolver: resolver
         ).whenComplete { [self] result in
             switch result {

@@ -34,7 +34,7 @@ struct UpstreamHTTP1StateMachine<Waiter> {
 
     struct Exchange {
         var waiter: Waiter
-        var deadline: NIODeadline
+        var deadline: ContinuousClock.Instant
         /// Nil until the final (non-`1xx`) head arrived.
         var head: HTTPResponseHead?
         /// An informational `1xx` head arrived and its end has not: the final head is still to come.
@@ -58,7 +58,7 @@ struct UpstreamHTTP1StateMachine<Waiter> {
     }
 
     /// Starts a request: nil when the caller may send it, or the reason it cannot be sent on this connection.
-    mutating func start(_ waiter: Waiter, deadline: NIODeadline, now: NIODeadline) -> Failure? {
+    mutating func start(_ waiter: Waiter, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Failure? {
         guard case .idle = state else { return .notProcessed }
         guard deadline > now else { return .timedOut }
         state = .waiting(Exchange(waiter: waiter, deadline: deadline))
@@ -120,7 +120,7 @@ struct UpstreamHTTP1StateMachine<Waiter> {
 
     /// The request's deadline has passed at `now`: it fails and the connection closes (HTTP/1.1 cannot cancel an
     /// exchange in flight).
-    mutating func expire(now: NIODeadline) -> Action {
+    mutating func expire(now: ContinuousClock.Instant) -> Action {
         guard case .waiting(let exchange) = state, exchange.deadline <= now else { return .none }
         state = .closed
         return .fail(exchange.waiter, .timedOut, close: true)

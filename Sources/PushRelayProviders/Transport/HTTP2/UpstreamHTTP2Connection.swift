@@ -3,6 +3,7 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import PushRelayCore
 
 /// One TLS connection to a provider that speaks HTTP/2 (ALPN `h2`), carrying many requests at once.
 ///
@@ -14,7 +15,8 @@ typealias UpstreamHTTP2Connection = UpstreamConnection<UpstreamHTTP2Handler>
 
 extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
     /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface) on `eventLoop`, within `timeout`; at the
-    /// first of `addresses` when there are any, else wherever `resolver` says the origin's host is now.
+    /// first of `addresses` when there are any, else wherever `resolver` says the origin's host is now. Its timers run on
+    /// `clock`.
     static func connect(
         to origin: UpstreamOrigin,
         at addresses: [SocketAddress] = [],
@@ -22,10 +24,11 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
         eventLoop: any EventLoop,
         timeout: TimeAmount,
         idleTimeout: TimeAmount,
+        clock: any TimePort,
         events: UpstreamConnectionEvents = UpstreamConnectionEvents(),
         resolver: ProviderResolver = .system
     ) -> EventLoopFuture<UpstreamHTTP2Connection> {
-        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout, resolver: resolver) { channel, usable, ready in
+        open(to: origin, at: addresses, eventLoop: eventLoop, timeout: timeout, clock: clock, resolver: resolver) { channel, usable, ready in
             let sync = channel.pipeline.syncOperations
             try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: origin.serverName))
             // A failed handshake (an untrusted certificate, say) fails the connection with its own error.
@@ -38,7 +41,8 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
                     }
                     return channel.eventLoop.makeCompletedFuture {
                         let handler = UpstreamHTTP2Handler(
-                            idleTimeout: idleTimeout,
+                            clock: clock,
+                            idleTimeout: Duration(idleTimeout),
                             onDead: { waiting in events.dead(origin, waiting) },
                             onGoAway: events.goAway
                         ) { usable.value.store(false, ordering: .relaxed) }

@@ -1,12 +1,14 @@
 import NIOCore
 import NIOHTTP2
+import PushRelayCore
+import PushRelayEventLoopClock
 
 /// Sends requests to a provider as HTTP/2 streams on one connection and completes each with its answer.
 ///
 /// It sits after `NIOHTTP2Handler` and works on frames: a request is one HEADERS frame and one DATA frame on a new
 /// stream ID, with no channel per stream. Writes are flushed once per event-loop turn, so requests started together
 /// share TLS records and system calls. `UpstreamHTTP2StateMachine` keeps the books; this handler only does what it
-/// says. All its methods run on the channel's event loop.
+/// says. All its methods run on the channel's event loop; its timers run on `clock`, which also tells it the time.
 ///
 /// While requests wait and nothing arrives for `pingAfter`, it sends a PING; when that goes unanswered for
 /// `pingTimeout`, the connection is dead (a NAT or load balancer dropped the flow without a word): it stops taking
@@ -18,14 +20,15 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     typealias Machine = UpstreamHTTP2StateMachine<EventLoopPromise<UpstreamResponse>>
 
     /// How often deadlines are checked while requests are waiting.
-    static let deadlineTick = TimeAmount.milliseconds(25)
+    static let deadlineTick = Duration.milliseconds(25)
 
     private var machine = Machine()
     private var context: ChannelHandlerContext?
     private var flushScheduled = false
-    private var deadlineTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
-    private let idleTimeout: TimeAmount
+    private let clock: any TimePort
+    private var deadlineTimer: ScheduledTimer?
+    private var idleTimer: ScheduledTimer?
+    private let idleTimeout: Duration
     /// Told once when this connection stops taking new requests (GOAWAY, close, stream IDs spent).
     private let onUnusable: @Sendable () -> Void
     private var reportedUnusable = false
@@ -33,22 +36,25 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     private let onDead: @Sendable (Int) -> Void
     /// Told at the first GOAWAY.
     private let onGoAway: @Sendable () -> Void
-    private let pingAfter: TimeAmount
-    private let pingTimeout: TimeAmount
+    private let pingAfter: Duration
+    private let pingTimeout: Duration
+    private var pingsSent: UInt64 = 0
 
     /// A silent connection with requests waiting is pinged after this…
-    static let defaultPingAfter = TimeAmount.seconds(1)
+    static let defaultPingAfter = Duration.seconds(1)
     /// …and given up when the PING is not answered within this.
-    static let defaultPingTimeout = TimeAmount.seconds(2)
+    static let defaultPingTimeout = Duration.seconds(2)
 
     init(
-        idleTimeout: TimeAmount,
-        pingAfter: TimeAmount = UpstreamHTTP2Handler.defaultPingAfter,
-        pingTimeout: TimeAmount = UpstreamHTTP2Handler.defaultPingTimeout,
+        clock: any TimePort,
+        idleTimeout: Duration,
+        pingAfter: Duration = UpstreamHTTP2Handler.defaultPingAfter,
+        pingTimeout: Duration = UpstreamHTTP2Handler.defaultPingTimeout,
         onDead: @escaping @Sendable (Int) -> Void = { _ in },
         onGoAway: @escaping @Sendable () -> Void = {},
         onUnusable: @escaping @Sendable () -> Void
     ) {
+        self.clock = clock
         self.idleTimeout = idleTimeout
         self.pingAfter = pingAfter
         self.pingTimeout = pingTimeout
@@ -78,14 +84,14 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     ]
 
     /// Sends `request` on a new stream; `promise` gets the answer or an `UpstreamHTTP2StateMachine.Failure`.
-    func start(_ request: UpstreamRequest, deadline: NIODeadline, promise: EventLoopPromise<UpstreamResponse>) {
+    func start(_ request: UpstreamRequest, deadline: ContinuousClock.Instant, promise: EventLoopPromise<UpstreamResponse>) {
         guard let context else {
             // The connection closed before this request got to it: nothing was written, so it is safe to send on
             // another connection.
             promise.fail(Machine.Failure.notProcessed)
             return
         }
-        switch machine.start(promise, deadline: deadline, now: context.eventLoop.now) {
+        switch machine.start(promise, deadline: deadline, now: clock.instant) {
         case .failure(let failure):
             promise.fail(failure)
         case .success(let streamID):
@@ -106,7 +112,7 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        machine.heard(now: context.eventLoop.now)
+        machine.heard(now: clock.instant)
         switch frame.payload {
         case .headers(let headers):
             perform(machine.receivedHeaders(streamID: frame.streamID, headers: headers.headers, endStream: headers.endStream), context: context)
@@ -195,10 +201,10 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
 
     private func armDeadlineTimer(context: ChannelHandlerContext) {
         guard deadlineTimer == nil else { return }
-        deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.deadlineTick) {
+        deadlineTimer = clock.schedule(after: Self.deadlineTick, on: context.eventLoop.assumeIsolated()) {
             self.deadlineTimer = nil
             guard let context = self.context else { return }
-            let now = context.eventLoop.now
+            let now = self.clock.instant
             for (promise, streamID) in self.machine.expire(now: now) {
                 self.reset(streamID, context: context)
                 promise.fail(Machine.Failure.timedOut)
@@ -207,7 +213,8 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
             case .none:
                 break
             case .ping:
-                let ping = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: UInt64(now.uptimeNanoseconds)), ack: false))
+                self.pingsSent &+= 1
+                let ping = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: self.pingsSent), ack: false))
                 context.write(self.wrapOutboundOut(ping), promise: nil)
                 self.scheduleFlush(context: context)
             case .dead:
@@ -229,7 +236,7 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     /// A connection with no request for `idleTimeout` is closed.
     private func armIdleTimer() {
         guard let context, idleTimer == nil, machine.openStreams == 0 else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) {
+        idleTimer = clock.schedule(after: idleTimeout, on: context.eventLoop.assumeIsolated()) {
             self.idleTimer = nil
             guard self.machine.openStreams == 0 else { return }
             self.reportUnusable()

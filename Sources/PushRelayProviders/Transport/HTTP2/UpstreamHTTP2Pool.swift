@@ -33,15 +33,19 @@ final class UpstreamHTTP2Pool: Sendable {
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    private let clock: any TimePort
     private let events: UpstreamConnectionEvents
     private let resolver: ProviderResolver
 
-    /// - Parameter resolver: asked for the host's addresses at each new connection (one without `addresses`).
+    /// - Parameters:
+    ///   - clock: where the connections' timers run (connect, deadlines, pings, idle).
+    ///   - resolver: asked for the host's addresses at each new connection (one without `addresses`).
     init(
         tls: TLSConfiguration,
         group: any EventLoopGroup,
         connectTimeout: TimeAmount,
         idleTimeout: TimeAmount,
+        clock: any TimePort,
         events: UpstreamConnectionEvents = UpstreamConnectionEvents(),
         resolver: ProviderResolver = .system
     ) {
@@ -49,6 +53,7 @@ final class UpstreamHTTP2Pool: Sendable {
         self.group = group
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
+        self.clock = clock
         self.events = events
         self.resolver = resolver
     }
@@ -100,6 +105,7 @@ final class UpstreamHTTP2Pool: Sendable {
             eventLoop: promise.futureResult.eventLoop,
             timeout: connectTimeout,
             idleTimeout: idleTimeout,
+            clock: clock,
             events: events,
             resolver: resolver
         )

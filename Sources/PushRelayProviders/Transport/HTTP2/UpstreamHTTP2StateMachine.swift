@@ -58,7 +58,7 @@ struct UpstreamHTTP2StateMachine<Waiter> {
 
     private struct Stream {
         var waiter: Waiter
-        var deadline: NIODeadline
+        var deadline: ContinuousClock.Instant
         var status: Int?
         var headers = HTTPHeaders()
         var body: [UInt8] = []
@@ -74,9 +74,9 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     private var nextStreamID = HTTP2StreamID(1)
     private var unacknowledgedBytes = 0
     /// When a frame last arrived from the server (or, with no request waiting, when the next one started).
-    private var lastHeard = NIODeadline.uptimeNanoseconds(0)
+    private var lastHeard: ContinuousClock.Instant?
     /// When the PING now waiting for its answer was sent.
-    private var pingSentAt: NIODeadline?
+    private var pingSentAt: ContinuousClock.Instant?
 
     init(maxBodyBytes: Int = UpstreamResponse.maxBodyBytes, windowUpdateThreshold: Int = 32 * 1024) {
         self.maxBodyBytes = maxBodyBytes
@@ -87,7 +87,7 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     var openStreams: Int { streams.count }
 
     /// Starts a request: the stream ID to send its HEADERS on, or the reason it cannot start here.
-    mutating func start(_ waiter: Waiter, deadline: NIODeadline, now: NIODeadline) -> Result<HTTP2StreamID, Failure> {
+    mutating func start(_ waiter: Waiter, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Result<HTTP2StreamID, Failure> {
         guard case .open = state else { return .failure(.notProcessed) }
         guard deadline > now else { return .failure(.timedOut) }
         let id = nextStreamID
@@ -166,7 +166,7 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     }
 
     /// Requests whose deadline is at or before `now`: each fails and its stream is reset.
-    mutating func expire(now: NIODeadline) -> [(Waiter, HTTP2StreamID)] {
+    mutating func expire(now: ContinuousClock.Instant) -> [(Waiter, HTTP2StreamID)] {
         var expired: [(Waiter, HTTP2StreamID)] = []
         for (id, stream) in streams where stream.deadline <= now {
             streams[id] = nil
@@ -176,26 +176,27 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     }
 
     /// Any frame arrived from the server: the connection is alive.
-    mutating func heard(now: NIODeadline) {
+    mutating func heard(now: ContinuousClock.Instant) {
         lastHeard = now
     }
 
     /// The liveness rule, asked on every deadline tick while requests wait: when nothing has been heard for
     /// `pingAfter`, send a PING; when it has gone unanswered (and nothing else has arrived) for `pingTimeout`, the
     /// connection is dead: a NAT or load balancer forgot it, or the server is gone without a word.
-    mutating func checkLiveness(now: NIODeadline, pingAfter: TimeAmount, pingTimeout: TimeAmount) -> LivenessAction {
+    mutating func checkLiveness(now: ContinuousClock.Instant, pingAfter: Duration, pingTimeout: Duration) -> LivenessAction {
         guard !streams.isEmpty, state != .closed else {
             pingSentAt = nil
             return .none
         }
+        let lastHeard = self.lastHeard ?? now
         if let sent = pingSentAt {
             if lastHeard >= sent {
                 pingSentAt = nil
             } else {
-                return now - sent >= pingTimeout ? .dead : .none
+                return sent.duration(to: now) >= pingTimeout ? .dead : .none
             }
         }
-        guard now - lastHeard >= pingAfter else { return .none }
+        guard lastHeard.duration(to: now) >= pingAfter else { return .none }
         pingSentAt = now
         return .ping
     }

@@ -2,6 +2,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayTestSupport
 import Testing
 
@@ -24,6 +25,7 @@ import Testing
             maxConnections: maxConnections,
             connectTimeout: .seconds(5),
             idleTimeout: .minutes(1),
+            clock: EventLoopClock(),
             resolver: resolver
         )
         do {
@@ -46,7 +48,7 @@ import Testing
         )
     }
 
-    private func deadline(_ amount: TimeAmount = .seconds(20)) -> NIODeadline { .now() + amount }
+    private func deadline(_ amount: TimeAmount = .seconds(20)) -> ContinuousClock.Instant { EventLoopClock().instant + Duration(amount) }
 
     @Test func sequentialRequestsShareOneKeptAliveConnection() async throws {
         try await withPool { server, pool in

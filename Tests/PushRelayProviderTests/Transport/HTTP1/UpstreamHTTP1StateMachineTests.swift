@@ -8,7 +8,7 @@ import Testing
 /// decides reuse, informational heads are skipped, long bodies are cut, deadlines and closes fail the waiter.
 @Suite struct UpstreamHTTP1StateMachineTests {
     typealias Machine = UpstreamHTTP1StateMachine<Int>
-    let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    let now = ContinuousClock.now
 
     func head(_ status: HTTPResponseStatus, version: HTTPVersion = .http1_1, _ headers: [(String, String)] = []) -> HTTPResponseHead {
         HTTPResponseHead(version: version, status: status, headers: HTTPHeaders(headers))

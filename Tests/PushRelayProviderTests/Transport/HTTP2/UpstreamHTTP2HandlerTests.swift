@@ -3,6 +3,7 @@ import NIOEmbedded
 import NIOHPACK
 import NIOHTTP2
 import PushRelayCore
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayProviders
@@ -13,6 +14,7 @@ import Testing
     final class Harness {
         let channel = EmbeddedChannel()
         var loop: EmbeddedEventLoop { channel.embeddedEventLoop }
+        let clock = ManualClock()
         let handler: UpstreamHTTP2Handler
         let unusable = UsableFlag()
         /// What each `onDead` report said: the requests waiting.
@@ -24,7 +26,8 @@ import Testing
             let deadReports = self.deadReports
             let goAways = self.goAways
             handler = UpstreamHTTP2Handler(
-                idleTimeout: idleTimeout,
+                clock: clock,
+                idleTimeout: Duration(idleTimeout),
                 pingAfter: .seconds(1),
                 pingTimeout: .seconds(2),
                 onDead: { waiting in deadReports.withLock { $0.append(waiting) } },
@@ -50,8 +53,15 @@ import Testing
                 body: ByteBuffer(string: body)
             )
             let promise = loop.makePromise(of: UpstreamResponse.self)
-            handler.start(request, deadline: loop.now + timeout, promise: promise)
+            handler.start(request, deadline: clock.instant + Duration(timeout), promise: promise)
             return promise.futureResult
+        }
+
+        /// Moves the handler's clock on (its timers fire on the loop's thread), then runs what they handed to the
+        /// loop (the flushes).
+        func advance(by amount: TimeAmount) {
+            clock.advance(by: Duration(amount))
+            loop.run()
         }
 
         func outbound() throws -> [HTTP2Frame] {
@@ -136,17 +146,17 @@ import Testing
         let b = h.send()
         h.loop.run()
         _ = try h.outbound()
-        h.loop.advanceTime(by: .milliseconds(950))
+        h.advance(by: .milliseconds(950))
         #expect(try h.outbound().isEmpty, "not yet a second of silence")
-        h.loop.advanceTime(by: .milliseconds(100))
+        h.advance(by: .milliseconds(100))
         let ping = try h.outbound()
         guard ping.count == 1, case .ping(_, ack: false) = ping[0].payload, ping[0].streamID == .rootStream else {
             Issue.record("expected one PING, got \(ping)")
             return
         }
-        h.loop.advanceTime(by: .milliseconds(1900))
+        h.advance(by: .milliseconds(1900))
         #expect(Self.result(a) == nil && h.channel.isActive, "the PING has two seconds")
-        h.loop.advanceTime(by: .milliseconds(150))
+        h.advance(by: .milliseconds(150))
         for request in [a, b] {
             guard case .failure(let error) = Self.result(request) else {
                 Issue.record("a request on a dead connection fails")
@@ -164,20 +174,20 @@ import Testing
         let a = h.send()
         h.loop.run()
         _ = try h.outbound()
-        h.loop.advanceTime(by: .milliseconds(1050))
+        h.advance(by: .milliseconds(1050))
         guard case .ping(let data, ack: false)? = try h.outbound().first?.payload else {
             Issue.record("expected a PING")
             return
         }
         try h.channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .ping(data, ack: true)))
-        h.loop.advanceTime(by: .seconds(2))
+        h.advance(by: .seconds(2))
         #expect(Self.result(a) == nil && h.channel.isActive, "a slow answer on a live connection is waited for")
         // Any frame counts: an answer to another stream keeps it alive too.
         let b = h.send()
         h.loop.run()
         try h.answer(3, status: 200, body: "{}")
         #expect(try Self.result(b)?.get().status == 200)
-        h.loop.advanceTime(by: .milliseconds(1500))
+        h.advance(by: .milliseconds(1500))
         #expect(h.channel.isActive && h.deadReports.withLock { $0 }.isEmpty)
         try h.answer(1, status: 200, body: "{}")
         #expect(try Self.result(a)?.get().status == 200)
@@ -190,7 +200,7 @@ import Testing
         try h.answer(1, status: 200, body: "{}")
         #expect(try Self.result(a)?.get().status == 200)
         _ = try h.outbound()
-        h.loop.advanceTime(by: .seconds(30))
+        h.advance(by: .seconds(30))
         #expect(try h.outbound().isEmpty && h.channel.isActive)
     }
 
@@ -224,9 +234,9 @@ import Testing
         let patient = h.send(in: .seconds(5))
         h.loop.run()
         _ = try h.outbound()
-        h.loop.advanceTime(by: .milliseconds(150))
+        h.advance(by: .milliseconds(150))
         #expect(Self.result(slow) == nil)
-        h.loop.advanceTime(by: .milliseconds(100))
+        h.advance(by: .milliseconds(100))
         guard case .failure(let error) = Self.result(slow) else {
             Issue.record("past its deadline the request fails")
             return
@@ -259,9 +269,9 @@ import Testing
         h.loop.run()
         try h.answer(1, status: 200, body: "{}")
         #expect(try Self.result(a)?.get().status == 200)
-        h.loop.advanceTime(by: .seconds(59))
+        h.advance(by: .seconds(59))
         #expect(h.channel.isActive)
-        h.loop.advanceTime(by: .seconds(2))
+        h.advance(by: .seconds(2))
         #expect(!h.channel.isActive)
         #expect(h.unusable.value.load(ordering: .relaxed) == false)
     }

@@ -9,8 +9,8 @@ import Testing
 @Suite struct UpstreamHTTP2StateMachineTests {
     typealias Machine = UpstreamHTTP2StateMachine<Int>
 
-    let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
-    var later: NIODeadline { now + .seconds(10) }
+    let now = ContinuousClock.now
+    var later: ContinuousClock.Instant { now + .seconds(10) }
 
     static func head(_ status: Int, _ extra: [(String, String)] = []) -> HPACKHeaders {
         HPACKHeaders([(":status", String(status))] + extra)
@@ -24,7 +24,7 @@ import Testing
 
     @Test func silenceWithRequestsWaitingIsPingedThenDead() throws {
         var m = Machine()
-        let second = TimeAmount.seconds(1)
+        let second = Duration.seconds(1)
         #expect(m.checkLiveness(now: now + .seconds(60), pingAfter: second, pingTimeout: second * 2) == .none, "idle: never judged")
         _ = try started(&m, 1)
         #expect(m.checkLiveness(now: now + .milliseconds(999), pingAfter: second, pingTimeout: second * 2) == .none)
@@ -38,7 +38,7 @@ import Testing
 
     @Test func anythingHeardAfterThePingKeepsTheConnection() throws {
         var m = Machine()
-        let second = TimeAmount.seconds(1)
+        let second = Duration.seconds(1)
         _ = try started(&m, 1)
         #expect(m.checkLiveness(now: now + second, pingAfter: second, pingTimeout: second * 2) == .ping)
         m.heard(now: now + .milliseconds(1500))
