@@ -8,14 +8,13 @@ import NIOHTTP1
 ///
 /// The HTTP types the rest of the server reads carry no protocol version, so this handler sits right after NIO's
 /// HTTP/1 decoder, from the connection's first request (a websocket upgrade removes it). It writes the decision into
-/// the request as `Connection: close`, which the Home Assistant fast path and Hummingbird's connection handler both
-/// honour by closing the connection after the answer, and it makes sure that answer says `Connection: close` too,
-/// whoever wrote it. An answer to a request read before the stop began says `Connection: close` too, and this handler
-/// closes its connection once it is written.
+/// the request as `Connection: close`; whoever answers it (the fast path, the router) completes the answer's head with
+/// `ResponseHead`, which then says `Connection: close`, and closes the connection after it. `ResponseHead` also closes
+/// the answer to a request read before the stop began, once the stop has begun; this handler writes no answer's head.
 ///
-/// When the listener stops (`ChannelShouldQuiesceEvent`), a connection answering a request closes after its answer;
-/// an idle one waits `linger` for a request the client may have sent before it could know (answered, then closed),
-/// and closes.
+/// When the listener stops (`ChannelShouldQuiesceEvent`), a connection answering a request closes after its answer
+/// (a stop has begun by then, so the answer says `Connection: close`); an idle one waits `linger` for a request the
+/// client may have sent before it could know (answered, then closed), and closes.
 ///
 /// From a websocket upgrade request on, everything passes through untouched (as in `HTTPParseErrorAnswerer`): once
 /// the upgrade takes the HTTP decoder out, the bytes behind the upgrade request come through as raw bytes, not HTTP
@@ -29,40 +28,23 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
     /// How long an idle connection stays open after the listener stopped, for a request already on its way.
     static let linger = TimeAmount.milliseconds(500)
 
-    /// The requests read and not yet answered, in order, and whether each ends the connection; what a stop does.
+    /// How many requests were read and not yet answered; what a stop does.
     struct State {
-        private var pending: [Bool] = []
-        /// The answer being written says `Connection: close` though its request did not: nobody else closes.
-        private var closingAnswer = false
+        private var pending = 0
         /// The listener stopped: an idle connection closes.
         private(set) var quiesced = false
 
         enum AfterAnswer: Equatable {
             /// Nothing to do: the connection stays open, or whoever answered closes it.
             case nothing
-            /// Close the connection once the answer is written.
-            case close
             /// The connection is idle after a stop: close it after the linger, unless a request comes.
             case linger
         }
 
         /// A request arrived: `head` as the rest of the server should see it. `stopping`: a stop has begun.
         mutating func received(_ head: HTTPRequestHead, stopping: Bool) -> HTTPRequestHead {
-            let closes = ConnectionCloseRule.closesAfterAnswer(head) || stopping || quiesced
-            pending.append(closes)
-            guard closes else { return head }
-            var head = head
-            head.headers.replaceOrAdd(name: "connection", value: "close")
-            return head
-        }
-
-        /// An answer's head is written: the head to write (informational heads pass unchanged).
-        mutating func answering(_ head: HTTPResponseHead, stopping: Bool) -> HTTPResponseHead {
-            guard head.status.code >= 200, let closes = pending.first else { return head }
-            if !closes {
-                guard stopping || quiesced else { return head }
-                closingAnswer = true
-            }
+            pending += 1
+            guard ConnectionCloseRule.closesAfterAnswer(head) || stopping || quiesced else { return head }
             var head = head
             head.headers.replaceOrAdd(name: "connection", value: "close")
             return head
@@ -70,22 +52,19 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
 
         /// An answer is complete.
         mutating func answered() -> AfterAnswer {
-            if !pending.isEmpty { pending.removeFirst() }
-            if closingAnswer {
-                closingAnswer = false
-                return .close
-            }
-            return quiesced && pending.isEmpty ? .linger : .nothing
+            pending = max(pending - 1, 0)
+            return quiesced && pending == 0 ? .linger : .nothing
         }
 
-        /// The listener stopped: an idle connection lingers, then closes; a busy one closes after its answer.
+        /// The listener stopped: an idle connection lingers, then closes; a busy one is closed by whoever answers
+        /// (`ResponseHead`).
         mutating func quiesce() -> AfterAnswer {
             quiesced = true
-            return pending.isEmpty ? .linger : .nothing
+            return pending == 0 ? .linger : .nothing
         }
 
         /// The linger is over: whether to close (no request came meanwhile).
-        var closesAfterLinger: Bool { pending.isEmpty }
+        var closesAfterLinger: Bool { pending == 0 }
     }
 
     /// Whether the connection must close once `head` is answered, whatever the server is doing.
@@ -118,30 +97,9 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard !passthrough else {
-            context.write(data, promise: promise)
-            return
-        }
-        switch unwrapOutboundIn(data) {
-        case .head(let head):
-            context.write(wrapOutboundOut(.head(state.answering(head, stopping: isStopping()))), promise: promise)
-        case .body:
-            context.write(data, promise: promise)
-        case .end:
-            let after = state.answered()
-            switch after {
-            case .nothing:
-                context.write(data, promise: promise)
-            case .close:
-                let written = promise ?? context.eventLoop.makePromise()
-                context.write(data, promise: written)
-                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
-            case .linger:
-                context.write(data, promise: promise)
-                linger(context: context)
-            }
-        }
+        context.write(data, promise: promise)
+        guard !passthrough, case .end = unwrapOutboundIn(data) else { return }
+        if state.answered() == .linger { linger(context: context) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

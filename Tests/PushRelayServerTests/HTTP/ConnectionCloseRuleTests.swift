@@ -8,8 +8,8 @@ import Testing
 @testable import PushRelayServer
 
 /// HTTP/1.0 without keep-alive, `Connection: close` and CONNECT end their connection once answered; everything else
-/// keeps it, until the server stops: then every answer closes its connection, and an idle connection closes after a
-/// short linger.
+/// keeps it, until the server stops: then every request is marked so, and an idle connection closes after a short
+/// linger. The answers are left as their writers made them (`ResponseHead` says `Connection: close`).
 struct ConnectionCloseRuleTests {
     static func head(_ version: HTTPVersion, _ method: HTTPMethod = .GET, connection: String? = nil) -> HTTPRequestHead {
         var headers = HTTPHeaders([("host", "x")])
@@ -45,10 +45,11 @@ struct ConnectionCloseRuleTests {
         }
         #expect(kept.headers["connection"] == ["keep-alive"])
 
-        // The answers, in order: the first says it closes (an informational head before it does not), the second not.
+        // The answers pass as their writers made them.
         let ok = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "0"])
+        let closes = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "0", "connection": "close"])
         try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue)))
-        try channel.writeOutbound(HTTPServerResponsePart.head(ok))
+        try channel.writeOutbound(HTTPServerResponsePart.head(closes))
         try channel.writeOutbound(HTTPServerResponsePart.end(nil))
         try channel.writeOutbound(HTTPServerResponsePart.head(ok))
         try channel.writeOutbound(HTTPServerResponsePart.end(nil))
@@ -105,17 +106,15 @@ struct ConnectionCloseRuleTests {
 
     static let ok = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "0"])
 
-    @Test func onceStoppingEveryAnswerClosesItsConnection() {
+    @Test func onceStoppingEveryRequestIsMarkedToClose() {
         var state = ConnectionCloseRule.State()
-        // Read before the stop, answered after it: the rule itself closes (nobody else knows).
+        // Read before the stop: unmarked (its answer, written once the stop began, says it: `ResponseHead`).
         let before = state.received(Self.head(.http1_1), stopping: false)
         #expect(before.headers["connection"] == [])
-        #expect(state.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
-        #expect(state.answered() == .close)
+        #expect(state.answered() == .nothing)
         // Read during the stop: the request says it, so whoever answers closes.
         let during = state.received(Self.head(.http1_1, connection: "keep-alive"), stopping: true)
         #expect(during.headers["connection"] == ["close"])
-        #expect(state.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
         #expect(state.answered() == .nothing)
     }
 
@@ -124,16 +123,17 @@ struct ConnectionCloseRuleTests {
         #expect(idle.quiesce() == .linger)
         #expect(idle.closesAfterLinger)
         // A request that was on its way when the linger began is answered, then the connection closes.
-        _ = idle.received(Self.head(.http1_1), stopping: true)
+        let marked = idle.received(Self.head(.http1_1), stopping: true)
+        #expect(marked.headers["connection"] == ["close"])
         #expect(!idle.closesAfterLinger)
-        #expect(idle.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
         #expect(idle.answered() == .linger)
 
+        // A busy one is closed by whoever answers, its answer saying `Connection: close` (`ResponseHead`, a stop
+        // having begun); the rule only lingers should the connection outlive it.
         var busy = ConnectionCloseRule.State()
         _ = busy.received(Self.head(.http1_1), stopping: false)
         #expect(busy.quiesce() == .nothing)
-        #expect(busy.answering(Self.ok, stopping: true).headers["connection"] == ["close"])
-        #expect(busy.answered() == .close)
+        #expect(busy.answered() == .linger)
     }
 
     @Test func theHandlerClosesAnIdleConnectionAfterTheLinger() throws {
@@ -146,22 +146,32 @@ struct ConnectionCloseRuleTests {
         #expect(!channel.isActive)
     }
 
-    @Test func theHandlerClosesAfterAnAnswerItMadeClosing() throws {
-        let stopping = Locked(false)
-        let channel = EmbeddedChannel(handler: ConnectionCloseRule(isStopping: { stopping.withLock { $0 } }))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        try channel.writeInbound(HTTPServerRequestPart.head(Self.head(.http1_1)))
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
-        stopping.withLock { $0 = true }
-        try channel.writeOutbound(HTTPServerResponsePart.head(Self.ok))
-        #expect(channel.isActive)
-        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
-        #expect(!channel.isActive)
-        guard case .head(let head)? = try channel.readOutbound(as: HTTPServerResponsePart.self) else {
-            Issue.record("no answer")
-            return
+    /// A notification read before the stop and answered after it: its answer says `Connection: close` and its
+    /// connection closes, whether the fast path or the router answers it.
+    @Test(arguments: [true, false])
+    func anAnswerInFlightWhenTheStopBeginsClosesItsConnection(notifyInPipeline: Bool) async throws {
+        let slow = ScriptedProvider(name: "slow", [.delay(milliseconds: 300, then: nil)])
+        let body = TestServer.haBody(token: "stop-in-flight-0123456789").jsonString()
+        let exchange = try await TestServer.with(
+            providers: ["slow": slow],
+            notifyInPipeline: notifyInPipeline,
+            configure: { $0.apps = [.init(match: "*", provider: "slow")] }
+        ) { (s: TestServer) async throws -> RawHTTP.Exchange in
+            let port = s.port
+            let request = Task {
+                await RawHTTP.exchange(
+                    port: port,
+                    "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                        + "content-length: \(body.utf8.count)\r\n\r\n\(body)"
+                )
+            }
+            try await eventually("the provider call starts") { slow.callCount > 0 }
+            s.lifecycle.beginStop()
+            return await request.value
         }
-        #expect(head.headers["connection"] == ["close"])
+        #expect(exchange.responses.map(\.status) == [201], "\(exchange)")
+        #expect(exchange.responses.first?.headers["connection"] == "close", "\(exchange)")
+        #expect(exchange.closed, "\(exchange)")
     }
 
     @Test func aWebsocketUpgradePassesThroughUntouched() throws {
