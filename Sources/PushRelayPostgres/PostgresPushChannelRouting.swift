@@ -144,18 +144,18 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
         try await engine.rows("SELECT pg_notify(\(channel), \(messageID))", write: true)
     }
 
-    /// The first wait (on the engine's timers) before listening again after a listen ended: doubled after each listen
+    /// The first wait (on the engine's clock) before listening again after a listen ended: doubled after each listen
     /// that ended within `lastingListen`, up to `lastRetryDelay`.
     static let firstRetryDelay = Duration.milliseconds(100)
     /// The longest wait before listening again.
     static let lastRetryDelay = Duration.seconds(2)
-    /// A listen that lasted this long (on the engine's timers) was no failure: the next wait is `firstRetryDelay`.
+    /// A listen that lasted this long (on the engine's clock) was no failure: the next wait is `firstRetryDelay`.
     static let lastingListen = Duration.seconds(10)
 
     /// What the other instances send this one, for as long as the stream is iterated: `.listening` once both LISTENs
     /// (this instance's hand-offs and everyone's presence claims) are established on one pooled connection, then what
     /// arrives, then `.stoppedListening` when the listen ends or fails (a lost connection, PostgreSQL restarting). It
-    /// is started again after a backoff on the engine's timers. This instance's own presence claims are left out.
+    /// is started again after a backoff on the engine's clock. This instance's own presence claims are left out.
     public func events() -> AsyncStream<PushChannelRoutingEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PushChannelRoutingEvent.self)
         let engine = self.engine
@@ -166,7 +166,7 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
             while !Task.isCancelled {
                 // A listen that lasted was no failure to back off from.
                 let lasted = Locked(false)
-                let lasting = engine.timers.schedule(after: Self.lastingListen) { lasted.withLock { $0 = true } }
+                let lasting = engine.clock.schedule(after: Self.lastingListen) { lasted.withLock { $0 = true } }
                 let listened = Locked(false)
                 do {
                     try await engine.client.withConnection { connection in
@@ -174,7 +174,8 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
                             handOffs: channel,
                             presence: Self.presenceChannel,
                             connection,
-                            target: engine.target
+                            target: engine.target,
+                            clock: engine.clock
                         ) { event in
                             switch event {
                             case .presenceClaimed(let claimer) where claimer == instanceID: return
@@ -196,7 +197,7 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
                 lasting.cancel()
                 if lasted.withLock({ $0 }) { delay = Self.firstRetryDelay }
                 // Throws at once when cancelled (shutdown).
-                do { try await engine.timers.sleep(for: delay) } catch { break }
+                do { try await engine.clock.sleep(for: delay) } catch { break }
                 delay = min(delay * 2, Self.lastRetryDelay)
             }
             continuation.finish()
@@ -230,6 +231,7 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
         presence: String,
         _ connection: PostgresConnection,
         target: String,
+        clock: any TimePort,
         _ heard: @escaping @Sendable (Heard) -> Void
     ) async throws {
         let lost = PostgresStoreError.unavailable("the connection to \(target) was closed; listening again")
@@ -253,7 +255,7 @@ public final class PostgresPushChannelRouting: PushChannelRouting {
                 })
             )
         }
-        let watch = StatementWatch(connection: connection, limit: nil) { _ in ended.offer(.failure(lost)) }
+        let watch = StatementWatch(connection: connection, limit: nil, clock: clock) { _ in ended.offer(.failure(lost)) }
         defer { watch.stop() }
         // Cancelled (shutdown): the listen is cancelled and awaited, so that it ends with its UNLISTENs.
         try await withTaskCancellationHandler {

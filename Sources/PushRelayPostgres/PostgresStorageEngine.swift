@@ -24,7 +24,7 @@ public final class PostgresStorageEngine: StorageEngine {
     let logger: Logger
     /// What the engine's waits run on: the schema check's interval, the give-up on closing the pool, and the routing's
     /// reconnect backoff.
-    let timers: any TimerScheduling
+    let clock: any TimePort
     /// `host:port/database`, for messages.
     let target: String
     private let runTask: Task<Void, Never>
@@ -46,14 +46,15 @@ public final class PostgresStorageEngine: StorageEngine {
     /// starts the pool. Every failure is one `PostgresStoreError` or `StorageError` line. Call `flushAndClose` at the
     /// end: it stops the pool.
     ///
-    /// `timers` runs the engine's waits (the periodic schema check, the give-up on closing the pool, the routing's
-    /// reconnect backoff); nil (the default) is timers on postgres-nio's event loops. Tests pass a manual clock.
+    /// `clock` runs the engine's waits (a request's wait for a connection and the watch of its statement, the periodic
+    /// schema check, the give-up on closing the pool, the routing's reconnect backoff); nil (the default) is the
+    /// system's time on postgres-nio's event loops (`EventLoopClock`). Tests pass a `ManualClock`.
     public static func open(
         _ configuration: PostgresStorageConfiguration,
         schema: SchemaStep = .upgrade,
         migrations: [Migration] = PostgresStorageEngine.migrations,
         logger: Logger = Logger(label: "pushrelay.postgres"),
-        timers: (any TimerScheduling)? = nil
+        clock: (any TimePort)? = nil
     ) async throws -> PostgresStorageEngine {
         let target = "\(configuration.host):\(configuration.port)/\(configuration.database)"
         let plan = SchemaPlan(carried: migrations)
@@ -81,7 +82,7 @@ public final class PostgresStorageEngine: StorageEngine {
             plan: plan,
             target: target,
             logger: logger,
-            timers: timers ?? EventLoopClock(group: PostgresClient.defaultEventLoopGroup)
+            clock: clock ?? EventLoopClock(group: PostgresClient.defaultEventLoopGroup)
         )
         engine.armSchemaWatch()
         return engine
@@ -101,7 +102,7 @@ public final class PostgresStorageEngine: StorageEngine {
     /// Schedules the next schema check, `schemaCheckInterval` from now (see
     /// `PostgresStorageConfiguration.schemaCheckInterval`). A check that finds the schema still known arms the next.
     private func armSchemaWatch() {
-        let timer = timers.schedule(after: configuration.schemaCheckInterval) { [weak self] in self?.startSchemaCheck() }
+        let timer = clock.schedule(after: configuration.schemaCheckInterval) { [weak self] in self?.startSchemaCheck() }
         let armed = schemaWatch.withLock { w -> Bool in
             guard !w.stopped else { return false }
             w.timer = timer
@@ -158,12 +159,12 @@ public final class PostgresStorageEngine: StorageEngine {
         return false
     }
 
-    private init(configuration: PostgresStorageConfiguration, plan: SchemaPlan, target: String, logger: Logger, timers: any TimerScheduling) throws {
+    private init(configuration: PostgresStorageConfiguration, plan: SchemaPlan, target: String, logger: Logger, clock: any TimePort) throws {
         self.configuration = configuration
         self.plan = plan
         self.target = target
         self.logger = logger
-        self.timers = timers
+        self.clock = clock
         var config = PostgresClient.Configuration(
             host: configuration.host,
             port: configuration.port,
@@ -271,14 +272,15 @@ public final class PostgresStorageEngine: StorageEngine {
     /// its end even if the caller is cancelled meanwhile: a cancelled body could leave a transaction open on a
     /// connection that goes back to the pool. A body that never ends is left behind in its task.
     ///
-    /// One task runs the lease and `body`; the wait and the watch are event-loop timers (cheap to set and to cancel,
-    /// and almost all are cancelled).
+    /// One task runs the lease and `body`; the wait and the watch are timers on the engine's clock (on the event loops,
+    /// cheap to set and to cancel, and almost all are cancelled).
     private func race<T: Sendable>(
         wait: Duration,
         limit: Duration?,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async -> Result<T, any Error> {
         let client = self.client
+        let clock = self.clock
         let lease = Lease()
         let answer = FirstResult<Result<T, any Error>>()
         let request = Task {
@@ -289,7 +291,7 @@ public final class PostgresStorageEngine: StorageEngine {
                     // The pool can hand out a connection that closed a moment ago (it learns of a close after the
                     // fact), and a statement written to a closed connection is never answered.
                     guard !connection.isClosed else { throw ConnectionLost() }
-                    let watch = StatementWatch(connection: connection, limit: limit) { verdict in
+                    let watch = StatementWatch(connection: connection, limit: limit, clock: clock) { verdict in
                         switch verdict {
                         case .connectionClosed:
                             answer.offer(.failure(ConnectionLost()))
@@ -304,7 +306,7 @@ public final class PostgresStorageEngine: StorageEngine {
             })
             answer.offer(result)
         }
-        let waitTimer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(in: TimeAmount(wait)) {
+        let waitTimer = clock.schedule(after: wait) {
             guard lease.giveUp() else { return }
             answer.offer(.failure(NoConnection()))
             request.cancel()
@@ -368,7 +370,7 @@ public final class PostgresStorageEngine: StorageEngine {
     static let closeLimit = Duration.seconds(10)
 
     /// Waits for the writes in flight, then stops the pool. Later requests fail with `StorageError.closed`.
-    /// Returns once the pool has closed, or after `closeLimit` on the engine's timers with a warning: a connection
+    /// Returns once the pool has closed, or after `closeLimit` on the engine's clock with a warning: a connection
     /// stuck on a dead peer does not hold the shutdown.
     public func flushAndClose() async throws {
         await inFlight.wait()
@@ -383,7 +385,7 @@ public final class PostgresStorageEngine: StorageEngine {
         runTask.cancel()
         let runTask = self.runTask
         let closedInTime = FirstResult<Bool>()
-        let giveUp = timers.schedule(after: Self.closeLimit) { closedInTime.offer(false) }
+        let giveUp = clock.schedule(after: Self.closeLimit) { closedInTime.offer(false) }
         // Left behind, still waiting, if the pool never closes.
         Task {
             await runTask.value

@@ -1,11 +1,13 @@
 import NIOCore
 import PostgresNIO
+import PushRelayCore
+import PushRelayEventLoopClock
 import Synchronization
 
-/// Watches one running statement from its connection's event loop, once a `interval`: when the connection has closed
-/// under it, or its limit has passed, `giveUp` is told at once (and the watch ends). `stop()` ends it when the
-/// statement ends; almost every statement ends before the first look, so a watch usually costs one event-loop timer
-/// set and cancelled.
+/// Watches one running statement from its connection's event loop, once an `interval` on `clock`: when the connection
+/// has closed under it, or its limit has passed, `giveUp` is told at once (and the watch ends). `stop()` ends it when
+/// the statement ends; almost every statement ends before the first look, so a watch usually costs one event-loop
+/// timer set and cancelled.
 ///
 /// Why: a statement written to a connection that has just closed is never answered (postgres-nio drops the failed
 /// write), and the pool can hand out a connection whose close it has not seen yet. Without the watch such a request
@@ -18,33 +20,39 @@ final class StatementWatch: Sendable {
     }
 
     private struct State {
-        var timer: Scheduled<Void>?
+        var timer: ScheduledTimer?
         var stopped = false
     }
 
+    /// How often a statement is looked at.
+    static let defaultInterval = Duration.seconds(1)
+
     private let state = Mutex(State())
     private let connection: PostgresConnection
-    private let limit: (duration: Duration, deadline: NIODeadline)?
-    private let interval: TimeAmount
+    private let limit: (duration: Duration, deadline: ContinuousClock.Instant)?
+    private let interval: Duration
+    private let clock: any TimePort
     private let giveUp: @Sendable (Verdict) -> Void
 
     /// Starts watching. `limit` nil: no limit, only the connection is watched.
     init(
         connection: PostgresConnection,
         limit: Duration?,
-        interval: TimeAmount = .seconds(1),
+        interval: Duration = StatementWatch.defaultInterval,
+        clock: any TimePort,
         giveUp: @escaping @Sendable (Verdict) -> Void
     ) {
         self.connection = connection
-        self.limit = limit.map { ($0, NIODeadline.now() + TimeAmount($0)) }
+        self.limit = limit.map { ($0, clock.instant + $0) }
         self.interval = interval
+        self.clock = clock
         self.giveUp = giveUp
         arm()
     }
 
     /// Ends the watch (the statement ended).
     func stop() {
-        let timer = state.withLock { s -> Scheduled<Void>? in
+        let timer = state.withLock { s -> ScheduledTimer? in
             s.stopped = true
             defer { s.timer = nil }
             return s.timer
@@ -53,18 +61,18 @@ final class StatementWatch: Sendable {
     }
 
     private func arm() {
-        var next = NIODeadline.now() + interval
-        if let limit, limit.deadline < next { next = limit.deadline }
+        var delay = interval
+        if let limit { delay = min(delay, clock.instant.duration(to: limit.deadline)) }
         state.withLock { s in
             guard !s.stopped else { return }
-            s.timer = connection.eventLoop.scheduleTask(deadline: next) { self.look() }
+            s.timer = clock.schedule(after: delay, on: connection.eventLoop) { self.look() }
         }
     }
 
     private func look() {
         if connection.isClosed {
             giveUp(.connectionClosed)
-        } else if let limit, NIODeadline.now() >= limit.deadline {
+        } else if let limit, clock.instant >= limit.deadline {
             giveUp(.limitPassed(limit.duration))
         } else {
             arm()

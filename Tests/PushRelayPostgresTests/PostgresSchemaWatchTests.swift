@@ -10,7 +10,7 @@ import Testing
 /// A running instance whose database a newer instance has migrated: an expand migration leaves it serving; once a
 /// contract migration it does not know is applied (`migrate --finish`), it notices at its next check, refuses every
 /// request with a storage error that says why, and its health stays failing, so `/ready` takes it out of a load
-/// balancer. The checks run on the engine's timers, here a manual clock.
+/// balancer. The checks run on the engine's clock, here a manual one.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)), .timeLimit(.minutes(2)))
 struct PostgresSchemaWatchTests {
     @Test func anInstanceOnANewerSchemaRefusesEveryRequestAndSaysWhy() async throws {
@@ -18,8 +18,8 @@ struct PostgresSchemaWatchTests {
         var config = try database.configuration()
         let interval = Duration.seconds(30)
         config.schemaCheckInterval = interval
-        let timers = ManualClock()
-        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, timers: timers)
+        let clock = ManualClock()
+        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, clock: clock)
         let storage = Storage.postgres(engine)
         let day = UTCDay(string: "2026-11-26")!
         func reserve() async throws {
@@ -27,12 +27,12 @@ struct PostgresSchemaWatchTests {
         }
         try await reserve()
         #expect(engine.health == .ok)
-        #expect(timers.pendingDelays == [interval], "one timer: the next check")
+        #expect(clock.pendingDelays == [interval], "one timer: the next check")
 
         // A check that finds the schema known arms the next one.
-        timers.advance(by: interval)
+        clock.advance(by: interval)
         await engine.schemaCheckEnded()
-        #expect(timers.pendingDelays == [interval])
+        #expect(clock.pendingDelays == [interval])
         #expect(engine.health == .ok)
 
         // A newer PushRelay starts: its expand migration leaves this build serving.
@@ -40,26 +40,26 @@ struct PostgresSchemaWatchTests {
         _ = try await database.psql(
             "INSERT INTO schema_migrations (version, name, applied_at, requires) VALUES (\(known + 1), 'expand_of_a_newer_build', '2026-11-26T00:00:00Z', 0)"
         )
-        timers.advance(by: interval)
+        clock.advance(by: interval)
         await engine.schemaCheckEnded()
         try await reserve()
         #expect(engine.health == .ok)
-        #expect(timers.pendingDelays == [interval])
+        #expect(clock.pendingDelays == [interval])
 
         // `migrate --finish` applies the newer build's contract migration.
         _ = try await database.psql(
             "INSERT INTO schema_migrations (version, name, applied_at, requires) VALUES (\(known + 2), 'contract_of_a_newer_build', '2026-11-26T00:00:00Z', \(known + 1))"
         )
         // Not noticed before the next check is due.
-        timers.advance(by: interval - .milliseconds(1))
+        clock.advance(by: interval - .milliseconds(1))
         try await reserve()
         #expect(engine.health == .ok)
 
-        timers.advance(by: .milliseconds(1))
+        clock.advance(by: .milliseconds(1))
         await engine.schemaCheckEnded()
         #expect(engine.health.state == .failing)
         #expect(engine.health.message?.contains("version \(known + 1)") == true, "\(engine.health)")
-        #expect(timers.pendingDelays.isEmpty, "no more checks once the schema is too new")
+        #expect(clock.pendingDelays.isEmpty, "no more checks once the schema is too new")
 
         let error = await #expect(throws: StorageError.self) { try await reserve() }
         #expect(error == .schemaTooNew(found: known + 1, known: known))
@@ -77,14 +77,14 @@ struct PostgresSchemaWatchTests {
         let database = try await PostgresTestDatabase.create()
         var config = try database.configuration()
         config.schemaCheckInterval = .seconds(30)
-        let timers = ManualClock()
-        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, timers: timers)
-        #expect(timers.pendingDelays == [.seconds(30)])
+        let clock = ManualClock()
+        let engine = try await PostgresStorageEngine.open(config, logger: PostgresTestServer.logger, clock: clock)
+        #expect(clock.pendingDelays == [.seconds(30)])
         try await engine.flushAndClose()
-        #expect(timers.pendingDelays.isEmpty, "the check's timer and the close's give-up are both cancelled")
-        timers.advance(by: .seconds(30))
+        #expect(clock.pendingDelays.isEmpty, "the check's timer and the close's give-up are both cancelled")
+        clock.advance(by: .seconds(30))
         await engine.schemaCheckEnded()
-        #expect(timers.pendingDelays.isEmpty, "no check ran, none was armed")
+        #expect(clock.pendingDelays.isEmpty, "no check ran, none was armed")
         try await database.drop()
     }
 }
