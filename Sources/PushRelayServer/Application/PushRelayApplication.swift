@@ -193,9 +193,11 @@ public enum PushRelayApplication {
 
         let slowClients = SlowClientGuard.Settings(
             requestTimeout: .milliseconds(config.http.requestTimeoutMs),
-            idleTimeout: .milliseconds(config.http.idleTimeoutMs)
+            idleTimeout: .milliseconds(config.http.idleTimeoutMs),
+            clock: clock
         )
-        let connections = config.http.maxConnectionsPerAddress > 0 ? ConnectionBudget(limitPerAddress: config.http.maxConnectionsPerAddress) : nil
+        let connections =
+            config.http.maxConnectionsPerAddress > 0 ? ConnectionBudget(limitPerAddress: config.http.maxConnectionsPerAddress, clock: clock) : nil
         let head = ResponseHead(serverName: serverName, clock: clock, isStopping: { lifecycle.isStopping })
         let notify = NotifyFastPath.Endpoint(
             routes: HomeAssistantNotifyRoutes.fastPath(service).merging(MatrixRoutes<PushRelayRequestContext>.fastPath(matrix)) { a, _ in a },

@@ -2,33 +2,33 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import PushRelayCore
+import PushRelayEventLoopClock
 import Synchronization
 
 /// The websocket frames of one connection, on its event loop: text to the session, ping/pong/close handled here, and
-/// a keepalive ping every `pingInterval` that closes a peer which did not answer the previous one.
+/// a keepalive ping every `pingInterval` on `clock` that closes a peer which did not answer the previous one.
 final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
     private let session: PushChannelSessionRunner
     private let closing: SocketClosing
-    private let pingInterval: TimeAmount
-    private var keepalive: RepeatedTask?
+    private let pingInterval: Duration
+    private let clock: any TimePort
+    private var keepalive: ScheduledTimer?
     private var awaitingPong = false
     private var gone = false
 
-    init(session: PushChannelSessionRunner, closing: SocketClosing, pingInterval: TimeAmount) {
+    init(session: PushChannelSessionRunner, closing: SocketClosing, pingInterval: Duration, clock: any TimePort) {
         self.session = session
         self.closing = closing
         self.pingInterval = pingInterval
+        self.clock = clock
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let loop = context.eventLoop
-        let bound = NIOLoopBound((self, context), eventLoop: loop)
-        keepalive = loop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
-            let (handler, context) = bound.value
-            handler.ping(context: context)
+        keepalive = clock.scheduleRepeating(every: pingInterval, on: context.eventLoop.assumeIsolated()) {
+            self.ping(context: context)
         }
     }
 

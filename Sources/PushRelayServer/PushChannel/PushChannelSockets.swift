@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import PushRelayCore
+import PushRelayEventLoopClock
 import Synchronization
 
 /// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
@@ -33,7 +34,7 @@ final class PushChannelSockets: Sendable {
         let connection = PushChannelConnection(
             peer: peer,
             bufferLimit: settings.outboundBuffer,
-            sink: .init(channel: channel, closing: shared),
+            sink: .init(channel: channel, closing: shared, clock: endpoint.clock),
             logger: endpoint.logger
         )
         let session = PushChannelSessionRunner(
@@ -59,7 +60,8 @@ final class PushChannelSockets: Sendable {
             PushChannelSocketHandler(
                 session: session,
                 closing: shared,
-                pingInterval: .milliseconds(Int64(settings.pingIntervalMs))
+                pingInterval: .milliseconds(Int64(settings.pingIntervalMs)),
+                clock: endpoint.clock
             )
         )
         live.withLock { $0.connections[connection.id] = connection }
@@ -103,7 +105,7 @@ final class SocketClosing: Sendable {
     /// True for the first caller only.
     func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
     /// How long to wait for the peer's close frame before closing the socket anyway.
-    static let timeout = TimeAmount.seconds(2)
+    static let timeout = Duration.seconds(2)
 }
 
 extension WebSocketErrorCode {
@@ -124,8 +126,8 @@ extension WebSocketFrame {
 
 extension PushChannelConnection.Sink {
     /// Frames go to the NIO channel (from any thread); a close sends a close frame, then the socket closes when the
-    /// peer answers with its own, or after `SocketClosing.timeout`.
-    init(channel: any Channel, closing: SocketClosing) {
+    /// peer answers with its own, or after `SocketClosing.timeout` on `clock`.
+    init(channel: any Channel, closing: SocketClosing, clock: any TimePort) {
         self.init(
             write: { text in
                 try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))).get()
@@ -134,11 +136,11 @@ extension PushChannelConnection.Sink {
                 guard closing.claim() else { return }
                 // Scheduled first: a peer that stopped reading never lets the close frame out, and must not keep the
                 // socket (and what is queued for it) open for that.
-                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+                clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { channel.close(promise: nil) }
                 try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
             },
             closeSoon: {
-                channel.eventLoop.scheduleTask(in: SocketClosing.timeout) { channel.close(promise: nil) }
+                clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { channel.close(promise: nil) }
             }
         )
     }

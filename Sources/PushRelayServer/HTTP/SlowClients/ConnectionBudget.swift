@@ -1,5 +1,6 @@
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 
 #if canImport(Glibc)
 import Glibc
@@ -32,12 +33,15 @@ final class ConnectionBudget: Sendable {
     }
 
     let limitPerAddress: Int
-    let refusalDelay: TimeAmount
+    let refusalDelay: Duration
+    /// Where the refusal delay runs.
+    let clock: any TimePort
     private let counts = Locked<[String: Counts]>([:])
 
-    init(limitPerAddress: Int, refusalDelay: TimeAmount = .seconds(1)) {
+    init(limitPerAddress: Int, refusalDelay: Duration = .seconds(1), clock: any TimePort) {
         self.limitPerAddress = limitPerAddress
         self.refusalDelay = refusalDelay
+        self.clock = clock
     }
 
     /// Counts a new connection from `address`.
@@ -95,7 +99,7 @@ final class ConnectionBudget: Sendable {
             return true
         case .refusedAfterDelay:
             channel.closeFuture.whenComplete { _ in self.releaseRefused(address) }
-            channel.eventLoop.scheduleTask(in: refusalDelay) { Self.reset(channel) }
+            clock.schedule(after: refusalDelay, on: channel.eventLoop) { Self.reset(channel) }
             return false
         case .refused:
             Self.reset(channel)

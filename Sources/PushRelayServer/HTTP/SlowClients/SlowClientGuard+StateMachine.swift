@@ -1,5 +1,3 @@
-import NIOCore
-
 extension SlowClientGuard {
     /// When a plain HTTP connection has had enough time: pure, driven by the bytes going in and out and by the clock.
     ///
@@ -8,9 +6,9 @@ extension SlowClientGuard {
     struct StateMachine {
         enum State: Equatable {
             /// No request under way since `since`.
-            case idle(since: NIODeadline)
+            case idle(since: ContinuousClock.Instant)
             /// A request's bytes started arriving; it must be answered by `deadline`.
-            case receiving(deadline: NIODeadline)
+            case receiving(deadline: ContinuousClock.Instant)
             /// The connection was closed for being too slow.
             case closed
         }
@@ -24,21 +22,21 @@ extension SlowClientGuard {
 
         enum TimerAction: Equatable {
             case close(Expiry)
-            case check(at: NIODeadline)
+            case check(at: ContinuousClock.Instant)
         }
 
         private(set) var state: State
-        let requestTimeout: TimeAmount
-        let idleTimeout: TimeAmount
+        let requestTimeout: Duration
+        let idleTimeout: Duration
 
-        init(now: NIODeadline, requestTimeout: TimeAmount, idleTimeout: TimeAmount) {
+        init(now: ContinuousClock.Instant, requestTimeout: Duration, idleTimeout: Duration) {
             self.state = .idle(since: now)
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout
         }
 
         /// When the timer should next fire.
-        var nextCheck: NIODeadline? {
+        var nextCheck: ContinuousClock.Instant? {
             switch state {
             case .idle(let since): return since + idleTimeout
             case .receiving(let deadline): return deadline
@@ -47,17 +45,17 @@ extension SlowClientGuard {
         }
 
         /// Request bytes arrived.
-        mutating func received(now: NIODeadline) {
+        mutating func received(now: ContinuousClock.Instant) {
             if case .idle = state { state = .receiving(deadline: now + requestTimeout) }
         }
 
         /// The answer started going out (or went out): the request's clock stops; the idle one starts.
-        mutating func answered(now: NIODeadline) {
+        mutating func answered(now: ContinuousClock.Instant) {
             if case .receiving = state { state = .idle(since: now) }
         }
 
         /// The timer fired.
-        mutating func timerFired(now: NIODeadline) -> TimerAction? {
+        mutating func timerFired(now: ContinuousClock.Instant) -> TimerAction? {
             switch state {
             case .closed:
                 return nil

@@ -1,5 +1,6 @@
 import NIOCore
 import PushRelayCore
+import PushRelayEventLoopClock
 
 /// Closes a plain HTTP connection whose client is too slow: a request not sent in full within `http.request_timeout`
 /// of its first byte is answered 408 and the connection closes (slowloris, a body trickled byte by byte), and a
@@ -13,25 +14,26 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = IOData
 
     struct Settings: Sendable {
-        var requestTimeout: TimeAmount
-        var idleTimeout: TimeAmount
+        var requestTimeout: Duration
+        var idleTimeout: Duration
         /// How often a connection checks its clocks.
-        var tick: TimeAmount = .seconds(1)
+        var tick: Duration = .seconds(1)
+        /// What the checks run on and read the time from.
+        var clock: any TimePort
     }
 
     private let settings: Settings
     private var machine: StateMachine?
-    private var timer: RepeatedTask?
+    private var timer: ScheduledTimer?
 
     init(settings: Settings) {
         self.settings = settings
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        machine = StateMachine(now: .now(), requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout)
-        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: settings.tick, delay: settings.tick) { _ in
-            bound.value.handler.tick(context: bound.value.context)
+        machine = StateMachine(now: settings.clock.instant, requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout)
+        timer = settings.clock.scheduleRepeating(every: settings.tick, on: context.eventLoop.assumeIsolated()) {
+            self.tick(context: context)
         }
     }
 
@@ -47,17 +49,17 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        machine?.received(now: .now())
+        machine?.received(now: settings.clock.instant)
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        machine?.answered(now: .now())
+        machine?.answered(now: settings.clock.instant)
         context.write(data, promise: promise)
     }
 
     private func tick(context: ChannelHandlerContext) {
-        guard case .close(let expiry)? = machine?.timerFired(now: .now()) else { return }
+        guard case .close(let expiry)? = machine?.timerFired(now: settings.clock.instant) else { return }
         timer?.cancel()
         timer = nil
         switch expiry {
@@ -67,7 +69,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let error = APIError(
                 .requestTimeout,
                 "RequestTimeout",
-                "The request was not received in full within \(settings.requestTimeout.nanoseconds / 1_000_000_000) s of its first byte (http.request_timeout); the connection is closed."
+                "The request was not received in full within \(settings.requestTimeout.components.seconds) s of its first byte (http.request_timeout); the connection is closed."
             )
             let buffer = error.rawResponse(allocator: context.channel.allocator)
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)

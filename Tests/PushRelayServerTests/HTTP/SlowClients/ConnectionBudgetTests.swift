@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import PushRelayCore
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayServer
@@ -20,7 +21,7 @@ import Testing
     }
 
     @Test func admissionsWithinTheBudgetThenRefusalsThatWaitThenRefusalsAtOnce() {
-        let budget = ConnectionBudget(limitPerAddress: 2)
+        let budget = ConnectionBudget(limitPerAddress: 2, clock: ManualClock())
         #expect(budget.admit(Self.client) == .admitted)
         #expect(budget.admit(Self.client) == .admitted)
         #expect(budget.admit(Self.client) == .refusedAfterDelay)
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func aConnectionWithinTheBudgetCountsUntilItCloses() throws {
-        let budget = ConnectionBudget(limitPerAddress: 2)
+        let budget = ConnectionBudget(limitPerAddress: 2, clock: ManualClock())
         let channel = try Self.accepted()
         #expect(budget.accept(channel, trustedProxies: TrustedProxies()))
         #expect(channel.isActive, "left open")
@@ -46,16 +47,18 @@ import Testing
     }
 
     @Test func aConnectionPastTheBudgetIsResetAfterTheDelayUnreadAndUnanswered() throws {
-        let budget = ConnectionBudget(limitPerAddress: 1, refusalDelay: .seconds(1))
+        let clock = ManualClock()
+        let budget = ConnectionBudget(limitPerAddress: 1, refusalDelay: .seconds(1), clock: clock)
         let held = try Self.accepted()
         #expect(budget.accept(held, trustedProxies: TrustedProxies()))
 
         let refused = try Self.accepted()
         #expect(!budget.accept(refused, trustedProxies: TrustedProxies()))
-        refused.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        clock.advance(by: .milliseconds(999))
         #expect(refused.isActive, "held for the delay")
         #expect(budget.refusedCount(Self.client) == 1)
-        refused.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        clock.advance(by: .milliseconds(1))
+        refused.embeddedEventLoop.run()
         #expect(!refused.isActive, "closed after the delay")
         #expect(try refused.readOutbound(as: ByteBuffer.self) == nil, "nothing written")
         #expect(budget.refusedCount(Self.client) == 0)
@@ -67,7 +70,7 @@ import Testing
     }
 
     @Test func pastTheRefusedConnectionsAnAddressMayHaveWaitingOneIsResetAtOnce() throws {
-        let budget = ConnectionBudget(limitPerAddress: 1)
+        let budget = ConnectionBudget(limitPerAddress: 1, clock: ManualClock())
         #expect(budget.accept(try Self.accepted(), trustedProxies: TrustedProxies()))
         let waiting = try Self.accepted()
         #expect(!budget.accept(waiting, trustedProxies: TrustedProxies()))
@@ -81,7 +84,7 @@ import Testing
     }
 
     @Test func aTrustedProxysConnectionsAreNotCounted() throws {
-        let budget = ConnectionBudget(limitPerAddress: 1)
+        let budget = ConnectionBudget(limitPerAddress: 1, clock: ManualClock())
         let proxies = TrustedProxies(networks: [OutboundAddressPolicy.Network(cidr: "10.0.0.0/8")!])
         for _ in 0..<3 {
             let channel = try Self.accepted(from: "10.1.2.3")
@@ -92,7 +95,7 @@ import Testing
     }
 
     @Test func aConnectionWithoutAnIPAddressIsNotCounted() throws {
-        let budget = ConnectionBudget(limitPerAddress: 1)
+        let budget = ConnectionBudget(limitPerAddress: 1, clock: ManualClock())
         for _ in 0..<2 {
             let channel = EmbeddedChannel()
             channel.remoteAddress = try SocketAddress(unixDomainSocketPath: "/tmp/pushrelay.sock")

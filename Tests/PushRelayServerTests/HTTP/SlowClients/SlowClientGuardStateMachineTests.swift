@@ -1,11 +1,10 @@
-import NIOCore
 import Testing
 
 @testable import PushRelayServer
 
 /// The slow-client rules alone: a request's clock runs from its first byte to its answer, the idle clock between.
 @Suite struct SlowClientGuardStateMachineTests {
-    let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    let t0 = ContinuousClock.now
 
     func machine() -> SlowClientGuard.StateMachine {
         SlowClientGuard.StateMachine(now: t0, requestTimeout: .seconds(10), idleTimeout: .seconds(60))
