@@ -4,18 +4,18 @@ import PushRelayServer
 import PushRelayTestSupport
 import Testing
 
-/// The fake FCM misbehaving in each way a real one can: every Home Assistant POST is still answered within its
-/// deadline, retries honour `Retry-After` and the attempt cap, and a message FCM accepted is not sent again.
+/// The fake FCM misbehaving in each way a real one can: every Home Assistant POST is still answered (a late answer
+/// past the deadline does not make it a success), retries stop at the attempt cap and at a `Retry-After` past the
+/// deadline, and a message FCM accepted is not sent again. (That a `Retry-After` is waited before the next attempt is
+/// stepped on the server's clock in `DeliveryOutcomeTests`.)
 @Suite struct ProviderChaosTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
         let script: [FakeFCMOutcome]
         /// The status Home Assistant gets.
         let status: Int
-        /// How many sends FCM sees (nil: between 1 and the attempt cap).
+        /// How many sends FCM sees.
         let sends: ClosedRange<Int>
-        /// The answer comes no sooner than this (a `Retry-After` honoured).
-        var atLeast: Duration = .zero
         var testDescription: String { name }
     }
 
@@ -35,8 +35,7 @@ import Testing
             name: "503 with Retry-After: 1",
             script: Array(repeating: .unavailable(retryAfter: 1), count: 5),
             status: 503,
-            sends: 2...3,
-            atLeast: .seconds(1)
+            sends: 2...3
         ),
         Case(name: "503 with Retry-After past the deadline", script: [.unavailable(retryAfter: 30)], status: 503, sends: 1...1),
         Case(
@@ -58,7 +57,7 @@ import Testing
 
     /// One fake FCM and one server for every case (in turn, each with a token of its own), warmed up first so that
     /// the OAuth token fetch is not part of any case's deadline on a loaded machine.
-    @Test func everyPostIsAnsweredWithinItsDeadline() async throws {
+    @Test func everyPostIsAnsweredAndNoAcceptedMessageIsSentAgain() async throws {
         try await withProviderFakes(
             apps: [.init(match: "*", provider: "fcm")],
             configure: { config in
@@ -72,16 +71,12 @@ import Testing
             for c in Self.cases {
                 let token = "chaos:" + c.name.replacingOccurrences(of: " ", with: "-")
                 env.fcm.script(token, c.script)
-                let started = ContinuousClock.now
                 let r = try await s.android(TestServer.haBody(token: token))
-                let took = ContinuousClock.now - started
                 #expect(r.status == c.status, "\(c.name): \(r.rawBody)")
                 if c.status != 201 {
                     expectJSONError(r, status: c.status, errorType: "ProviderUnavailable")
                     #expect(r.headers["retry-after"] != nil, "\(c.name)")
                 }
-                #expect(took < .milliseconds(Self.deadline + 1500), "\(c.name): answered by the deadline, took \(took)")
-                #expect(took >= c.atLeast, "\(c.name): Retry-After honoured, took \(took)")
                 let sends = env.fcm.records.filter { $0.token == token }.count
                 #expect(c.sends.contains(sends), "\(c.name): \(sends) sends")
                 // What FCM accepted is counted once; what it did not is counted as an error.
