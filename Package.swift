@@ -280,6 +280,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The time port on the event loops, and the manual one the tests step.
+        .testTarget(
+            name: "PushRelayEventLoopClockTests",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayEventLoopClock",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayWebPushTests",
             dependencies: [
