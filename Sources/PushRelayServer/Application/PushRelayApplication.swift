@@ -118,7 +118,7 @@ public enum PushRelayApplication {
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies))
         // Next, so that it sees the final status, JSON errors included.
-        if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
+        if let metrics { router.add(middleware: MetricsMiddleware(metrics: metrics, clock: clock)) }
         router.add(middleware: JSONErrorMiddleware(maxBodyBytes: config.http.maxBodyBytes))
         // Matrix's 413 has its own form on its path (`M_TOO_LARGE`).
         let bodyLimit = BodyLimit(

@@ -14,12 +14,15 @@ import PushRelayCore
 struct ResponseHead: Sendable {
     /// `Server`'s value; nil: no `Server` header.
     let serverName: String?
+    /// The server's time port: what `Date` reads, and what answers are timed on.
+    let clock: any TimePort
     private let dates: HTTPDateCache
     private let isStopping: @Sendable () -> Bool
 
     /// - Parameter isStopping: Whether a stop has begun (read as each answer is written).
     init(serverName: String?, clock: any TimePort, isStopping: @escaping @Sendable () -> Bool = { false }) {
         self.serverName = serverName
+        self.clock = clock
         self.dates = HTTPDateCache(clock: clock)
         self.isStopping = isStopping
     }

@@ -1,18 +1,20 @@
 import Hummingbird
+import PushRelayCore
 
 /// Counts every request of the router once its response (including a JSON error) is known
-/// (`PushRelayMetrics.record`).
+/// (`PushRelayMetrics.record`), timed on the server's clock.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: PushRelayMetrics
+    let clock: any TimePort
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
+        let start = clock.instant
         let response = try await next(request, context)
         metrics.record(
             route: context.endpointPath,
             method: request.method.rawValue,
             status: response.status.code,
-            duration: ContinuousClock.now - start
+            duration: start.duration(to: clock.instant)
         )
         return response
     }

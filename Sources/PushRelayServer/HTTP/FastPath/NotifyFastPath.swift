@@ -111,7 +111,7 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case .rejectTooLarge(let head, let path):
             let id = RequestID.accept(head.headerFields[.requestID])
             let answer = Endpoint.render(endpoint.bodyLimit.tooLarge(path: path))
-            write(head, path: path, requestID: id, answer: answer, started: .now, context: context)
+            write(head, path: path, requestID: id, answer: answer, started: endpoint.head.clock.instant, context: context)
             return false
         case .protocolError:
             context.fireErrorCaught(HTTPChannelStateError.unexpectedPart)
@@ -120,7 +120,7 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func answer(_ head: HTTPRequest, path: String, body: ByteBuffer, context: ChannelHandlerContext) {
-        let started = ContinuousClock.now
+        let started = endpoint.head.clock.instant
         guard let handle = endpoint.routes[path] else { preconditionFailure("the state machine takes only the routes' paths") }
         let id = RequestID.accept(head.headerFields[.requestID])
         let run: @Sendable () async -> Endpoint.Answer
@@ -165,7 +165,12 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        endpoint.metrics?.record(route: path, method: head.method.rawValue, status: answer.status.code, duration: .now - started)
+        endpoint.metrics?.record(
+            route: path,
+            method: head.method.rawValue,
+            status: answer.status.code,
+            duration: started.duration(to: endpoint.head.clock.instant)
+        )
         switch machine.answered(close: close) {
         case .close:
             context.close(promise: nil)
