@@ -74,13 +74,22 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var state = State()
     private let isStopping: @Sendable () -> Bool
+    private let isClosing: @Sendable () -> Bool
     private var lingering: Scheduled<Void>?
     /// A websocket upgrade is under way.
     private var passthrough = false
 
-    /// - Parameter isStopping: Whether a stop has begun (read at each request and answer).
-    init(isStopping: @escaping @Sendable () -> Bool = { false }) {
+    /// - Parameters:
+    ///   - isStopping: Whether a stop has begun (read at each request).
+    ///   - isClosing: Whether the listener has stopped (read when the handler is added: a connection accepted as the
+    ///     listener closed may be set up after the request to finish reached it).
+    init(isStopping: @escaping @Sendable () -> Bool = { false }, isClosing: @escaping @Sendable () -> Bool = { false }) {
         self.isStopping = isStopping
+        self.isClosing = isClosing
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if isClosing(), state.quiesce() == .linger { linger(context: context) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -128,7 +128,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(), position: .before(upgradeHandler))
             let lifecycle = self.lifecycle
             try channel.pipeline.syncOperations.addHandler(
-                ConnectionCloseRule(isStopping: { lifecycle.isStopping }),
+                ConnectionCloseRule(isStopping: { lifecycle.isStopping }, isClosing: { lifecycle.isClosing }),
                 position: .before(upgradeHandler)
             )
             return Value(upgrade: upgrade, channel: channel)

@@ -51,7 +51,7 @@ struct HTTPListener: Service {
 
         let failed = await withTaskGroup(of: Void.self) { group -> Bool in
             group.addTask { await stopGracefully(server: server.channel, connections: connections) }
-            await accept(server)
+            await accept(server, connections: connections)
             // The listening socket closed: by the stop (which waits until every connection finished), or by itself.
             guard lifecycle.phase < .closing, !Task.isCancelled else { return false }
             group.cancelAll()
@@ -62,13 +62,14 @@ struct HTTPListener: Service {
 
     /// Accepts until the listening socket closes, each connection handled in a child task; returns once the HTTP
     /// connections' tasks ended (a websocket's ends at its upgrade).
-    private func accept(_ server: NIOAsyncChannel<PushRelayHTTPChannel.Value, Never>) async {
+    private func accept(_ server: NIOAsyncChannel<PushRelayHTTPChannel.Value, Never>, connections: OpenConnections) async {
         let channel = self.channel
         let logger = self.logger
         await withDiscardingTaskGroup { group in
             do {
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
+                        connections.handedOver(connection.channel)
                         group.addTask { await channel.handle(value: connection, logger: logger) }
                     }
                 }
@@ -100,6 +101,9 @@ struct HTTPListener: Service {
             }
         }
         lifecycle.advance(to: .closing)
+        // No more accepts; the connections accepted already finish their set-up (NIO would close one that finished it
+        // after the listening channel closed), then the listening channel closes.
+        await connections.stopAccepting(server, within: .seconds(2), timers: timers)
         try? await server.close()
         let open = connections.quiesce()
         logger.info(
@@ -122,11 +126,13 @@ struct HTTPListener: Service {
             .serverChannelOption(ChannelOptions.backlog, value: settings.backlog)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .serverChannelInitializer { server in
+                server.eventLoop.makeCompletedFuture { try server.pipeline.syncOperations.addHandler(connections.handler()) }
+            }
         let channel = self.channel
         let logger = self.logger
         let initialize: @Sendable (any Channel) -> EventLoopFuture<PushRelayHTTPChannel.Value> = { child in
-            connections.accepted(child)
-            return channel.setup(channel: child, logger: logger)
+            channel.setup(channel: child, logger: logger)
         }
         switch settings.listen {
         case .address(let host, let port):
