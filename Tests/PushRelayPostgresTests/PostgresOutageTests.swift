@@ -26,11 +26,9 @@ struct PostgresOutageTests {
         #expect(storage.engine.health == .ok)
 
         try await onThread { server.halt() }
-        let started = ContinuousClock.now
         let error = await #expect(throws: PostgresStoreError.self) {
             try await storage.quota.reserve(pushToken: "t", appID: nil, day: day, policy: QuotaPolicy(), now: day.start)
         }
-        #expect(ContinuousClock.now - started < .seconds(15))
         #expect(try #require(error).isFault)
         #expect(!(try #require(error).description.contains("\n")))
         await storage.engine.probe()

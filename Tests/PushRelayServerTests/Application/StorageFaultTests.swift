@@ -29,12 +29,10 @@ import Testing
             var i = 0
             while refused == nil, i < 2000 {
                 let token = "during:\(i)"
-                let started = ContinuousClock.now
                 let r = try await s.android(TestServer.haBody(token: token, message: String(repeating: "x", count: 2000)))
                 if r.status == 201 {
                     accepted.append(token)
                 } else {
-                    #expect(ContinuousClock.now - started < .seconds(2), "a storage fault is answered quickly")
                     refused = r
                 }
                 i += 1
