@@ -19,9 +19,6 @@ public protocol TimePort: Sendable {
     func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTimer
 }
 
-/// The former name of `TimePort`.
-public typealias TimerScheduling = TimePort
-
 /// A scheduled call that may still be cancelled.
 public struct ScheduledTimer: Sendable {
     private let cancelling: @Sendable () -> Void

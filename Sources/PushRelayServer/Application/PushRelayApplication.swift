@@ -243,7 +243,8 @@ public enum PushRelayApplication {
                     slowClients: slowClients,
                     connections: connections,
                     trustedProxies: config.http.trustedProxies,
-                    lifecycle: lifecycle
+                    lifecycle: lifecycle,
+                    clock: clock
                 )
             },
             listener: HTTPListener.Settings(

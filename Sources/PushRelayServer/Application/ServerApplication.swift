@@ -62,7 +62,7 @@ public struct ServerApplication: ApplicationProtocol {
             channel: channel(Self.respond(with: responder, head: head, logger: logger)),
             settings: listener,
             lifecycle: lifecycle,
-            timers: clock,
+            clock: clock,
             eventLoopGroup: eventLoopGroup,
             onServerRunning: serverRunning,
             logger: logger

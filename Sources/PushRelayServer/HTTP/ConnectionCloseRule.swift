@@ -1,5 +1,7 @@
 import NIOCore
 import NIOHTTP1
+import PushRelayCore
+import PushRelayEventLoopClock
 
 /// Which requests end their connection once answered: as HTTP/1.x says, an HTTP/1.0 request without
 /// `Connection: keep-alive`, any request with `Connection: close`, and CONNECT (what would follow it on the connection
@@ -26,7 +28,7 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     /// How long an idle connection stays open after the listener stopped, for a request already on its way.
-    static let linger = TimeAmount.milliseconds(500)
+    static let linger = Duration.milliseconds(500)
 
     /// How many requests were read and not yet answered; what a stop does.
     struct State {
@@ -75,15 +77,22 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State()
     private let isStopping: @Sendable () -> Bool
     private let isClosing: @Sendable () -> Bool
-    private var lingering: Scheduled<Void>?
+    private let clock: any TimePort
+    private var lingering: ScheduledTimer?
     /// A websocket upgrade is under way.
     private var passthrough = false
 
     /// - Parameters:
+    ///   - clock: Where the linger runs.
     ///   - isStopping: Whether a stop has begun (read at each request).
     ///   - isClosing: Whether the listener has stopped (read when the handler is added: a connection accepted as the
     ///     listener closed may be set up after the request to finish reached it).
-    init(isStopping: @escaping @Sendable () -> Bool = { false }, isClosing: @escaping @Sendable () -> Bool = { false }) {
+    init(
+        clock: any TimePort,
+        isStopping: @escaping @Sendable () -> Bool = { false },
+        isClosing: @escaping @Sendable () -> Bool = { false }
+    ) {
+        self.clock = clock
         self.isStopping = isStopping
         self.isClosing = isClosing
     }
@@ -126,11 +135,9 @@ final class ConnectionCloseRule: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func linger(context: ChannelHandlerContext) {
         guard lingering == nil else { return }
-        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        lingering = context.eventLoop.scheduleTask(in: Self.linger) {
-            let (handler, context) = bound.value
-            handler.lingering = nil
-            if handler.state.closesAfterLinger { context.close(promise: nil) }
+        lingering = clock.schedule(after: Self.linger, on: context.eventLoop.assumeIsolated()) {
+            self.lingering = nil
+            if self.state.closesAfterLinger { context.close(promise: nil) }
         }
     }
 

@@ -46,6 +46,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let trustedProxies: TrustedProxies
     /// Once a stop has begun, every answer closes its connection (`ConnectionCloseRule`).
     let lifecycle: ServerLifecycle
+    /// Where an idle connection's linger at a stop runs.
+    let clock: any TimePort
 
     init(
         responder: @escaping HTTPChannelHandler.Responder,
@@ -54,7 +56,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         slowClients: SlowClientGuard.Settings? = nil,
         connections: ConnectionBudget? = nil,
         trustedProxies: TrustedProxies = TrustedProxies(),
-        lifecycle: ServerLifecycle = ServerLifecycle()
+        lifecycle: ServerLifecycle = ServerLifecycle(),
+        clock: any TimePort
     ) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.websocket = websocket
@@ -63,6 +66,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         self.connections = connections
         self.trustedProxies = trustedProxies
         self.lifecycle = lifecycle
+        self.clock = clock
     }
 
     /// A connection refused at accept for its address's budget: the budget resets it, and no `Value` is made for it.
@@ -127,8 +131,9 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Upgrade>.self)
             try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(), position: .before(upgradeHandler))
             let lifecycle = self.lifecycle
+            let clock = self.clock
             try channel.pipeline.syncOperations.addHandler(
-                ConnectionCloseRule(isStopping: { lifecycle.isStopping }, isClosing: { lifecycle.isClosing }),
+                ConnectionCloseRule(clock: clock, isStopping: { lifecycle.isStopping }, isClosing: { lifecycle.isClosing }),
                 position: .before(upgradeHandler)
             )
             return Value(upgrade: upgrade, channel: channel)

@@ -7,7 +7,7 @@ import PushRelayStore
 /// `channel.confirm_timeout_ms`, when its write fails, or when its channel ends, it goes to its app's cloud route
 /// (counted as a fallback), or stays queued for the device when its channel asked for `fallback: false`.
 ///
-/// Timers run on the injected `TimerScheduling`, and what they start runs on `BackgroundWork`, so that shutdown waits
+/// Timers run on the injected clock (`TimePort`), and what they start runs on `BackgroundWork`, so that shutdown waits
 /// for it and tests step through timeouts in simulated time.
 final class PushChannelConfirmations: Sendable {
     /// A message sent on a channel and not confirmed yet.

@@ -44,10 +44,13 @@ public final class ManualClock: TimePort, Sendable {
     private let state: Locked<State>
     private let origin = ContinuousClock.now
     private let realTimers: EventLoopClock?
+    /// Whether timers wait for the test or run in real time.
+    public let timers: Timers
 
     /// A clock at `start` (by default 2027-01-15T08:00:00Z).
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000), timers: Timers = .stepped) {
         state = Locked(State(now: start))
+        self.timers = timers
         realTimers = timers == .real ? EventLoopClock() : nil
     }
 

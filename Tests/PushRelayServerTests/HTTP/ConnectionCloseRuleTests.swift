@@ -3,6 +3,7 @@ import NIOEmbedded
 import NIOHTTP1
 import PushRelayCore
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 @testable import PushRelayServer
@@ -26,7 +27,7 @@ struct ConnectionCloseRuleTests {
     }
 
     @Test func theHandlerWritesTheDecisionIntoTheRequest() throws {
-        let channel = EmbeddedChannel(handler: ConnectionCloseRule())
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule(clock: ManualClock()))
         try channel.writeInbound(HTTPServerRequestPart.head(Self.head(.http1_0)))
         try channel.writeInbound(HTTPServerRequestPart.end(nil))
         try channel.writeInbound(HTTPServerRequestPart.head(Self.head(.http1_1, connection: "keep-alive")))
@@ -137,12 +138,13 @@ struct ConnectionCloseRuleTests {
     }
 
     @Test func theHandlerClosesAnIdleConnectionAfterTheLinger() throws {
-        let channel = EmbeddedChannel(handler: ConnectionCloseRule(isStopping: { true }))
+        let clock = ManualClock()
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule(clock: clock, isStopping: { true }))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        channel.embeddedEventLoop.advanceTime(by: ConnectionCloseRule.linger - .milliseconds(1))
+        clock.advance(by: ConnectionCloseRule.linger - .milliseconds(1))
         #expect(channel.isActive)
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        clock.advance(by: .milliseconds(1))
         #expect(!channel.isActive)
     }
 
@@ -175,7 +177,7 @@ struct ConnectionCloseRuleTests {
     }
 
     @Test func aWebsocketUpgradePassesThroughUntouched() throws {
-        let channel = EmbeddedChannel(handler: ConnectionCloseRule(isStopping: { true }))
+        let channel = EmbeddedChannel(handler: ConnectionCloseRule(clock: ManualClock(), isStopping: { true }))
         var upgrade = Self.head(.http1_1, connection: "Upgrade")
         upgrade.headers.add(name: "upgrade", value: "websocket")
         try channel.writeInbound(HTTPServerRequestPart.head(upgrade))

@@ -97,7 +97,9 @@ final class TestServer: Sendable {
     /// `clock` is the server's time port, handed to every handler and service. By default only its wall time is the
     /// test's (2026-11-21T12:00:00Z, moved with `set` and `advance`) and timers run in real time, so that no deadline
     /// waits for a test that does not step it. A test that passes a stepped `ManualClock` steps through every wait it
-    /// causes (deadlines, confirm and authentication timeouts, pings); the services' polls then wait for it too.
+    /// causes (deadlines, confirm and authentication timeouts, pings); the services' polls then wait for it too. Once
+    /// the body is done, the stop runs on a stepped clock moved on by `with` itself (an idle connection's linger, the
+    /// wait for the connections), so that nobody has to step it.
     static func with<T: Sendable>(
         _ transport: Transport = .socket,
         yaml: String = "",
@@ -159,13 +161,28 @@ final class TestServer: Sendable {
                 let result = try await body(server)
                 let secrets = await LogCapture.secrets(of: config, database: database)
                 lifecycle.beginStop()
+                let stepping = Self.step(clock)
                 try await group.waitForAll()
+                stepping.cancel()
                 logs.expectNoLeaks(of: secrets)
                 return result
             } catch {
                 lifecycle.beginStop()
+                let stepping = Self.step(clock)
                 try? await group.waitForAll()
+                stepping.cancel()
                 throw error
+            }
+        }
+    }
+
+    /// Moves a stepped clock on, 100 ms at a time, until cancelled: the stop's waits pass as they would in real time.
+    private static func step(_ clock: ManualClock) -> Task<Void, Never> {
+        Task {
+            guard clock.timers == .stepped else { return }
+            while !Task.isCancelled {
+                clock.advance(by: .milliseconds(100))
+                try? await Task.sleep(for: .milliseconds(5))
             }
         }
     }

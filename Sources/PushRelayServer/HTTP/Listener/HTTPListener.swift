@@ -34,7 +34,7 @@ struct HTTPListener: Service {
     let settings: Settings
     let lifecycle: ServerLifecycle
     /// Where the drain and the wait for the connections wait.
-    let timers: any TimerScheduling
+    let clock: any TimePort
     let eventLoopGroup: any EventLoopGroup
     let onServerRunning: @Sendable (any Channel) async -> Void
     let logger: Logger
@@ -96,21 +96,21 @@ struct HTTPListener: Service {
                 "stopping: /ready answers 503; still serving for the drain period (http.drain_period) before closing the listening socket",
                 metadata: ["drain_ms": .stringConvertible(settings.drainPeriod.milliseconds)]
             )
-            if !(await lifecycle.drain(for: settings.drainPeriod, timers: timers)) {
+            if !(await lifecycle.drain(for: settings.drainPeriod, clock: clock)) {
                 logger.info("drain period cut short (a second stop signal)")
             }
         }
         lifecycle.advance(to: .closing)
         // No more accepts; the connections accepted already finish their set-up (NIO would close one that finished it
         // after the listening channel closed), then the listening channel closes.
-        await connections.stopAccepting(server, within: .seconds(2), timers: timers)
+        await connections.stopAccepting(server, within: .seconds(2), clock: clock)
         try? await server.close()
         let open = connections.quiesce()
         logger.info(
             "stopped accepting connections; answering the requests in flight, then closing every connection (push channels with 1012)",
             metadata: ["connections": .stringConvertible(open)]
         )
-        if await connections.waitUntilClosed(within: settings.finishLimit, timers: timers) {
+        if await connections.waitUntilClosed(within: settings.finishLimit, clock: clock) {
             logger.info("every connection closed")
         } else {
             logger.warning(

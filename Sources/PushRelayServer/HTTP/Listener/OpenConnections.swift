@@ -63,8 +63,8 @@ final class OpenConnections: Sendable {
         for waiter in state.withLock({ $0.setUp(ObjectIdentifier(channel)) }) { waiter.offer(true) }
     }
 
-    /// Waits until no accepted connection is being set up, or `limit` on `timers` has passed; returns whether none is.
-    private func waitUntilSetUp(within limit: Duration, timers: any TimerScheduling) async -> Bool {
+    /// Waits until no accepted connection is being set up, or `limit` on `clock` has passed; returns whether none is.
+    private func waitUntilSetUp(within limit: Duration, clock: any TimePort) async -> Bool {
         let done = FirstResult<Bool>()
         let waiting = state.withLock { s -> Bool in
             guard !s.settingUp.isEmpty else { return false }
@@ -72,7 +72,7 @@ final class OpenConnections: Sendable {
             return true
         }
         guard waiting else { return true }
-        return await wait(for: done, within: limit, timers: timers)
+        return await wait(for: done, within: limit, clock: clock)
     }
 
     /// Tells every open connection to finish; returns how many there were.
@@ -86,8 +86,8 @@ final class OpenConnections: Sendable {
         return channels.count
     }
 
-    /// Waits until every connection has closed, or `limit` on `timers` has passed; returns whether all closed.
-    func waitUntilClosed(within limit: Duration, timers: any TimerScheduling) async -> Bool {
+    /// Waits until every connection has closed, or `limit` on `clock` has passed; returns whether all closed.
+    func waitUntilClosed(within limit: Duration, clock: any TimePort) async -> Bool {
         let allClosed = FirstResult<Bool>()
         let waiting = state.withLock { s -> Bool in
             guard !s.open.isEmpty else { return false }
@@ -95,11 +95,11 @@ final class OpenConnections: Sendable {
             return true
         }
         guard waiting else { return true }
-        return await wait(for: allClosed, within: limit, timers: timers)
+        return await wait(for: allClosed, within: limit, clock: clock)
     }
 
-    private func wait(for result: FirstResult<Bool>, within limit: Duration, timers: any TimerScheduling) async -> Bool {
-        let timer = timers.schedule(after: limit) { result.offer(false) }
+    private func wait(for result: FirstResult<Bool>, within limit: Duration, clock: any TimePort) async -> Bool {
+        let timer = clock.schedule(after: limit) { result.offer(false) }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { result.start($0) }
@@ -117,13 +117,13 @@ final class OpenConnections: Sendable {
     func handler() -> some ChannelDuplexHandler { Counting(connections: self) }
 
     /// Accepts no more connections, and returns once every connection accepted has been set up (or `limit` on
-    /// `timers` has passed): from now on no read reaches the listening socket (a read the async channel held back for
+    /// `clock` has passed): from now on no read reaches the listening socket (a read the async channel held back for
     /// its consumer included), and its interest in new connections is withdrawn on its loop (turning `autoRead` on
     /// and off, which drops a read already asked for). A connection the socket had already been woken for may still be
     /// accepted; so this waits, and looks again on the listening channel's loop, until a round brings none.
-    func stopAccepting(_ server: any Channel, within limit: Duration, timers: any TimerScheduling) async {
+    func stopAccepting(_ server: any Channel, within limit: Duration, clock: any TimePort) async {
         state.withLock { $0.accepting = false }
-        let deadline = timers.instant + limit
+        let deadline = clock.instant + limit
         while true {
             let before = state.withLock { $0.acceptedCount }
             try? await server.eventLoop.submit {
@@ -131,8 +131,8 @@ final class OpenConnections: Sendable {
                 try options.setOption(ChannelOptions.autoRead, value: true)
                 try options.setOption(ChannelOptions.autoRead, value: false)
             }.get()
-            let left = timers.instant.duration(to: deadline)
-            guard left > .zero, await waitUntilSetUp(within: left, timers: timers) else { return }
+            let left = clock.instant.duration(to: deadline)
+            guard left > .zero, await waitUntilSetUp(within: left, clock: clock) else { return }
             // One more turn of the listening channel's loop: what it was woken for before has run by then.
             try? await server.eventLoop.submit {}.get()
             if state.withLock({ $0.acceptedCount }) == before { return }

@@ -92,9 +92,9 @@ public final class ServerLifecycle: Sendable {
 
     /// Waits until the drain is over: `period` after it began, or earlier when `beginStop()` is called again during it.
     /// Returns whether the whole period passed.
-    func drain(for period: Duration, timers: any TimerScheduling) async -> Bool {
+    func drain(for period: Duration, clock: any TimePort) async -> Bool {
         guard period > .zero else { return true }
-        let timer = timers.schedule(after: period) { [drainOver] in drainOver.offer(true) }
+        let timer = clock.schedule(after: period) { [drainOver] in drainOver.offer(true) }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { drainOver.start($0) }

@@ -35,19 +35,19 @@ struct ServerLifecycleTests {
         let lifecycle = ServerLifecycle()
         lifecycle.shutdownBegan()
         #expect(lifecycle.phase == .draining)
-        let drain = Task { await lifecycle.drain(for: .seconds(5), timers: clock) }
+        let drain = Task { await lifecycle.drain(for: .seconds(5), clock: clock) }
         try await eventually("the drain's timer is set") { clock.pendingDelays.count == 1 }
         clock.advance(by: 4.9)
         clock.advance(by: 0.1)
         #expect(await drain.value == true)
-        #expect(await lifecycle.drain(for: .zero, timers: clock) == true)
+        #expect(await lifecycle.drain(for: .zero, clock: clock) == true)
     }
 
     @Test func aSecondStopEndsTheDrain() async throws {
         let clock = ManualClock()
         let lifecycle = ServerLifecycle()
         lifecycle.beginStop()
-        let drain = Task { await lifecycle.drain(for: .seconds(5), timers: clock) }
+        let drain = Task { await lifecycle.drain(for: .seconds(5), clock: clock) }
         try await eventually("the drain's timer is set") { clock.pendingDelays.count == 1 }
         lifecycle.beginStop()
         #expect(await drain.value == false)
