@@ -25,7 +25,7 @@ enum PostgresMigrator {
     static func migrate(_ connection: PostgresConnection, plan: SchemaPlan, step: SchemaStep, logger: Logger) async throws -> [String] {
         if step == .check {
             let applied = try await appliedRecords(connection, logger: logger)
-            if let refusal = plan.tooNew(applied) ?? plan.tooOld(applied) { throw refusal }
+            if let refusal = plan.refusal(applied, step: .check) { throw refusal }
             return []
         }
         _ = try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger).collect()
@@ -47,7 +47,7 @@ enum PostgresMigrator {
     private static func applyPending(_ connection: PostgresConnection, plan: SchemaPlan, step: SchemaStep, logger: Logger) async throws -> [String] {
         try await keepBookkeeping(connection, logger: logger)
         let applied = try await appliedRecords(connection, logger: logger)
-        if let refusal = plan.tooNew(applied) { throw refusal }
+        if let refusal = plan.refusal(applied, step: step) { throw refusal }
         if step == .finish, let needs = plan.finishNeeds(applied) {
             let older = try await olderLiveInstances(connection, needs: needs, logger: logger)
             if !older.isEmpty { throw StorageError.olderInstancesAlive(needs: needs, instances: older) }

@@ -123,7 +123,7 @@ public final class PushRelayDatabase: Sendable {
         let plan = SchemaPlan(carried: migrations)
         if step == .check {
             let applied = try pool.read { db in try Self.appliedRecords(db) }
-            if let refusal = plan.tooNew(applied) ?? plan.tooOld(applied) { throw refusal }
+            if let refusal = plan.refusal(applied, step: .check) { throw refusal }
             return []
         }
         return try pool.barrierWriteWithoutTransaction { db in
@@ -142,7 +142,7 @@ public final class PushRelayDatabase: Sendable {
                 try db.execute(sql: "ALTER TABLE schema_migrations ADD COLUMN requires INTEGER")
             }
             let applied = try Self.appliedRecords(db)
-            if let refusal = plan.tooNew(applied) { throw refusal }
+            if let refusal = plan.refusal(applied, step: step) { throw refusal }
             var done: [String] = []
             for m in plan.pending(applied, step: step) {
                 do {

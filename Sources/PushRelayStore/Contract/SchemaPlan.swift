@@ -75,6 +75,12 @@ public struct SchemaPlan: Sendable {
         return .schemaTooOld(found: found, needs: newest)
     }
 
+    /// Why `step` may not run on a database that applied `applied` (nil: it may): a schema this binary cannot run on,
+    /// or, for `.check`, one older than it needs. Both engines ask this before they apply anything.
+    public func refusal(_ applied: [AppliedMigration], step: SchemaStep) -> StorageError? {
+        step == .check ? tooNew(applied) ?? tooOld(applied) : tooNew(applied)
+    }
+
     /// The schema every live instance must know before `migrate --finish` may apply the pending contract migrations
     /// (nil: none is pending).
     public func finishNeeds(_ applied: [AppliedMigration]) -> Int? {
