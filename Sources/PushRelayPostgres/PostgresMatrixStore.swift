@@ -13,9 +13,6 @@ public final class PostgresMatrixStore: MatrixStorage {
         self.engine = engine
     }
 
-    static func ms(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
-
     // MARK: De-duplication
 
     public func lookup(
@@ -25,7 +22,7 @@ public final class PostgresMatrixStore: MatrixStorage {
         since: Date,
         now: Date
     ) async throws -> (seen: Set<String>, dead: Set<String>) {
-        let cutoff = Self.ms(since)
+        let cutoff = since.epochMilliseconds
         let stamp = ISO8601UTC.string(now)
         let rows = try await engine.rows(
             """
@@ -47,8 +44,8 @@ public final class PostgresMatrixStore: MatrixStorage {
     /// One statement: a concurrent claim of the same pair waits for this one's commit and then finds its row.
     public func claim(eventID: String, pushkeys: [String], since: Date, at: Date) async throws -> Set<String> {
         guard !pushkeys.isEmpty else { return [] }
-        let stamp = Self.ms(at)
-        let cutoff = Self.ms(since)
+        let stamp = at.epochMilliseconds
+        let cutoff = since.epochMilliseconds
         // A row older than the window is an expired mark: claiming refreshes it.
         let rows = try await engine.rows(
             """
@@ -73,8 +70,8 @@ public final class PostgresMatrixStore: MatrixStorage {
         guard !devices.isEmpty else { return ([], []) }
         let pushkeys = devices.map(\.pushkey)
         let deadKeys = devices.map(\.deadKey)
-        let stamp = Self.ms(now)
-        let cutoff = Self.ms(since)
+        let stamp = now.epochMilliseconds
+        let cutoff = since.epochMilliseconds
         let deadStamp = ISO8601UTC.string(now)
         // A row older than the window is an expired mark: claiming refreshes it.
         let rows = try await engine.rows(
@@ -103,7 +100,7 @@ public final class PostgresMatrixStore: MatrixStorage {
 
     public func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws {
         guard !pushkeys.isEmpty else { return }
-        let stamp = Self.ms(claimedAt)
+        let stamp = claimedAt.epochMilliseconds
         try await engine.rows(
             "DELETE FROM matrix_dedup WHERE event_id = \(eventID) AND pushkey = ANY(\(pushkeys)) AND seen_at = \(stamp)",
             write: true
@@ -112,7 +109,7 @@ public final class PostgresMatrixStore: MatrixStorage {
 
     public func markSent(eventID: String, pushkeys: [String], at: Date) async throws {
         guard !pushkeys.isEmpty else { return }
-        let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: Self.ms(at))
+        let query = Self.dedup(eventIDs: Array(repeating: eventID, count: pushkeys.count), pushkeys: pushkeys, at: at.epochMilliseconds)
         try await engine.rows(query, write: true)
     }
 
@@ -134,8 +131,8 @@ public final class PostgresMatrixStore: MatrixStorage {
         now: Date
     ) async throws {
         guard !items.isEmpty else { return }
-        let next = Self.ms(nextAttemptAt)
-        let created = Self.ms(now)
+        let next = nextAttemptAt.epochMilliseconds
+        let created = now.epochMilliseconds
         let logger = engine.logger
         let withEvents = items.compactMap { i in i.eventID.map { ($0, i.pushkey) } }
         try await engine.transaction { connection in
@@ -159,7 +156,7 @@ public final class PostgresMatrixStore: MatrixStorage {
 
     /// Due items nobody holds a live claim on, without claiming them.
     public func due(now: Date, limit: Int) async throws -> [MatrixRetryItem] {
-        let cutoff = Self.ms(now)
+        let cutoff = now.epochMilliseconds
         return try await engine.rows(
             """
             \(unescaped: Self.select) WHERE next_attempt_at <= \(cutoff) AND claimed_until <= \(cutoff)
@@ -171,7 +168,7 @@ public final class PostgresMatrixStore: MatrixStorage {
 
     /// Claims due items until `now + lease`: rows another transaction is claiming are skipped, not waited for.
     public func claimDue(now: Date, limit: Int, lease: Duration) async throws -> [MatrixRetryItem] {
-        let cutoff = Self.ms(now)
+        let cutoff = now.epochMilliseconds
         let until = cutoff + lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000
         let items = try await engine.rows(
             """
@@ -202,7 +199,7 @@ public final class PostgresMatrixStore: MatrixStorage {
 
     /// Ends the claim too: the item is due again at `next`, for any instance.
     public func reschedule(id: Int64, attempts: Int, next: Date, lastError: String) async throws {
-        let nextMS = Self.ms(next)
+        let nextMS = next.epochMilliseconds
         try await engine.rows(
             """
             UPDATE matrix_retry_queue SET attempts = \(attempts), next_attempt_at = \(nextMS), last_error = \(lastError), claimed_until = 0
@@ -214,7 +211,7 @@ public final class PostgresMatrixStore: MatrixStorage {
 
     @discardableResult
     public func pruneDedup(before: Date) async throws -> Int {
-        let cutoff = Self.ms(before)
+        let cutoff = before.epochMilliseconds
         return try await engine.rows(
             "WITH d AS (DELETE FROM matrix_dedup WHERE seen_at < \(cutoff) RETURNING 1) SELECT count(*) FROM d",
             write: true
@@ -235,8 +232,8 @@ public final class PostgresMatrixStore: MatrixStorage {
             eventID: event,
             notification: notification,
             attempts: attempts,
-            nextAttemptAt: date(next),
-            createdAt: date(created),
+            nextAttemptAt: Date(epochMilliseconds: next),
+            createdAt: Date(epochMilliseconds: created),
             lastError: lastError
         )
     }

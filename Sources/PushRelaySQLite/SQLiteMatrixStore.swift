@@ -12,9 +12,6 @@ public final class SQLiteMatrixStore: MatrixStorage {
         self.database = database
     }
 
-    static func ms(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
-
     // MARK: De-duplication
 
     /// What one notify request needs to know before sending, in one read: which pushkeys already got `eventID`
@@ -26,7 +23,7 @@ public final class SQLiteMatrixStore: MatrixStorage {
         since: Date,
         now: Date
     ) async throws -> (seen: Set<String>, dead: Set<String>) {
-        let cutoff = Self.ms(since)
+        let cutoff = since.epochMilliseconds
         let stamp = ISO8601UTC.string(now)
         return try await database.pool.read { db in
             var seen: Set<String> = []
@@ -50,8 +47,8 @@ public final class SQLiteMatrixStore: MatrixStorage {
     public func claim(eventID: String, pushkeys: [String], since: Date, at: Date) async throws -> Set<String> {
         let keys = Self.unique(pushkeys)
         guard !keys.isEmpty else { return [] }
-        let stamp = Self.ms(at)
-        let cutoff = Self.ms(since)
+        let stamp = at.epochMilliseconds
+        let cutoff = since.epochMilliseconds
         return try await database.batcher.write { db in try Self.claim(db, eventID: eventID, keys: keys, stamp: stamp, cutoff: cutoff) }
     }
 
@@ -64,8 +61,8 @@ public final class SQLiteMatrixStore: MatrixStorage {
         at now: Date
     ) async throws -> (claimed: Set<String>, dead: Set<String>) {
         guard !devices.isEmpty else { return ([], []) }
-        let stamp = Self.ms(now)
-        let cutoff = Self.ms(since)
+        let stamp = now.epochMilliseconds
+        let cutoff = since.epochMilliseconds
         let deadStamp = ISO8601UTC.string(now)
         return try await database.batcher.write { db in
             let deadStatement = try db.cachedStatement(sql: "SELECT 1 FROM dead_tokens WHERE push_token = ? AND expires_at > ?")
@@ -97,7 +94,7 @@ public final class SQLiteMatrixStore: MatrixStorage {
 
     public func release(eventID: String, pushkeys: [String], claimedAt: Date) async throws {
         guard !pushkeys.isEmpty else { return }
-        let stamp = Self.ms(claimedAt)
+        let stamp = claimedAt.epochMilliseconds
         try await database.batcher.write { db in
             let statement = try db.cachedStatement(sql: "DELETE FROM matrix_dedup WHERE event_id = ? AND pushkey = ? AND seen_at = ?")
             for key in pushkeys { try statement.execute(arguments: [eventID, key, stamp]) }
@@ -107,7 +104,7 @@ public final class SQLiteMatrixStore: MatrixStorage {
     /// Written in the next group-committed transaction; returns after its commit.
     public func markSent(eventID: String, pushkeys: [String], at: Date) async throws {
         guard !pushkeys.isEmpty else { return }
-        let stamp = Self.ms(at)
+        let stamp = at.epochMilliseconds
         try await database.batcher.write { db in
             let statement = try db.cachedStatement(
                 sql: """
@@ -136,8 +133,8 @@ public final class SQLiteMatrixStore: MatrixStorage {
         now: Date
     ) async throws {
         guard !items.isEmpty else { return }
-        let next = Self.ms(nextAttemptAt)
-        let created = Self.ms(now)
+        let next = nextAttemptAt.epochMilliseconds
+        let created = now.epochMilliseconds
         try await database.batcher.write { db in
             let insert = try db.cachedStatement(
                 sql: """
@@ -161,7 +158,7 @@ public final class SQLiteMatrixStore: MatrixStorage {
     /// Up to `limit` items due at `now`, oldest due first.
     public func due(now: Date, limit: Int) async throws -> [MatrixRetryItem] {
         try await database.batcher.flush()
-        let cutoff = Self.ms(now)
+        let cutoff = now.epochMilliseconds
         return try await database.pool.read { db in
             try Row.fetchAll(
                 db,
@@ -204,7 +201,7 @@ public final class SQLiteMatrixStore: MatrixStorage {
         try await database.batcher.write { db in
             try db.execute(
                 sql: "UPDATE matrix_retry_queue SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
-                arguments: [attempts, Self.ms(next), lastError, id]
+                arguments: [attempts, next.epochMilliseconds, lastError, id]
             )
         }
     }
@@ -212,7 +209,7 @@ public final class SQLiteMatrixStore: MatrixStorage {
     /// Forgets de-duplication entries older than `before`. Returns how many.
     @discardableResult
     public func pruneDedup(before: Date) async throws -> Int {
-        let cutoff = Self.ms(before)
+        let cutoff = before.epochMilliseconds
         return try await database.batcher.write { db in
             try db.execute(sql: "DELETE FROM matrix_dedup WHERE seen_at < ?", arguments: [cutoff])
             return db.changesCount
@@ -227,8 +224,8 @@ public final class SQLiteMatrixStore: MatrixStorage {
             eventID: r[3],
             notification: r[4],
             attempts: r[5],
-            nextAttemptAt: date(r[6]),
-            createdAt: date(r[7]),
+            nextAttemptAt: Date(epochMilliseconds: r[6]),
+            createdAt: Date(epochMilliseconds: r[7]),
             lastError: r[8]
         )
     }

@@ -114,7 +114,7 @@ public enum ISO8601UTC {
 
     /// e.g. `2026-11-22T00:00:00.000Z`.
     public static func string(_ date: Date) -> String {
-        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let totalMillis = date.epochMilliseconds
         let millis = ((totalMillis % 1000) + 1000) % 1000
         let seconds = (totalMillis - millis) / 1000
         let day = UTCDay(dayNumber: seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)

@@ -97,7 +97,7 @@ public struct JSONLogHandler: LogHandler {
 
     /// UTC, milliseconds: `2026-11-25T12:00:00.123Z`.
     static func timestamp(_ date: Date) -> String {
-        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let ms = date.epochMilliseconds
         var seconds = time_t(ms / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)

@@ -168,7 +168,7 @@ public final class FakeAPNs: Sendable {
             if sandbox { headers.append(("apns-unique-id", UUID().uuidString.lowercased())) }
             return (FakeResponse(status: 200, headers: headers), 200, nil)
         case .unregistered(let since):
-            let ms = Int64((since.timeIntervalSince1970 * 1000).rounded(.down))
+            let ms = since.epochMilliseconds
             return (FakeResponse.json(410, ["reason": "Unregistered", "timestamp": .int(ms)], headers: [("apns-id", apnsID)]), 410, "Unregistered")
         case .expiredToken:
             return (Self.error(410, "ExpiredToken", apnsID: apnsID), 410, "ExpiredToken")
