@@ -249,7 +249,7 @@ let package = Package(
             resources: [.copy("Golden"), .copy("MatrixGolden")],
             swiftSettings: swiftSettings
         ),
-        // The storage contract suite (every engine must pass it) and the SQLite implementation's own tests.
+        // The storage contract suite: every engine must pass it.
         .testTarget(
             name: "PushRelayStoreTests",
             dependencies: [
@@ -262,6 +262,19 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What is SQLite's own: group commit, WAL, migrations, the writer's cache, the file's mode.
+        .testTarget(
+            name: "PushRelaySQLiteTests",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayEventLoopClock",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestHarness",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -308,6 +321,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayProviders",
+                "PushRelayWebPush",
                 "PushRelayTestSupport",
                 "PushRelayEventLoopClock",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
