@@ -1,12 +1,9 @@
-import Foundation
 import PushRelayCore
-import PushRelayProviders
-import PushRelayServer
-import PushRelayWebPush
 import Testing
 
 /// Where PushRelay may connect when a caller chose the URL (a WebPush endpoint, an `Unsubscribe-URL`): public
-/// addresses only, unless the operator lists a network; also after resolving a host name.
+/// addresses only, unless the operator lists a network. Resolving a host name and checking every address it has is
+/// `OutboundAddressGuard`'s (PushRelayProviderTests/WebPush).
 @Suite struct OutboundAddressPolicyTests {
     typealias Policy = OutboundAddressPolicy
 
@@ -80,83 +77,4 @@ import Testing
             #expect(Policy.Address(bad) == nil, "\(bad)")
         }
     }
-
-    // MARK: - At the edge: the host is resolved and every address checked.
-
-    @Test func aNameThatResolvesToLoopbackIsRefused() async {
-        let guardian = OutboundAddressGuard(policy: Policy())
-        let result = await guardian.check(url: "https://localhost:8443/push/1")
-        guard case .failure(.notAllowed(let host, let address, let category)) = result else {
-            Issue.record("localhost was not refused: \(result)")
-            return
-        }
-        #expect(host == "localhost")
-        #expect(category == .loopback, "\(address)")
-        // An IP literal is judged without DNS, in brackets too.
-        #expect(await guardian.check(url: "https://127.0.0.1/x").failureCategory == .loopback)
-        #expect(await guardian.check(url: "https://[::1]:9/x").failureCategory == .loopback)
-        #expect(await guardian.check(url: "https://169.254.169.254/latest/meta-data").failureCategory == .linkLocal)
-        #expect(await guardian.check(url: "https://[::ffff:192.168.0.1]/").failureCategory == .privateNetwork)
-    }
-
-    @Test func aNameFromTheHostsFileIsResolvedBeforeTheCheck() async throws {
-        // Every name /etc/hosts maps to a loopback address (whatever this machine calls itself) is refused too.
-        let hosts = (try? String(contentsOfFile: "/etc/hosts", encoding: .utf8)) ?? ""
-        let names = hosts.split(separator: "\n").compactMap { line -> String? in
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard fields.count >= 2, fields[0].hasPrefix("127.") || fields[0] == "::1" else { return nil }
-            return String(fields[1])
-        }
-        let guardian = OutboundAddressGuard(policy: Policy())
-        for name in names.prefix(4) {
-            let result = await guardian.check(host: name)
-            guard case .failure(.notAllowed) = result else {
-                Issue.record("\(name) from /etc/hosts was not refused: \(result)")
-                continue
-            }
-        }
-        let allowed = OutboundAddressGuard(policy: Policy(allowedNetworks: [Policy.Network(cidr: "127.0.0.0/8")!, Policy.Network(cidr: "::1")!]))
-        #expect(try await allowed.check(host: "localhost").get().isEmpty == false, "an explicit allowance opens loopback")
-    }
-
-    @Test func aNameThatDoesNotResolveIsNotAllowed() async {
-        let result = await OutboundAddressGuard(policy: Policy()).check(host: "no-such-host.invalid")
-        guard case .failure(.unresolvable) = result else {
-            Issue.record("\(result)")
-            return
-        }
-    }
-
-    @Test func theWebPushProviderOptionIsACIDRList() throws {
-        let base: [String: JSONValue] = [
-            "vapid_private_key": .string(VAPIDTestKey.pem), "vapid_contact_email": "ops@example.org",
-        ]
-        #expect(try WebPushProvider.Configuration(options: base, baseDirectory: nil).addressPolicy.allowedNetworks.isEmpty, "none by default")
-        var opened = base
-        opened["allowed_private_networks"] = ["10.0.0.0/8", "fd00::/8"]
-        #expect(try WebPushProvider.Configuration(options: opened, baseDirectory: nil).addressPolicy.allowedNetworks.count == 2)
-        opened["allowed_private_networks"] = ["10.0.0.0/8", "lan"]
-        #expect(throws: ProviderConfigError.self) { try WebPushProvider.Configuration(options: opened, baseDirectory: nil) }
-        opened["allowed_private_networks"] = true
-        #expect(throws: ProviderConfigError.self) { try WebPushProvider.Configuration(options: opened, baseDirectory: nil) }
-    }
-
-    @Test func theUnsubscribeSettingIsACIDRList() throws {
-        #expect(PushRelayConfig().relay.unsubscribeAddressPolicy.allowedNetworks.isEmpty)
-        let c = try PushRelayConfig(tree: ["relay": ["unsubscribe_allowed_private_networks": ["192.168.0.0/16"]]])
-        #expect(c.relay.unsubscribeAddressPolicy.check(Self.address("192.168.4.4")) == .allowed)
-        #expect(throws: ConfigError.self) { try PushRelayConfig(tree: ["relay": ["unsubscribe_allowed_private_networks": ["192.168.0.0/40"]]]) }
-    }
-}
-
-extension Result where Success == [OutboundAddressPolicy.Address], Failure == OutboundAddressGuard.Refusal {
-    var failureCategory: OutboundAddressPolicy.Category? {
-        if case .failure(.notAllowed(_, _, let category)) = self { return category }
-        return nil
-    }
-}
-
-/// A VAPID key in PEM form for configuration tests.
-enum VAPIDTestKey {
-    static let pem: String = VAPIDKey.generate().1
 }
