@@ -1,13 +1,13 @@
 import PushRelayCore
 
-/// The configured provider instances, by name, and the app routes that pick one.
+/// The configured provider instances, by name, and the app table that picks one for an app id.
 public struct ProviderRegistry: Sendable {
     public let providers: [String: any PushProvider]
-    public let routes: AppRoutes
+    public let apps: AppProviders
 
-    public init(providers: [String: any PushProvider], routes: AppRoutes) {
+    public init(providers: [String: any PushProvider], apps: AppProviders) {
         self.providers = providers
-        self.routes = routes
+        self.apps = apps
     }
 
     /// `name`, if it names a running provider instance (nil for nil or a name the registry does not hold).
@@ -15,8 +15,8 @@ public struct ProviderRegistry: Sendable {
         name.flatMap { providers[$0] == nil ? nil : $0 }
     }
 
-    /// The provider for an app id, or nil when no route matches (or the route names a missing provider).
+    /// The provider for an app id, or nil when no `apps` entry matches (or the entry names a missing provider).
     public func provider(for appID: String?) -> (any PushProvider)? {
-        routes.provider(for: appID).flatMap { providers[$0] }
+        apps.provider(for: appID).flatMap { providers[$0] }
     }
 }

@@ -156,7 +156,7 @@ struct CheckConfig: AsyncParsableCommand {
         for (p, n) in c.quota.appLimits { print("    app \(p): \(n)/day") }
         for r in c.apps { print("  app \(r.match) -> provider \(r.provider) (\(c.providers[r.provider]?.type ?? "?"))") }
         print("  admin API: \(c.adminToken == nil ? "disabled (no admin.token)" : "enabled")")
-        if c.usingDefaultRoutes { print("  note: no providers configured; everything goes to the sandbox and nothing leaves this machine") }
+        if c.usingDefaultApps { print("  note: no providers configured; everything goes to the sandbox and nothing leaves this machine") }
     }
 }
 

@@ -58,7 +58,7 @@ public enum PushRelayApplication {
         for deprecation in config.deprecations {
             logger.warning("deprecated config key", metadata: ["key": .string(deprecation.key), "use": .string(deprecation.replacement)])
         }
-        if config.usingDefaultRoutes || config.providers.values.allSatisfy({ $0.type == "sandbox" }) {
+        if config.usingDefaultApps || config.providers.values.allSatisfy({ $0.type == "sandbox" }) {
             logger.warning(
                 "every app routes to the sandbox provider: notifications are recorded in the delivery log and nothing leaves this machine. Configure 'providers' and 'apps' to deliver for real."
             )
@@ -78,11 +78,11 @@ public enum PushRelayApplication {
             logger: logger
         )
         let cloud = HomeAssistantCloudRoute(
-            routes: registry.routes,
+            apps: registry.apps,
             dispatcher: dispatcher,
             quota: storage.quota,
             policy: config.quotaPolicy,
-            sealer: PayloadSealer(routes: registry.routes, devices: storage.devices, logger: logger),
+            sealer: PayloadSealer(apps: registry.apps, devices: storage.devices, logger: logger),
             localOnly: LocalOnlyQueue(store: storage.pushChannel, settings: config.channel, clock: clock, logger: logger),
             iosOptions: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs),
             clock: clock,
@@ -290,7 +290,7 @@ public enum PushRelayApplication {
             for (name, p) in providers where instances[name] == nil { await p.shutdown() }
             throw error
         }
-        return ProviderRegistry(providers: providers, routes: AppRoutes(config.apps))
+        return ProviderRegistry(providers: providers, apps: AppProviders(config.apps))
     }
 }
 

@@ -22,7 +22,7 @@ extension SetupDoctor {
         case .failure(let failed): return [failed.check]
         }
         var checks = await tryToken(token, appID: appID, send: send, registry: registry, config: config, subject: subject)
-        if let name = registry.routes.provider(for: appID), let apns = registry.providers[name] as? APNsProvider,
+        if let name = registry.apps.provider(for: appID), let apns = registry.providers[name] as? APNsProvider,
             checks.last.map({ !$0.passed && $0.detail.hasSuffix("BadDeviceToken") }) == true
         {
             checks.append(
@@ -41,7 +41,7 @@ extension SetupDoctor {
         config: PushRelayConfig,
         subject: String
     ) async -> [SetupCheck] {
-        guard let name = registry.routes.provider(for: appID), name != AppRoutes.localOnly, let provider = registry.providers[name] else {
+        guard let name = registry.apps.provider(for: appID), name != AppProviders.localOnly, let provider = registry.providers[name] else {
             return [
                 SetupCheck(
                     subject: subject,

@@ -1,17 +1,17 @@
 import PushRelayCore
 
 extension PushRelayConfig {
-    /// Reads `apps` (after `providers`, which the routes name): an ordered list of `{match, provider, encrypt_payloads}`.
+    /// Reads `apps` (after `providers`, which the entries name): an ordered list of `{match, provider, encrypt_payloads}`.
     ///
     /// Without `apps`, a file that configures `providers` routes everything to its only provider, and one with several
-    /// providers is refused; a file with neither keeps `defaults`. Every route must name a defined provider (or
-    /// `AppRoutes.localOnly`).
+    /// providers is refused; a file with neither keeps `defaults`. Every entry must name a defined provider (or
+    /// `AppProviders.localOnly`).
     static func apps(
         reading r: ConfigTreeReader,
         providers: ProviderReferences,
         providersGiven: Bool,
-        default defaults: [AppRoutes.Route]
-    ) throws -> [AppRoutes.Route] {
+        default defaults: [AppProviders.Entry]
+    ) throws -> [AppProviders.Entry] {
         var apps = defaults
         let appsGiven = r.tree["apps"] != nil
         if let list = try r.array("apps") {
@@ -27,7 +27,7 @@ extension PushRelayConfig {
                 if let extra = o.keys.sorted().first(where: { $0 != "match" && $0 != "provider" && $0 != "encrypt_payloads" }) {
                     throw ConfigError(key: "\(key).\(extra)", problem: "unknown key")
                 }
-                return AppRoutes.Route(
+                return AppProviders.Entry(
                     match: match,
                     provider: provider,
                     encryptPayloads: try encryptPayloads(o["encrypt_payloads"], key: "\(key).encrypt_payloads")
@@ -35,14 +35,14 @@ extension PushRelayConfig {
             }
         }
         if providersGiven && !appsGiven {
-            // Providers without routes: route everything to the only provider, if there is exactly one.
+            // Providers without `apps`: every app goes to the only provider, if there is exactly one.
             guard providers.defined.count == 1, let only = providers.defined.keys.first else {
                 throw ConfigError(key: "apps", problem: "is required when several providers are configured: map app ids to provider names")
             }
             apps = [.init(match: "*", provider: only)]
         }
-        for (k, route) in apps.enumerated() where providers.defined[route.provider] == nil && route.provider != AppRoutes.localOnly {
-            throw providers.undefined(route.provider, key: "apps[\(k)].provider")
+        for (k, entry) in apps.enumerated() where providers.defined[entry.provider] == nil && entry.provider != AppProviders.localOnly {
+            throw providers.undefined(entry.provider, key: "apps[\(k)].provider")
         }
         return apps
     }

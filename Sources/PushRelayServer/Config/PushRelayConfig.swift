@@ -17,7 +17,7 @@ public struct PushRelayConfig: Sendable {
     public var calls = CallSettings()
     /// Keys read under an older name (logged at start).
     public var deprecations: [Deprecation] = []
-    public var apps: [AppRoutes.Route] = [.init(match: "*", provider: "sandbox")]
+    public var apps: [AppProviders.Entry] = [.init(match: "*", provider: "sandbox")]
     public var providers: [String: ProviderConfig] = ["sandbox": .init(name: "sandbox", type: "sandbox", options: [:])]
     public var matrix = Matrix()
     /// Bearer token for `/admin/v1/`; nil disables the admin API (404).
@@ -34,7 +34,7 @@ public struct PushRelayConfig: Sendable {
     /// App-id globs that get the Home Assistant companion app's iOS translation (commands, `push` merge…).
     public var iosCompanionAppIDs = ["*io.robbie.HomeAssistant*"]
     /// True when neither the file nor the environment configured `apps`/`providers`.
-    public var usingDefaultRoutes = true
+    public var usingDefaultApps = true
     /// The config file's folder: relative paths in provider options (key files…) are resolved against it.
     public var baseDirectory: String?
 
@@ -151,7 +151,7 @@ extension PushRelayConfig {
         providers = try Self.providers(reading: r, baseDirectory: baseDirectory) ?? providers
         let defined = ProviderReferences(providers)
         apps = try Self.apps(reading: r, providers: defined, providersGiven: providersGiven, default: apps)
-        usingDefaultRoutes = !providersGiven && !appsGiven
+        usingDefaultApps = !providersGiven && !appsGiven
         matrix = try Matrix(reading: r, providers: defined)
         relay = try WebPushRelaySettings(reading: r, providers: defined)
         calls = try CallSettings(reading: r, providers: defined, deprecations: &deprecations)

@@ -8,7 +8,7 @@ import PushRelayStore
 /// dispatcher under the token's daily quota (the rate-limit notice included). Also what an unconfirmed websocket
 /// message falls back to.
 struct HomeAssistantCloudRoute: Sendable {
-    let routes: AppRoutes
+    let apps: AppProviders
     let dispatcher: Dispatcher
     let quota: any QuotaLedger
     let policy: QuotaPolicy
@@ -31,10 +31,10 @@ struct HomeAssistantCloudRoute: Sendable {
     func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         let token = n.pushToken
         let appID = n.registrationInfo.appID
-        guard let providerName = routes.provider(for: appID) else {
+        guard let providerName = apps.provider(for: appID) else {
             return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
         }
-        if providerName == AppRoutes.localOnly {
+        if providerName == AppProviders.localOnly {
             do {
                 switch try await localOnly.queue(n, platform: platform) {
                 case .queued(let id): return await accepted(n, messageID: "queued:\(id)")

@@ -16,14 +16,14 @@ struct PayloadSealer: Sendable {
     /// The alert Apple and Google see for a sealed notification.
     static let sealedAlertText = "New notification"
 
-    let routes: AppRoutes
+    let apps: AppProviders
     let devices: any CallDeviceStorage
     let logger: Logger
 
-    /// Seals `t` when the app's route asks for it and the push token belongs to a registered device; otherwise returns
+    /// Seals `t` when the app's `apps` entry asks for it and the push token belongs to a registered device; otherwise returns
     /// it unchanged.
     func sealIfRegistered(_ t: TranslatedNotification, _ n: HANotification, platform: HAPlatform) async throws(Failure) -> TranslatedNotification {
-        guard routes.route(for: n.registrationInfo.appID)?.encryptPayloads == true, EncryptedNotification.canSeal(t, platform: platform)
+        guard apps.entry(for: n.registrationInfo.appID)?.encryptPayloads == true, EncryptedNotification.canSeal(t, platform: platform)
         else { return t }
         let key: [UInt8]?
         do {

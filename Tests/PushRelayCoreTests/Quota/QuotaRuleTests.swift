@@ -53,15 +53,6 @@ import Testing
         #expect(!strict.isExempt(command) && !strict.isExempt(critical))
     }
 
-    @Test func routesPreferExactIDs() {
-        let r = AppRoutes([.init(match: "io.*", provider: "glob"), .init(match: "io.exact", provider: "exact"), .init(match: "*", provider: "all")])
-        #expect(r.provider(for: "io.exact") == "exact")
-        #expect(r.provider(for: "io.other") == "glob")
-        #expect(r.provider(for: "com.x") == "all")
-        #expect(r.provider(for: nil) == "all")
-        #expect(AppRoutes([.init(match: "io.x", provider: "p")]).provider(for: "io.y") == nil)
-    }
-
     @Test func tokensAreShortenedForLogs() {
         let t = "fcm-token:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
         #expect(TokenDisplay.short(t) == "fcm-to…-1RYqx")

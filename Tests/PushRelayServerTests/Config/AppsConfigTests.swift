@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushRelayServer
 
-/// `apps`: the routes from app ids to providers.
+/// `apps`: the table from app ids to providers.
 @Suite struct AppsConfigTests {
     @Test func routesAndProviders() throws {
         let c = try loadConfig(
@@ -16,9 +16,9 @@ import Testing
               - {match: "*", provider: main}
             """
         )
-        #expect(!c.usingDefaultRoutes)
-        #expect(AppRoutes(c.apps).provider(for: "io.example.beta") == "beta")
-        #expect(AppRoutes(c.apps).provider(for: "io.other") == "main")
+        #expect(!c.usingDefaultApps)
+        #expect(AppProviders(c.apps).provider(for: "io.example.beta") == "beta")
+        #expect(AppProviders(c.apps).provider(for: "io.other") == "main")
         let single = try loadConfig("providers:\n  only: {type: sandbox}\n")
         #expect(single.apps == [.init(match: "*", provider: "only")])
     }
@@ -30,9 +30,9 @@ import Testing
             ]
         )
         #expect(
-            c.apps == [.init(match: "io.example.*", provider: "sandbox", encryptPayloads: true), .init(match: "*", provider: AppRoutes.localOnly)]
+            c.apps == [.init(match: "io.example.*", provider: "sandbox", encryptPayloads: true), .init(match: "*", provider: AppProviders.localOnly)]
         )
-        #expect(!c.usingDefaultRoutes, "apps alone is a configuration")
+        #expect(!c.usingDefaultApps, "apps alone is a configuration")
         #expect(configProblem(["apps": ["*"]]) == "apps[0]: must be a mapping {match, provider}")
         #expect(configProblem(["apps": [["provider": "sandbox"]]]) == "apps[0].match: is required: an app id or glob such as 'io.example.*'")
         #expect(configProblem(["apps": [["match": "*"]]]) == "apps[0].provider: is required: the name of an entry under 'providers'")

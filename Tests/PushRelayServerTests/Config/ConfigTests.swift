@@ -25,7 +25,7 @@ import Testing
         #expect(c.quota.dailyLimit == 500 && c.quota.exemptCommands && c.quota.exemptCritical && c.quota.retentionDays == 30)
         #expect(c.apps == [.init(match: "*", provider: "sandbox")])
         #expect(c.providers["sandbox"]?.type == "sandbox")
-        #expect(c.adminToken == nil && c.usingDefaultRoutes)
+        #expect(c.adminToken == nil && c.usingDefaultApps)
     }
 
     @Test func exampleConfigIsValidAndEqualsTheDefaults() throws {

@@ -7,7 +7,7 @@ import Testing
 @Suite struct ProvidersConfigTests {
     @Test func theSandboxIsTheDefault() throws {
         let c = try PushRelayConfig(tree: [:])
-        #expect(c.providers.keys.sorted() == ["sandbox"] && c.usingDefaultRoutes)
+        #expect(c.providers.keys.sorted() == ["sandbox"] && c.usingDefaultApps)
         #expect(try PushRelayConfig.providers(reading: ConfigTreeReader(tree: [:]), baseDirectory: nil) == nil)
     }
 

@@ -16,7 +16,7 @@ import Testing
     /// what the fake delivered.
     struct Provider: Sendable {
         var name: String
-        var route: AppRoutes.Route
+        var app: AppProviders.Entry
         /// The fake's own port, behind the proxies.
         var fakePort: @Sendable (FakeProviderEnvironment) -> Int
         var frontEnd: @Sendable (FakeProviderEnvironment) -> FakeFrontEnd
@@ -30,7 +30,7 @@ import Testing
 
     static let fcm = Provider(
         name: "fcm",
-        route: .init(match: "*", provider: "fcm"),
+        app: .init(match: "*", provider: "fcm"),
         fakePort: { $0.fcm.port },
         frontEnd: { $0.fcm.frontEnd },
         make: { env, endpoint, resolver, clock in
@@ -50,7 +50,7 @@ import Testing
 
     static let apns = Provider(
         name: "apns",
-        route: .init(match: "io.robbie.HomeAssistant*", provider: "apns"),
+        app: .init(match: "io.robbie.HomeAssistant*", provider: "apns"),
         fakePort: { $0.apns.port },
         frontEnd: { $0.apns.frontEnd },
         make: { env, endpoint, resolver, clock in
@@ -119,8 +119,8 @@ import Testing
                 clock: clock,
                 providers: [provider.name: instance],
                 configure: { c in
-                    c.apps = [provider.route]
-                    c.usingDefaultRoutes = false
+                    c.apps = [provider.app]
+                    c.usingDefaultApps = false
                     c.metricsEnabled = true
                     c.quota.dailyLimit = 100_000
                     c.delivery.retryBaseMs = 5

@@ -10,7 +10,7 @@ import Testing
 
     /// Runs a PushRelay configured with `fcm` and `apns` providers against freshly started fakes.
     func withFakes(
-        apps: [AppRoutes.Route] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
+        apps: [AppProviders.Entry] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
         configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
         _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
     ) async throws {

@@ -51,18 +51,18 @@ import Testing
         _ steps: [ScriptedProvider.Step] = [.deliver],
         channel: String? = nil,
         dailyLimit: Int = 10,
-        routes: [AppRoutes.Route] = [.init(match: "*", provider: "scripted")],
+        apps: [AppProviders.Entry] = [.init(match: "*", provider: "scripted")],
         configure: (inout PushRelayConfig.Delivery) -> Void = { _ in }
     ) throws -> Rig {
         let base = try ScriptedProviderRig(steps, configure: configure)
-        let appRoutes = AppRoutes(routes)
+        let appProviders = AppProviders(apps)
         let policy = QuotaPolicy(dailyLimit: dailyLimit)
         let cloud = HomeAssistantCloudRoute(
-            routes: appRoutes,
+            apps: appProviders,
             dispatcher: base.dispatcher,
             quota: base.quota,
             policy: policy,
-            sealer: PayloadSealer(routes: appRoutes, devices: base.storage.devices, logger: base.logger),
+            sealer: PayloadSealer(apps: appProviders, devices: base.storage.devices, logger: base.logger),
             localOnly: LocalOnlyQueue(store: base.storage.pushChannel, settings: PushChannelSettings(), clock: base.clock),
             iosOptions: IOSTranslationOptions(),
             clock: base.clock,
@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func aLocalOnlyAppsNotificationIsQueuedForItsDevice() async throws {
-        let rig = try Self.rig(routes: [.init(match: "io.local", provider: AppRoutes.localOnly)])
+        let rig = try Self.rig(apps: [.init(match: "io.local", provider: AppProviders.localOnly)])
         let n = Self.notification(appID: "io.local")
         guard case .accepted(let id, _, let limits) = await rig.service.send(n, platform: .android) else {
             Issue.record("expected the notification to be queued")
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func aRegisteredDevicesNotificationIsSealedWhenItsRouteAsks() async throws {
-        let rig = try Self.rig(routes: [.init(match: "*", provider: "scripted", encryptPayloads: true)])
+        let rig = try Self.rig(apps: [.init(match: "*", provider: "scripted", encryptPayloads: true)])
         try await Self.register(key: DeviceCipher.newKey(), in: rig)
         guard case .accepted(_, let sent, _) = await rig.service.send(Self.notification("Door unlocked"), platform: .android) else {
             Issue.record("expected a sealed delivery")
@@ -254,7 +254,7 @@ import Testing
     }
 
     @Test func anAppWithoutARunningProviderIsMisconfigured() async throws {
-        let rig = try Self.rig(routes: [.init(match: "io.app", provider: "scripted"), .init(match: "io.other", provider: "not-running")])
+        let rig = try Self.rig(apps: [.init(match: "io.app", provider: "scripted"), .init(match: "io.other", provider: "not-running")])
         for appID in ["io.unrouted", "io.other"] {
             guard case .misconfigured(let message) = await rig.service.send(Self.notification(appID: appID), platform: .android) else {
                 Issue.record("expected misconfigured for \(appID)")
@@ -267,7 +267,7 @@ import Testing
     }
 
     @Test func aDeviceKeyThatCannotSealIsAnInternalError() async throws {
-        let rig = try Self.rig(routes: [.init(match: "*", provider: "scripted", encryptPayloads: true)])
+        let rig = try Self.rig(apps: [.init(match: "*", provider: "scripted", encryptPayloads: true)])
         // AES-256-GCM takes 32-byte keys only.
         try await Self.register(key: [1, 2, 3, 4, 5], in: rig)
         guard case .internalError = await rig.service.send(Self.notification(), platform: .android) else {

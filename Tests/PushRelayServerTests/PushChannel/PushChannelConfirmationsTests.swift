@@ -56,13 +56,13 @@ import Testing
         var settings = PushChannelSettings()
         settings.confirmTimeoutMs = 1_000
         settings.maxPending = maxPending
-        let routes = AppRoutes([.init(match: "*", provider: "cloud")])
+        let apps = AppProviders([.init(match: "*", provider: "cloud")])
         let route = HomeAssistantCloudRoute(
-            routes: routes,
+            apps: apps,
             dispatcher: dispatcher,
             quota: storage.quota,
             policy: QuotaPolicy(dailyLimit: 100),
-            sealer: PayloadSealer(routes: routes, devices: storage.devices, logger: logger),
+            sealer: PayloadSealer(apps: apps, devices: storage.devices, logger: logger),
             localOnly: LocalOnlyQueue(store: storage.pushChannel, settings: settings, clock: clock),
             iosOptions: IOSTranslationOptions(),
             clock: clock,

@@ -15,7 +15,7 @@ import Testing
 
     static func cloud(_ confirmMs: Int = 10_000, _ extra: @escaping (inout PushRelayConfig) -> Void = { _ in }) -> (inout PushRelayConfig) -> Void {
         { c in
-            c.apps = [.init(match: "io.local.*", provider: AppRoutes.localOnly), .init(match: "*", provider: "cloud")]
+            c.apps = [.init(match: "io.local.*", provider: AppProviders.localOnly), .init(match: "*", provider: "cloud")]
             c.channel.confirmTimeoutMs = confirmMs
             extra(&c)
         }
