@@ -12,7 +12,8 @@ public struct CallSettings: Sendable {
 }
 
 extension PushRelayConfig {
-    static let callKeys: Set<String> = ["apns_provider", "fcm_provider", "channel_confirm_timeout_ms"]
+    /// Also the keys of `voip:`, the section's older name. No variable sets them.
+    static let callKeys: [ConfigKey] = [.fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("channel_confirm_timeout_ms")]
 }
 
 extension CallSettings {

@@ -21,7 +21,8 @@ struct ConfigTreeReader {
         for key in tree.keys.sorted() where !(known[""]!.contains(key)) {
             throw ConfigError(key: key, problem: "unknown key (known: \(known[""]!.sorted().joined(separator: ", ")))")
         }
-        for (section, keys) in known where !section.isEmpty {
+        for section in known.keys.sorted() where !section.isEmpty {
+            let keys = known[section]!
             guard let v = tree[section] else { continue }
             if case .null = v { continue }
             guard case .object(let o) = v else { throw ConfigError(key: section, problem: "must be a mapping") }

@@ -39,7 +39,7 @@ extension PushRelayConfig {
         public var retryPolicy: RetryPolicy { RetryPolicy(baseDelayMs: retryBaseMs, maxDelayMs: max(retryBaseMs, 2000), maxAttempts: maxAttempts) }
     }
 
-    static let deliveryKeys: Set<String> = [
+    static let deliveryKeys: [ConfigKey] = [
         "deadline_ms", "dead_token_ttl", "max_in_flight", "max_wait_ms", "retry_base_ms", "max_attempts", "breaker_failure_ratio",
         "breaker_min_requests", "breaker_window", "breaker_cool_down",
     ]

@@ -1,7 +1,7 @@
 import Logging
 
 extension PushRelayConfig {
-    static let logKeys: Set<String> = ["level", "format"]
+    static let logKeys: [ConfigKey] = ["level", "format"]
 
     /// Reads `log.level` (any case); nil when not set.
     static func logLevel(reading r: ConfigTreeReader) throws -> Logger.Level? {

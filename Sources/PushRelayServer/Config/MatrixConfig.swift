@@ -54,9 +54,12 @@ extension PushRelayConfig {
         }
     }
 
-    /// The section checks its own keys (its errors differ from `knownKeys`' ones), so it is not in `knownKeys`.
-    static let matrixKeys: Set<String> = ["apps", "dedup_window", "max_devices", "retry"]
-    static let matrixRetryKeys: Set<String> = ["base_delay", "max_delay", "max_attempts", "poll_interval", "max_queued"]
+    /// The section checks its own keys as it is read (its errors differ from `knownKeys`' ones); `retry` is a nested
+    /// section. No variable sets them.
+    static let matrixKeys: [ConfigKey] = [
+        .fileOnly("apps"), .fileOnly("dedup_window"), .fileOnly("max_devices"), .fileOnly("retry.base_delay"), .fileOnly("retry.max_delay"),
+        .fileOnly("retry.max_attempts"), .fileOnly("retry.poll_interval"), .fileOnly("retry.max_queued"),
+    ]
     static let matrixAppKeys: Set<String> = [
         "provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options",
     ]
@@ -68,7 +71,7 @@ extension PushRelayConfig.Matrix {
         self.init()
         guard let raw = root.value("matrix") else { return }
         guard case .object(let m) = raw else { throw ConfigError(key: "matrix", problem: "must be a mapping with 'apps'") }
-        let keys = PushRelayConfig.matrixKeys
+        let keys = PushRelayConfig.matrixKeys.names()
         if let extra = m.keys.sorted().first(where: { !keys.contains($0) }) {
             throw ConfigError(key: "matrix.\(extra)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
         }
@@ -96,7 +99,7 @@ extension PushRelayConfig.MatrixRetry {
     /// Reads `matrix.retry` (the section's mapping) over the defaults.
     init(reading section: [String: JSONValue]) throws {
         self.init()
-        let keys = PushRelayConfig.matrixRetryKeys
+        let keys = PushRelayConfig.matrixKeys.names(in: "retry")
         if let extra = section.keys.sorted().first(where: { !keys.contains($0) }) {
             throw ConfigError(key: "matrix.retry.\(extra)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
         }

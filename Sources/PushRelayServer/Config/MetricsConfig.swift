@@ -1,5 +1,5 @@
 extension PushRelayConfig {
-    static let metricsKeys: Set<String> = ["enabled"]
+    static let metricsKeys: [ConfigKey] = ["enabled"]
 
     /// Reads `metrics.enabled`; nil when not set.
     static func metricsEnabled(reading r: ConfigTreeReader) throws -> Bool? {

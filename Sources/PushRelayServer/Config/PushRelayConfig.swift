@@ -42,44 +42,37 @@ public struct PushRelayConfig: Sendable {
 }
 
 extension PushRelayConfig {
-    /// Every section and its keys, each set kept beside its section's reader. `matrix:` checks its own keys
-    /// (`matrixKeys`). `apps`, `providers` and `quota.app_limits` may also be given in the environment, as YAML or JSON text.
-    static let knownKeys: [String: Set<String>] = [
-        "": [
-            "http", "storage", "quota", "delivery", "channel", "apps", "providers", "admin", "security", "metrics", "log", "ios", "matrix", "relay",
-            "calls", "voip",
-        ],
-        "channel": channelKeys,
-        "delivery": deliveryKeys,
-        "http": httpKeys,
-        "storage": storageKeys,
-        "quota": quotaKeys,
-        "admin": adminKeys,
-        "security": securityKeys,
-        "metrics": metricsKeys,
-        "log": logKeys,
-        "ios": iosKeys,
-        "relay": relayKeys,
-        "calls": callKeys,
-        "voip": callKeys,
+    /// The config file's top-level entries, each section's keys declared once beside its reader with whether a
+    /// `PUSHRELAY_*` variable sets them. `apps`, `providers` and `quota.app_limits` may be given in the environment
+    /// as YAML or JSON text.
+    static let sections: [ConfigSection] = [
+        .section("http", httpKeys),
+        .section("storage", storageKeys),
+        .section("quota", quotaKeys),
+        .section("delivery", deliveryKeys),
+        .section("channel", channelKeys),
+        .value("apps"),
+        .value("providers"),
+        .section("admin", adminKeys),
+        .section("security", securityKeys),
+        .section("metrics", metricsKeys),
+        .section("log", logKeys),
+        .section("ios", iosKeys),
+        .section("matrix", matrixKeys, checksItsOwnKeys: true),
+        .section("relay", relayKeys),
+        .section("calls", callKeys),
+        .section("voip", callKeys),
     ]
 
-    /// Every scalar key and the environment variable that overrides it (`a.b_c` ↔ `PUSHRELAY_A_B_C`).
-    static let overridableKeys = [
-        "http.host", "http.port", "http.max_body_bytes", "http.request_timeout", "http.idle_timeout", "http.drain_period",
-        "http.max_connections_per_address", "http.trusted_proxies", "storage.backend", "storage.sqlite_path", "storage.postgres.url",
-        "storage.postgres.pool_size",
-        "storage.postgres.tls",
-        "quota.daily_limit", "quota.app_limits", "quota.exempt_commands", "quota.exempt_critical", "quota.retention_days",
-        "delivery.deadline_ms", "delivery.dead_token_ttl", "delivery.max_in_flight", "delivery.max_wait_ms", "delivery.retry_base_ms",
-        "delivery.max_attempts",
-        "delivery.breaker_failure_ratio", "delivery.breaker_min_requests", "delivery.breaker_window", "delivery.breaker_cool_down",
-        "channel.confirm_timeout_ms", "channel.offline_ttl", "channel.max_channels", "channel.max_channels_per_address", "channel.max_pending",
-        "channel.max_queued_per_token", "channel.max_queued_bytes",
-        "channel.max_frame_bytes", "channel.outbound_buffer", "channel.auth_timeout_ms", "channel.ping_interval_ms",
-        "channel.max_failed_auths_per_minute", "security.max_failed_auths_per_minute",
-        "apps", "providers", "admin.token", "metrics.enabled", "log.level", "log.format", "ios.companion_app_ids",
-    ]
+    /// What the unknown-key check accepts, from `sections`: the top-level names (under ""), and each section's keys
+    /// but those of a section that checks its own (`matrix:`).
+    static let knownKeys: [String: Set<String>] = sections.reduce(into: ["": []]) { known, section in
+        known[""]!.insert(section.name)
+        if case .keys(let keys) = section.content, !section.checksItsOwnKeys { known[section.name] = keys.names() }
+    }
+
+    /// Every key a variable overrides (`a.b_c` ↔ `PUSHRELAY_A_B_C`), from `sections`.
+    static let overridableKeys: [String] = sections.flatMap(\.overridableKeys)
 
     public static func environmentVariable(for key: String) -> String {
         "PUSHRELAY_" + key.replacingOccurrences(of: ".", with: "_").uppercased()

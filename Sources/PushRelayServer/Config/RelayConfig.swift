@@ -24,9 +24,11 @@ public struct WebPushRelaySettings: Sendable {
 }
 
 extension PushRelayConfig {
-    static let relayKeys: Set<String> = [
-        "apns_provider", "fcm_provider", "alert_text", "unsubscribe_allowed_hosts", "daily_limit_per_token",
-        "max_requests_per_minute_per_address", "max_body_bytes", "unsubscribe_allowed_private_networks",
+    /// No variable sets them.
+    static let relayKeys: [ConfigKey] = [
+        .fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("alert_text"), .fileOnly("unsubscribe_allowed_hosts"),
+        .fileOnly("daily_limit_per_token"), .fileOnly("max_requests_per_minute_per_address"), .fileOnly("max_body_bytes"),
+        .fileOnly("unsubscribe_allowed_private_networks"),
     ]
 }
 

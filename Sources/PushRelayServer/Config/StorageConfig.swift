@@ -69,8 +69,8 @@ extension PushRelayConfig {
         }
     }
 
-    static let storageKeys: Set<String> = ["backend", "sqlite_path", "postgres"]
-    static let postgresKeys: Set<String> = ["url", "pool_size", "tls"]
+    /// `postgres` is a nested section.
+    static let storageKeys: [ConfigKey] = ["backend", "sqlite_path", "postgres.url", "postgres.pool_size", "postgres.tls"]
 }
 
 extension PushRelayConfig.Storage {
@@ -88,7 +88,7 @@ extension PushRelayConfig.Storage {
             }
             self.backend = backend
         }
-        let keys = PushRelayConfig.postgresKeys
+        let keys = PushRelayConfig.storageKeys.names(in: "postgres")
         let section = try r.object("storage.postgres")
         for key in (section ?? [:]).keys.sorted() where !keys.contains(key) {
             throw ConfigError(key: "storage.postgres.\(key)", problem: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")

@@ -28,12 +28,10 @@ import Testing
     /// Whether `key` (`section.key`, or `section.sub.key` for the nested sections) is a key the config reader knows.
     static func isKnown(_ key: String) -> Bool {
         let parts = key.split(separator: ".").map(String.init)
-        // The matrix section checks its own keys (`matrixKeys`).
-        let sections = PushRelayConfig.knownKeys.merging(["matrix": PushRelayConfig.matrixKeys]) { a, _ in a }
-        guard parts.count >= 2, let section = sections[parts[0]], section.contains(parts[1]) else { return false }
-        guard parts.count == 3 else { return parts.count == 2 }
-        let nested: [String: Set<String>] = ["storage.postgres": PushRelayConfig.postgresKeys, "matrix.retry": PushRelayConfig.matrixRetryKeys]
-        return nested["\(parts[0]).\(parts[1])"]?.contains(parts[2]) ?? false
+        guard parts.count == 2 || parts.count == 3, let section = PushRelayConfig.sections.first(where: { $0.name == parts[0] }) else {
+            return false
+        }
+        return parts.count == 2 ? section.keys.names().contains(parts[1]) : section.keys.names(in: parts[1]).contains(parts[2])
     }
 
     @Test func everyKeyInTheConfigurationReferenceExists() throws {
