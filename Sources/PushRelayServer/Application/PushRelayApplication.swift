@@ -77,7 +77,7 @@ public enum PushRelayApplication {
             metrics: metrics,
             logger: logger
         )
-        let cloud = HomeAssistantCloudRoute(
+        let cloud = HomeAssistantCloudSender(
             apps: registry.apps,
             dispatcher: dispatcher,
             quota: storage.quota,

@@ -4,9 +4,9 @@ import PushRelayCore
 /// the app's cloud route. Returns domain outcomes; `HomeAssistantAnswer` renders them for HTTP.
 final class HomeAssistantService: Sendable {
     let pushChannel: any PushChannelPort
-    let cloud: HomeAssistantCloudRoute
+    let cloud: HomeAssistantCloudSender
 
-    init(pushChannel: any PushChannelPort, cloud: HomeAssistantCloudRoute) {
+    init(pushChannel: any PushChannelPort, cloud: HomeAssistantCloudSender) {
         self.pushChannel = pushChannel
         self.cloud = cloud
     }

@@ -57,7 +57,7 @@ import Testing
         let base = try ScriptedProviderRig(steps, configure: configure)
         let appProviders = AppProviders(apps)
         let policy = QuotaPolicy(dailyLimit: dailyLimit)
-        let cloud = HomeAssistantCloudRoute(
+        let cloud = HomeAssistantCloudSender(
             apps: appProviders,
             dispatcher: base.dispatcher,
             quota: base.quota,

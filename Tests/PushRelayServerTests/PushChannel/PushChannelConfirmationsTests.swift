@@ -57,7 +57,7 @@ import Testing
         settings.confirmTimeoutMs = 1_000
         settings.maxPending = maxPending
         let apps = AppProviders([.init(match: "*", provider: "cloud")])
-        let route = HomeAssistantCloudRoute(
+        let sender = HomeAssistantCloudSender(
             apps: apps,
             dispatcher: dispatcher,
             quota: storage.quota,
@@ -72,7 +72,7 @@ import Testing
         let confirmations = PushChannelConfirmations(
             store: storage.pushChannel,
             settings: settings,
-            fallback: route,
+            fallback: sender,
             sharedWithOtherInstances: false,
             work: work,
             clock: clock,

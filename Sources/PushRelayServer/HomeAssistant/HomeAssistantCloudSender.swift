@@ -4,10 +4,10 @@ import PushRelayCore
 import PushRelayProviders
 import PushRelayStore
 
-/// The cloud route of a Home Assistant notification: translate for the platform, seal when asked, and hand it to the
-/// dispatcher under the token's daily quota (the rate-limit notice included). Also what an unconfirmed websocket
-/// message falls back to.
-struct HomeAssistantCloudRoute: Sendable {
+/// Sends a Home Assistant notification by the cloud route, through the push provider its app's `apps` entry names:
+/// translate for the platform, seal when asked, and hand it to the dispatcher under the token's daily quota (the
+/// rate-limit notice included). Also what an unconfirmed push-channel message falls back to.
+struct HomeAssistantCloudSender: Sendable {
     let apps: AppProviders
     let dispatcher: Dispatcher
     let quota: any QuotaLedger
@@ -134,7 +134,7 @@ extension Optional where Wrapped: Sendable {
 }
 
 /// An unconfirmed websocket message goes by its app's cloud route.
-extension HomeAssistantCloudRoute: PushChannelFallback {
+extension HomeAssistantCloudSender: PushChannelFallback {
     func fallBack(_ n: HANotification, platform: HAPlatform) async -> String? {
         let outcome = await send(n, platform: platform)
         return outcome.isAccepted ? nil : outcome.summary
