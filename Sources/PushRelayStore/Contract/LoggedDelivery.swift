@@ -47,8 +47,8 @@ public struct LoggedDelivery: Sendable, Equatable {
         self.payload = payload
     }
 
-    /// A row as an engine reads it, column by column. Throws `StorageError.unreadableRow` for a value no build of
-    /// PushRelay writes.
+    /// A row as an engine reads it, column by column. A value no build of PushRelay writes (an unknown kind, outcome
+    /// or platform, a time that is not one) throws `StorageError.unreadableRow` naming its column and the value.
     public static func reading(
         id: Int64,
         at: String,
@@ -64,22 +64,21 @@ public struct LoggedDelivery: Sendable, Equatable {
         errorMessage: String?,
         payload: String?
     ) throws(StorageError) -> LoggedDelivery {
-        guard let date = ISO8601UTC.date(at), let utcDay = UTCDay(string: day), let kindValue = DeliveryKind(rawValue: kind),
-            let outcomeValue = DeliveryOutcomeClass(rawValue: outcome)
-        else {
-            throw .unreadableRow(table: "delivery_log", id: id)
+        func typed<T>(_ column: String, _ value: String, _ read: (String) -> T?) throws(StorageError) -> T {
+            guard let typed = read(value) else { throw .unreadableRow(table: "delivery_log", id: id, column: column, value: value) }
+            return typed
         }
         return LoggedDelivery(
             id: id,
-            at: date,
-            day: utcDay,
+            at: try typed("at", at, ISO8601UTC.date),
+            day: try typed("day", day, UTCDay.init(string:)),
             pushToken: pushToken,
             appID: appID,
-            platform: platform.flatMap(DeliveryPlatform.init(rawValue:)),
+            platform: try platform.map { (raw) throws(StorageError) in try typed("platform", raw, DeliveryPlatform.init(rawValue:)) },
             provider: provider,
-            kind: kindValue,
+            kind: try typed("kind", kind, DeliveryKind.init(rawValue:)),
             counted: counted,
-            outcome: outcomeValue,
+            outcome: try typed("outcome", outcome, DeliveryOutcomeClass.init(rawValue:)),
             messageID: messageID,
             errorMessage: errorMessage,
             payload: payload

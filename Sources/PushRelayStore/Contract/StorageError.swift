@@ -15,8 +15,8 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
     case olderInstancesAlive(needs: Int, instances: [String: Int?])
     /// A schema migration failed; `underlying` says why, without secrets.
     case migrationFailed(name: String, underlying: String)
-    /// A row holds a value no build of PushRelay writes there.
-    case unreadableRow(table: String, id: Int64)
+    /// Row `id` of `table` holds `value` in `column`, a value no build of PushRelay writes there.
+    case unreadableRow(table: String, id: Int64, column: String, value: String)
 
     public var description: String {
         switch self {
@@ -34,8 +34,8 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
                 "the pending migrations need every instance to know schema version \(needs), and \(instances.count) older instance(s) are alive: \(list.joined(separator: ", ")); replace them with this version first"
         case .migrationFailed(let name, let underlying):
             return "migration \(name) failed: \(underlying)"
-        case .unreadableRow(let table, let id):
-            return "row \(id) of \(table) holds a value this PushRelay cannot read"
+        case .unreadableRow(let table, let id, let column, let value):
+            return "row \(id) of \(table) holds '\(value)' in \(column), a value this PushRelay cannot read"
         }
     }
 }

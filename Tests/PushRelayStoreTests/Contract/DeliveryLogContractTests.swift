@@ -1,11 +1,15 @@
 import Foundation
 import PushRelayCore
+import PushRelayPostgres
+import PushRelaySQLite
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// What any engine's `DeliveryLog` must do: give back every row written before the read, and the ledger's queued rows
 /// once flushed (all their fields, newest first, by token or all, at most `limit`); count a day by hour, provider, kind
-/// and outcome; remember dead tokens until their mark expires, the latest mark winning, forgotten on demand.
+/// and outcome; remember dead tokens until their mark expires, the latest mark winning, forgotten on demand; refuse a row
+/// holding a value no build writes, naming its column and value.
 @Suite struct DeliveryLogContractTests {
     let day = UTCDay(string: "2026-11-21")!
 
@@ -249,6 +253,41 @@ import Testing
         #expect(try await storage.deliveries.deadTokens(now: now, limit: 2).count == 2)
         let listed = try #require(try await storage.deliveries.deadTokens(now: now, limit: 10).first)
         #expect(listed.dead.provider == "fcm" && listed.dead.reason == "UNREGISTERED")
+        await close()
+    }
+
+    /// A store of `engine` and a way to change its database with plain SQL beside it (as another program, or a
+    /// damaged file, would).
+    static func openWithSQL(
+        _ engine: StorageEngineUnderTest
+    ) async throws -> (storage: Storage, execute: @Sendable (String) async throws -> Void, close: @Sendable () async -> Void) {
+        switch engine {
+        case .sqlite:
+            let path = TempPath.make()
+            let db = try PushRelayDatabase(path: path)
+            try db.migrate()
+            return (.sqlite(db), { try await SQLiteFile(path: path).execute($0) }, { try? await db.flushAndClose() })
+        case .postgres:
+            let database = try await PostgresTestDatabase.create()
+            let storage = try await Storage.postgres(try database.configuration(), logger: PostgresTestServer.logger)
+            return (storage, { try await database.psql($0) }, { try? await storage.engine.flushAndClose() })
+        }
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aRowHoldingAValueNoBuildWritesIsRefusedNamingTheColumnAndTheValue(engine: StorageEngineUnderTest) async throws {
+        let (storage, execute, close) = try await Self.openWithSQL(engine)
+        let at = day.start.addingTimeInterval(3600)
+        for (column, value) in [("platform", "windows"), ("kind", "fax")] {
+            let token = "tok-\(column)-\(value)"
+            try await storage.deliveries.log(record(token, at: at))
+            try await storage.deliveries.flush()
+            let id = try #require(try await storage.deliveries.recentDeliveries(pushToken: token).first?.id)
+            try await execute("UPDATE delivery_log SET \(column) = '\(value)' WHERE id = \(id)")
+            await #expect(throws: StorageError.unreadableRow(table: "delivery_log", id: id, column: column, value: value)) {
+                try await storage.deliveries.recentDeliveries(pushToken: token)
+            }
+        }
         await close()
     }
 }

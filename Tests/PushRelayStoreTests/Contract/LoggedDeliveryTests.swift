@@ -4,7 +4,8 @@ import PushRelayStore
 import Testing
 
 /// A delivery-log row is read back typed: the platform column's values (a Home Assistant platform or a Matrix
-/// pusher's format) round-trip, and a value no build writes is an error that names the row, not a guess.
+/// pusher's format) round-trip, and a value no build writes is an error that names the row, the column and the value,
+/// not a guess.
 @Suite struct LoggedDeliveryTests {
     @Test(arguments: ["android", "ios", "matrix-fcm", "matrix-apns", "matrix-webpush"])
     func thePlatformColumnRoundTrips(_ raw: String) throws {
@@ -22,6 +23,7 @@ import Testing
     static func read(
         at: String = "2026-11-21T13:05:00.000Z",
         day: String = "2026-11-21",
+        platform: String? = "matrix-fcm",
         kind: String = "notification",
         outcome: String = "delivered"
     )
@@ -33,7 +35,7 @@ import Testing
             day: day,
             pushToken: "t",
             appID: nil,
-            platform: "matrix-fcm",
+            platform: platform,
             provider: "fcm",
             kind: kind,
             counted: true,
@@ -53,9 +55,25 @@ import Testing
         #expect(row.outcome == .invalidToken)
     }
 
-    @Test func aValueNoBuildWritesIsAnErrorNamingTheRow() {
-        for bad in [{ try Self.read(kind: "fax") }, { try Self.read(outcome: "maybe") }, { try Self.read(at: "yesterday") }] {
-            #expect(throws: StorageError.unreadableRow(table: "delivery_log", id: 7)) { try bad() }
+    @Test func aRowWithoutAPlatformIsReadWithout() throws {
+        #expect(try Self.read(platform: nil).platform == nil)
+    }
+
+    @Test func aValueNoBuildWritesIsAnErrorNamingTheRowAndTheColumn() {
+        let bad: [(column: String, value: String, read: () throws(StorageError) -> LoggedDelivery)] = [
+            ("kind", "fax", { () throws(StorageError) in try Self.read(kind: "fax") }),
+            ("outcome", "maybe", { () throws(StorageError) in try Self.read(outcome: "maybe") }),
+            ("at", "yesterday", { () throws(StorageError) in try Self.read(at: "yesterday") }),
+            ("day", "someday", { () throws(StorageError) in try Self.read(day: "someday") }),
+            ("platform", "windows", { () throws(StorageError) in try Self.read(platform: "windows") }),
+            ("platform", "matrix-", { () throws(StorageError) in try Self.read(platform: "matrix-") }),
+        ]
+        for (column, value, read) in bad {
+            #expect(throws: StorageError.unreadableRow(table: "delivery_log", id: 7, column: column, value: value)) { try read() }
         }
+        #expect(
+            StorageError.unreadableRow(table: "delivery_log", id: 7, column: "platform", value: "windows").description
+                == "row 7 of delivery_log holds 'windows' in platform, a value this PushRelay cannot read"
+        )
     }
 }
