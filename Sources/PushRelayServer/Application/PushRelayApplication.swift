@@ -244,6 +244,7 @@ public enum PushRelayApplication {
                     connections: connections,
                     trustedProxies: config.http.trustedProxies,
                     lifecycle: lifecycle,
+                    head: head,
                     clock: clock
                 )
             },

@@ -67,7 +67,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// Bytes NIO's HTTP/1.1 decoder refused: 431 for headers past its limits, 400 otherwise.
     static func notHTTP(_ error: HTTPParserError) -> APIError {
         if error == .headerOverflow {
-            return APIError(.init(code: 431), "HeadersTooLarge", "The request headers are larger than this server accepts.")
+            return APIError(.requestHeaderFieldsTooLarge, "HeadersTooLarge", "The request headers are larger than this server accepts.")
         }
         return .badRequest("The request is not valid HTTP/1.1 (\(error)); the connection is closed.")
     }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import PushRelayCore
 
 /// Answers a request NIO's HTTP/1.1 decoder cannot parse (a garbage request line, a bad header, a non-ASCII target,
@@ -25,6 +26,8 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// Completes the error's head as every answer's is.
+    private let head: ResponseHead
     /// Requests received whose response has not ended.
     private var unanswered = 0
     /// Inside a request (its head came, its end not yet).
@@ -36,6 +39,10 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
     private var passthrough = false
     /// The parse error, held until the complete requests before it are answered.
     private var pending: HTTPParserError?
+
+    init(head: ResponseHead) {
+        self.head = head
+    }
 
     /// Takes the handler out of a pipeline being upgraded to a websocket.
     static func remove(from channel: any Channel) {
@@ -101,12 +108,9 @@ final class HTTPParseErrorAnswerer: ChannelDuplexHandler, RemovableChannelHandle
         guard let error = pending, unanswered - (inRequest ? 1 : 0) <= 0 else { return }
         pending = nil
         if !responding {
-            let answer = APIError.notHTTP(error)
-            let body = JSONWriter.bytes(answer.body)
-            let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", String(body.count)), ("Connection", "close")])
-            let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status.code), headers: headers)
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            let answer = head.closing(APIError.notHTTP(error))
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(answer.head))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: answer.body)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
         context.close(promise: nil)

@@ -46,6 +46,9 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let trustedProxies: TrustedProxies
     /// Once a stop has begun, every answer closes its connection (`ConnectionCloseRule`).
     let lifecycle: ServerLifecycle
+    /// Completes the heads of the answers written below the router (a slow client's 408, a parse error's, a refused
+    /// or late websocket upgrade's) as the router's are.
+    let head: ResponseHead
     /// Where an idle connection's linger at a stop runs.
     let clock: any TimePort
 
@@ -57,15 +60,17 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         connections: ConnectionBudget? = nil,
         trustedProxies: TrustedProxies = TrustedProxies(),
         lifecycle: ServerLifecycle = ServerLifecycle(),
+        head: ResponseHead,
         clock: any TimePort
     ) {
-        self.responder = Self.redirectingLateUpgrades(responder)
+        self.responder = Self.redirectingLateUpgrades(responder, head: head)
         self.websocket = websocket
         self.notify = notify
         self.slowClients = slowClients
         self.connections = connections
         self.trustedProxies = trustedProxies
         self.lifecycle = lifecycle
+        self.head = head
         self.clock = clock
     }
 
@@ -77,7 +82,8 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             return channel.eventLoop.makeFailedFuture(TooManyConnections())
         }
         return channel.eventLoop.makeCompletedFuture {
-            if let slowClients { try channel.pipeline.syncOperations.addHandler(SlowClientGuard(settings: slowClients)) }
+            let head = self.head
+            if let slowClients { try channel.pipeline.syncOperations.addHandler(SlowClientGuard(settings: slowClients, head: head)) }
             let refusal = NIOLoopBoundBox<APIError?>(nil, eventLoop: channel.eventLoop)
             let websocket = self.websocket
             let notify = self.notify
@@ -129,7 +135,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             // requests close their connection, from the first one on (a stop closes even a connection that has sent
             // nothing yet).
             let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Upgrade>.self)
-            try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(), position: .before(upgradeHandler))
+            try channel.pipeline.syncOperations.addHandler(HTTPParseErrorAnswerer(head: head), position: .before(upgradeHandler))
             let lifecycle = self.lifecycle
             let clock = self.clock
             try channel.pipeline.syncOperations.addHandler(
@@ -184,21 +190,18 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     /// Answers a refused upgrade with its JSON error; then the connection closes.
     private func refuse(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, _ error: APIError) async {
-        let body = ByteBuffer(bytes: JSONWriter.bytes(error.body))
-        let head = HTTPResponse(
-            status: error.status,
-            headerFields: [
-                .connection: "close", .contentType: "application/json", .contentLength: "\(body.readableBytes)",
-            ]
-        )
+        let answer = head.closing(error)
         try? await http.executeThenClose { _, outbound in
-            try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
+            try await outbound.write(contentsOf: [.head(answer.head), .body(ByteBuffer(bytes: answer.body)), .end(nil)])
         }
     }
 
     /// NIO negotiates an upgrade only on a connection's first request. A websocket upgrade arriving later on a
     /// keep-alive connection gets a redirect to the same path and a closed connection, so the client retries fresh.
-    private static func redirectingLateUpgrades(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+    private static func redirectingLateUpgrades(
+        _ responder: @escaping HTTPChannelHandler.Responder,
+        head: ResponseHead
+    ) -> HTTPChannelHandler.Responder {
         struct LateUpgrade: Error {}
         return { request, writer, channel in
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
@@ -206,7 +209,7 @@ struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             }
             var location = request.uri.path
             if let query = request.uri.query { location += "?\(query)" }
-            try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: location]))
+            try await writer.writeResponse(head.closing(.temporaryRedirect, [.location: location], bodyLength: 0))
             throw LateUpgrade()
         }
     }

@@ -11,6 +11,10 @@ import Testing
         #expect(reply?.status == status, sourceLocation: sourceLocation)
         #expect(reply?.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
         #expect(reply?.headers["connection"] == "close", sourceLocation: sourceLocation)
+        // Every answer's head (`ResponseHead`), as the router's.
+        #expect(reply?.headers["server"] == "PushRelay", sourceLocation: sourceLocation)
+        #expect(reply?.headers["date"]?.hasSuffix(" GMT") == true, "\(reply?.headers ?? [:])", sourceLocation: sourceLocation)
+        #expect(reply.map { $0.headers["content-length"] == "\($0.body.utf8.count)" } == true, sourceLocation: sourceLocation)
         #expect(reply?.json["errorType"] == .string(errorType), sourceLocation: sourceLocation)
         #expect(reply?.json["message"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
     }

@@ -166,6 +166,8 @@ enum RawHTTP {
     struct Response {
         var status: Int
         var headers: [String: String]
+        /// The header names as written, lowercased, in order.
+        var names: [String] = []
         var body: String
         var json: JSONValue { (try? JSONParser.parse(body)) ?? .null }
     }
@@ -188,15 +190,18 @@ enum RawHTTP {
             while let end = rest.indices.first(where: { rest[$0...].starts(with: marker) }) {
                 let head = String(decoding: rest[rest.startIndex..<end], as: UTF8.self).components(separatedBy: "\r\n")
                 var headers: [String: String] = [:]
+                var names: [String] = []
                 for line in head.dropFirst() {
                     guard let colon = line.firstIndex(of: ":") else { continue }
                     headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    names.append(line[..<colon].lowercased())
                 }
                 let status = head.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
                 let length = Int(headers["content-length"] ?? "0") ?? 0
                 let bodyStart = end + marker.count
                 guard rest.endIndex - bodyStart >= length else { break }
-                out.append(Response(status: status, headers: headers, body: String(decoding: rest[bodyStart..<bodyStart + length], as: UTF8.self)))
+                let body = String(decoding: rest[bodyStart..<bodyStart + length], as: UTF8.self)
+                out.append(Response(status: status, headers: headers, names: names, body: body))
                 rest = rest[(bodyStart + length)...]
             }
             return out

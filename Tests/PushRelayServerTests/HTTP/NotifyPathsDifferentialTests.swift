@@ -9,8 +9,9 @@ import Testing
 /// with it a request pipelined behind one the router answers. Every answer must be byte for byte the same, every
 /// header included, and the connection closed or kept alike: every notify path, with a valid, an invalid, a refused and
 /// an oversized body (declared and chunked; alone, followed by another request on the connection, and pipelined behind
-/// one), pipelined, over HTTP/1.0, with a query string and with the caller's request id. Only `Date`, a generated
-/// `X-Request-Id` and the sandbox provider's random message id may differ. Each exchange runs on a fresh server of each
+/// one), a body or bytes behind the request that are not HTTP (answered below both paths), pipelined, over HTTP/1.0,
+/// with a query string and with the caller's request id. Only `Date`, a generated `X-Request-Id` and the sandbox
+/// provider's random message id may differ. Each exchange runs on a fresh server of each
 /// kind with the same clock, so the quota answers agree.
 @Suite struct NotifyPathsDifferentialTests {
     typealias Post = NotifyFastPathTests
@@ -33,6 +34,12 @@ import Testing
         }
         return "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
             + (close ? "Connection: close\r\n" : "") + "\r\n" + chunks.joined() + "0\r\n\r\n"
+    }
+
+    /// A POST whose chunked body breaks off with bytes that are not a chunk: answered by the parse-error answerer on
+    /// both kinds of server, with the same head as any answer.
+    static func brokenChunked(_ path: String) -> String {
+        "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\nZZ\r\n"
     }
 
     /// The oversized exchanges of a route whose too-large body is `big`: the answer ends the connection on either path,
@@ -62,6 +69,10 @@ import Testing
             Case(name: "not an object", status: 400) { Post.post($0, "[1,2]", close: true) },
             Case(name: "no push_token", status: 403) { Post.post($0, #"{"message":"hi"}"#, close: true) },
             Case(name: "token not a string", status: 400) { Post.post($0, #"{"message":"hi","push_token":7}"#, close: true) },
+            Case(name: "a broken chunked body", status: 400) { brokenChunked($0) },
+            Case(name: "bytes that are not HTTP behind a valid request", status: 201) {
+                Post.post($0, Post.notification("diff-token-garbage-0123456789")) + "GARBAGE\r\n\r\n"
+            },
         ] + oversized(#"{"message":""# + String(repeating: "x", count: limit) + #""}"#) + [
             Case(name: "pipelined", status: 201) {
                 Post.post($0, Post.notification("diff-token-pipe-0123456789")) + Post.post($0, "{broken")
@@ -94,6 +105,7 @@ import Testing
             Case(name: "valid", status: 200) { Post.post($0, matrixNotify("$valid")) + Post.get("/health", close: true) },
             Case(name: "not JSON", status: 400) { Post.post($0, "{not json", close: true) },
             Case(name: "no notification", status: 400) { Post.post($0, #"{"devices":[]}"#, close: true) },
+            Case(name: "a broken chunked body", status: 400) { brokenChunked($0) },
             Case(name: "a device without a pushkey", status: 400) {
                 Post.post($0, #"{"notification":{"devices":[{"app_id":"im.diff.app"}]}}"#, close: true)
             },

@@ -1,4 +1,5 @@
 import HTTPTypes
+import NIOCore
 import PushRelayCore
 import PushRelayTestSupport
 import Testing
@@ -6,7 +7,8 @@ import Testing
 @testable import PushRelayServer
 
 /// Every answer's common head fields: `Date` on the server's time port, `Server`, and `Connection: close` exactly when
-/// the connection ends after the answer.
+/// the connection ends after the answer; and the whole head of an answer written below the router, which ends its
+/// connection.
 @Suite struct ResponseHeadTests {
     static let json: HTTPFields = [.contentType: "application/json", .contentLength: "2"]
 
@@ -62,5 +64,46 @@ import Testing
         var after = Self.json
         #expect(head.complete(&after, request: [:]))
         #expect(after[.connection] == "close")
+    }
+
+    @Test func anErrorBelowTheRouterHasTheRoutersJSONHeadAndCloses() throws {
+        let head = ResponseHead(serverName: "PushRelay", clock: ManualClock("1994-11-06T08:49:37Z"))
+        let error = APIError(.requestTimeout, "RequestTimeout", "too slow", headers: [.retryAfter: "1"])
+        let answer = head.closing(error)
+        #expect(answer.head.status == .requestTimeout)
+        #expect(answer.body == JSONWriter.bytes(error.body))
+        // As the router writes a JSON error whose request asked to close: the error's fields, the JSON ones, the
+        // common ones.
+        var routers = JSONResponse.headers(error.headers, contentLength: answer.body.count)
+        head.complete(&routers, request: [.connection: "close"])
+        #expect(answer.head.headerFields == routers)
+        #expect(answer.head.headerFields.map(\.name) == [.retryAfter, .contentType, .contentLength, .date, .server, .connection])
+        #expect(answer.head.headerFields[.contentLength] == "\(answer.body.count)")
+        #expect(answer.head.headerFields[.date] == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(answer.head.headerFields[.connection] == "close")
+    }
+
+    @Test func anEmptyAnswerBelowTheRouterSaysItsLengthAndCloses() {
+        let head = ResponseHead(serverName: "PushRelay", clock: ManualClock("1994-11-06T08:49:37Z"))
+        let redirect = head.closing(.temporaryRedirect, [.location: "/api/websocket?x=1"], bodyLength: 0)
+        #expect(redirect.status == .temporaryRedirect)
+        #expect(
+            redirect.headerFields == [
+                .location: "/api/websocket?x=1", .contentLength: "0", .date: "Sun, 06 Nov 1994 08:49:37 GMT", .server: "PushRelay",
+                .connection: "close",
+            ]
+        )
+    }
+
+    @Test func anErrorBelowTheCodecIsTheSameAnswerInHTTP1Bytes() {
+        let head = ResponseHead(serverName: "PushRelay", clock: ManualClock("1994-11-06T08:49:37Z"))
+        let error = APIError(.requestTimeout, "RequestTimeout", "too slow")
+        let bytes = head.closingBytes(error, allocator: ByteBufferAllocator())
+        let body = #"{"errorType":"RequestTimeout","message":"too slow"}"#
+        #expect(
+            String(buffer: bytes)
+                == "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: PushRelay\r\nConnection: close\r\n\r\n" + body
+        )
     }
 }

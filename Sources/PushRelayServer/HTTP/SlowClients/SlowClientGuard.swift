@@ -23,11 +23,14 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private let settings: Settings
+    /// Completes the 408's head as every answer's is.
+    private let head: ResponseHead
     private var machine: StateMachine?
     private var timer: ScheduledTimer?
 
-    init(settings: Settings) {
+    init(settings: Settings, head: ResponseHead) {
         self.settings = settings
+        self.head = head
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -71,7 +74,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 "RequestTimeout",
                 "The request was not received in full within \(settings.requestTimeout.components.seconds) s of its first byte (http.request_timeout); the connection is closed."
             )
-            let buffer = error.rawResponse(allocator: context.channel.allocator)
+            let buffer = head.closingBytes(error, allocator: context.channel.allocator)
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in bound.value.close(promise: nil) }
         }

@@ -64,6 +64,12 @@ import Glibc
             #expect(r.status == 408)
             #expect(r.json["errorType"] == "RequestTimeout")
             #expect(r.json["message"]?.stringValue?.isEmpty == false)
+            // Every answer's head (`ResponseHead`), as the router's closing JSON error.
+            #expect(r.names == ["content-type", "content-length", "date", "server", "connection"], "\(r.names)")
+            #expect(r.headers["content-length"] == "\(r.body.utf8.count)")
+            #expect(r.headers["server"] == "PushRelay")
+            #expect(r.headers["date"]?.hasSuffix(" GMT") == true)
+            #expect(r.headers["connection"] == "close")
             #expect(try await s.request(.GET, "/health").status == 200)
         }
     }
