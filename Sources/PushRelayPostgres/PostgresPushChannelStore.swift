@@ -4,7 +4,7 @@ import PushRelayCore
 import PushRelayStore
 
 /// PostgreSQL side of the push channel: channel tokens (stored as SHA-256 digests), messages owed to devices,
-/// local delivery counters and the push-token ↔ webhook-id bindings.
+/// push-channel counters and the push-token ↔ webhook-id bindings.
 public final class PostgresPushChannelStore: PushChannelStorage {
     let engine: PostgresStorageEngine
     /// A message's writes run in the order they were asked for (a save queued without waiting, then its delete).
@@ -62,11 +62,11 @@ public final class PostgresPushChannelStore: PushChannelStorage {
 
     // MARK: Messages
 
-    public func save(_ m: PushChannelMessage, count: LocalCounter?) async throws {
+    public func save(_ m: PushChannelMessage, count: PushChannelCounter?) async throws {
         try await enqueueSave(m, count: count).value
     }
 
-    public func enqueueSave(_ m: PushChannelMessage, count: LocalCounter?) -> WriteTicket<Void> {
+    public func enqueueSave(_ m: PushChannelMessage, count: PushChannelCounter?) -> WriteTicket<Void> {
         let engine = self.engine
         let logger = engine.logger
         let upsert = Self.upsert(m, owner: engine.instanceID)
@@ -84,7 +84,7 @@ public final class PostgresPushChannelStore: PushChannelStorage {
     }
 
     @discardableResult
-    public func remove(id: String, count: LocalCounter?, token: String?, now: Date) async throws -> Bool {
+    public func remove(id: String, count: PushChannelCounter?, token: String?, now: Date) async throws -> Bool {
         let engine = self.engine
         let logger = engine.logger
         let bump: PostgresQuery? = if let count, let token { Self.bump(count, token: token, at: now) } else { nil }
@@ -99,7 +99,7 @@ public final class PostgresPushChannelStore: PushChannelStorage {
     }
 
     @discardableResult
-    public func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void> {
+    public func count(_ counter: PushChannelCounter, token: String, now: Date) -> WriteTicket<Void> {
         let engine = self.engine
         let bump = Self.bump(counter, token: token, at: now)
         let ticket = WriteTicket<Void>()
@@ -149,7 +149,7 @@ public final class PostgresPushChannelStore: PushChannelStorage {
         return try rows.first?.decode(Int.self) ?? 0
     }
 
-    public func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int) {
+    public func counters(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int) {
         let dayKey = day.description
         let rows = try await engine.rows(
             "SELECT local_delivered, local_fallbacks, local_dropped FROM daily_usage WHERE day = \(dayKey) AND push_token = \(pushToken)",
@@ -281,7 +281,7 @@ public final class PostgresPushChannelStore: PushChannelStorage {
             """
     }
 
-    private static func bump(_ counter: LocalCounter, token: String, at: Date) -> PostgresQuery {
+    private static func bump(_ counter: PushChannelCounter, token: String, at: Date) -> PostgresQuery {
         let day = UTCDay(at).description
         let stamp = ISO8601UTC.string(at)
         let column = counter.rawValue

@@ -4,7 +4,7 @@ import GRDB
 import PushRelayCore
 import PushRelayStore
 
-/// SQLite side of the push channel: channel tokens, messages owed to devices, local delivery counts.
+/// SQLite side of the push channel: channel tokens, messages owed to devices, push-channel counters.
 public final class SQLitePushChannelStore: PushChannelStorage {
     public let database: PushRelayDatabase
     var pool: DatabasePool { database.pool }
@@ -69,13 +69,13 @@ public final class SQLitePushChannelStore: PushChannelStorage {
 
     // MARK: Messages
 
-    /// Stores (or replaces) a message, and optionally bumps a local counter, in one group-committed transaction.
-    public func save(_ m: PushChannelMessage, count: LocalCounter? = nil) async throws {
+    /// Stores (or replaces) a message, and optionally bumps a push-channel counter, in one group-committed transaction.
+    public func save(_ m: PushChannelMessage, count: PushChannelCounter? = nil) async throws {
         try await enqueueSave(m, count: count).value
     }
 
     /// Queues the save now and returns at once: writes queued later (a confirm's delete) commit after it.
-    public func enqueueSave(_ m: PushChannelMessage, count: LocalCounter? = nil) -> WriteTicket<Void> {
+    public func enqueueSave(_ m: PushChannelMessage, count: PushChannelCounter? = nil) -> WriteTicket<Void> {
         database.batcher.submit { db in
             try Self.upsert(db, m)
             if let count { try Self.bump(db, count, token: m.pushToken, at: m.createdAt) }
@@ -84,7 +84,7 @@ public final class SQLitePushChannelStore: PushChannelStorage {
 
     /// Deletes a message. Returns whether it existed.
     @discardableResult
-    public func remove(id: String, count: LocalCounter? = nil, token: String? = nil, now: Date = Date()) async throws -> Bool {
+    public func remove(id: String, count: PushChannelCounter? = nil, token: String? = nil, now: Date = Date()) async throws -> Bool {
         try await database.batcher.write { db in
             try db.cachedStatement(sql: "DELETE FROM channel_messages WHERE id = ?").execute(arguments: [id])
             let existed = db.changesCount > 0
@@ -93,9 +93,9 @@ public final class SQLitePushChannelStore: PushChannelStorage {
         }
     }
 
-    /// Bumps a local counter for the token's UTC day (queued; await the ticket for the commit).
+    /// Bumps a push-channel counter for the token's UTC day (queued; await the ticket for the commit).
     @discardableResult
-    public func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void> {
+    public func count(_ counter: PushChannelCounter, token: String, now: Date) -> WriteTicket<Void> {
         database.batcher.submit { db in try Self.bump(db, counter, token: token, at: now) }
     }
 
@@ -128,8 +128,8 @@ public final class SQLitePushChannelStore: PushChannelStorage {
         }
     }
 
-    /// The local counters of a token for a day.
-    public func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int) {
+    /// The push-channel counters of a token for a day.
+    public func counters(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int) {
         try await pool.read { db in
             guard
                 let row = try Row.fetchOne(
@@ -171,7 +171,7 @@ public final class SQLitePushChannelStore: PushChannelStorage {
         ])
     }
 
-    private static func bump(_ db: Database, _ counter: LocalCounter, token: String, at: Date) throws {
+    private static func bump(_ db: Database, _ counter: PushChannelCounter, token: String, at: Date) throws {
         try db.cachedStatement(
             sql: """
                 INSERT INTO daily_usage (day, push_token, \(counter.rawValue), updated_at) VALUES (?, ?, 1, ?)

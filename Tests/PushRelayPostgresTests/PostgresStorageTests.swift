@@ -175,7 +175,7 @@ struct PostgresStorageTests {
         }
         #expect(removed.allSatisfy { $0 })
         #expect(try await storage.pushChannel.all().isEmpty)
-        #expect(try await storage.pushChannel.localCounts(pushToken: "t", day: UTCDay(now)).delivered == 50)
+        #expect(try await storage.pushChannel.counters(pushToken: "t", day: UTCDay(now)).delivered == 50)
         try await storage.engine.flushAndClose()
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import PushRelayCore
 
-/// Home Assistant's push channel: channel tokens, messages owed to devices, local delivery counters, and
+/// Home Assistant's push channel: channel tokens, messages owed to devices, push-channel counters, and
 /// the push-token ↔ webhook-id bindings.
 public protocol PushChannelStorage: Sendable {
     /// Creates a random channel token bound to `webhookID`; returns the token (shown once, stored hashed) and its id.
@@ -13,21 +13,21 @@ public protocol PushChannelStorage: Sendable {
     func listTokens() async throws -> [PushChannelTokenInfo]
 
     /// Stores (or replaces) a message, bumping `count` for its token today. Returns once durable.
-    func save(_ m: PushChannelMessage, count: LocalCounter?) async throws
+    func save(_ m: PushChannelMessage, count: PushChannelCounter?) async throws
     /// Queues the same write and returns at once; the ticket answers once it is durable.
-    func enqueueSave(_ m: PushChannelMessage, count: LocalCounter?) -> WriteTicket<Void>
+    func enqueueSave(_ m: PushChannelMessage, count: PushChannelCounter?) -> WriteTicket<Void>
     /// Deletes a message, bumping `count` for `token` today. Returns whether it existed.
     @discardableResult
-    func remove(id: String, count: LocalCounter?, token: String?, now: Date) async throws -> Bool
-    /// Bumps a local counter for a token today.
+    func remove(id: String, count: PushChannelCounter?, token: String?, now: Date) async throws -> Bool
+    /// Bumps a push-channel counter for a token today.
     @discardableResult
-    func count(_ counter: LocalCounter, token: String, now: Date) -> WriteTicket<Void>
+    func count(_ counter: PushChannelCounter, token: String, now: Date) -> WriteTicket<Void>
     /// Messages owed to a device, by its webhook id or push token, oldest first.
     func pending(webhookID: String?, pushToken: String?) async throws -> [PushChannelMessage]
     func all() async throws -> [PushChannelMessage]
     /// Deletes the messages expired at `now`. Returns how many.
     func dropExpired(now: Date) async throws -> Int
-    func localCounts(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int)
+    func counters(pushToken: String, day: UTCDay) async throws -> (delivered: Int, fallbacks: Int, dropped: Int)
     /// How many messages are stored for `pushToken`, in any state: the figure the local-only queue's per-device bound
     /// is checked against. An index look-up.
     func storedCount(pushToken: String) async throws -> Int
@@ -59,7 +59,7 @@ extension PushChannelStorage {
     }
 
     @discardableResult
-    public func remove(id: String, count: LocalCounter? = nil, token: String? = nil) async throws -> Bool {
+    public func remove(id: String, count: PushChannelCounter? = nil, token: String? = nil) async throws -> Bool {
         try await remove(id: id, count: count, token: token, now: Date())
     }
 

@@ -110,7 +110,7 @@ import Testing
             ws.send(["id": 8, "type": "mobile_app/push_notification_confirm", "webhook_id": "hook-1", "confirm_id": .string(confirmID)])
             #expect(try await ws.receive() == ["id": 8, "type": "result", "success": true, "result": .null])
             #expect(cloud.callCount == 0)
-            let counts = try await SQLitePushChannelStore(database: s.database).localCounts(pushToken: Self.token, day: UTCDay(s.clock.now()))
+            let counts = try await SQLitePushChannelStore(database: s.database).counters(pushToken: Self.token, day: UTCDay(s.clock.now()))
             #expect(counts.delivered == 1 && counts.fallbacks == 0)
             #expect(try await SQLitePushChannelStore(database: s.database).all().isEmpty, "a confirmed message is forgotten")
         }
@@ -288,7 +288,7 @@ import Testing
             clock.advance(by: 61)
             let store = SQLitePushChannelStore(database: s.database)
             #expect(try await store.dropExpired(now: clock.now()) == 1)
-            #expect(try await store.localCounts(pushToken: Self.token, day: UTCDay(clock.now())).dropped == 1)
+            #expect(try await store.counters(pushToken: Self.token, day: UTCDay(clock.now())).dropped == 1)
         }
     }
 
