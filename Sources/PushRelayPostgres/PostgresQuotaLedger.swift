@@ -4,8 +4,9 @@ import PushRelayCore
 import PushRelayStore
 
 /// PostgreSQL's quota ledger. Each reservation is one conditional upsert: PostgreSQL takes the row lock, decides from
-/// the row's latest committed counters and the token's override, and returns the decision, so any number of
-/// connections and instances agree (exactly `maximum` allowed per token and UTC day, the notice once).
+/// the row's latest committed counters and the token's override (`QuotaDecision.decide`, written in SQL:
+/// `ReservationBatcher.Statement`), and returns the decision, so any number of connections and instances agree
+/// (exactly `maximum` allowed per token and UTC day, the notice once).
 public final class PostgresQuotaLedger: QuotaLedger {
     let engine: PostgresStorageEngine
     private let deliveredLog: DeliveredLogWriter
@@ -73,13 +74,9 @@ public final class PostgresQuotaLedger: QuotaLedger {
         throw PostgresStoreError.unavailable("a dead-token mark kept changing during a reservation")
     }
 
-    /// The reservation a decided row stands for. The counters before the request follow from the decision; Core's
-    /// rule, run on them, gives the decision PostgreSQL made (the same comparison, on the same row version).
+    /// The reservation a decided row stands for: PostgreSQL's decision, as the statement returned it.
     static func reservation(_ row: ReservationBatcher.Decided, day: UTCDay, pushToken: String) -> QuotaReservation {
-        let allowed = row.decision == 1
-        let before = UsageCounters(attempts: row.attempts - 1, successful: allowed ? row.successful - 1 : row.successful, errors: row.errors)
-        let d = QuotaDecision.decide(current: before, maximum: row.maximum, noticeSent: allowed ? row.noticeSent != 0 : row.decision != 2)
-        return QuotaReservation(day: day, pushToken: pushToken, maximum: row.maximum, decision: d)
+        QuotaReservation(day: day, pushToken: pushToken, maximum: row.maximum, decision: row.decision)
     }
 
     public func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {

@@ -33,14 +33,9 @@ final class ReservationBatcher: Sendable {
         var batchable: Bool { PostgresText.canHold(pushToken, appID, webhookID) }
     }
 
-    /// The row as the statement left it, and the maximum it applied. `decision`: 1 allowed, 2 refused with the day's
-    /// notice, 0 refused.
+    /// The decision the statement made and the maximum it applied.
     struct Decided: Sendable, Equatable {
-        var attempts: Int
-        var successful: Int
-        var errors: Int
-        var noticeSent: Int
-        var decision: Int
+        var decision: QuotaDecision
         var maximum: Int
     }
 
@@ -80,8 +75,11 @@ final class ReservationBatcher: Sendable {
 
     /// The conditional upsert, one row a request (the requests' columns as arrays, numbered by `unnest`'s
     /// ordinality): PostgreSQL takes each row's lock and decides from its latest committed counters and the token's
-    /// override. A row with `check_dead` and a live dead-token mark is not written. `last_decision`: 1 allowed, 2
-    /// refused with the day's notice, 0 refused. Prepared once per connection (`PostgresStorageEngine.execute`).
+    /// override. The decision is `QuotaDecision.decide` written in SQL (the insert is the rule on a day's empty
+    /// counters, the update on the row's); `QuotaLedgerContractTests` hold the two to each other on every state. A row
+    /// with `check_dead` and a live dead-token mark is not written. It returns the row as written and
+    /// `last_decision` (1 allowed, 2 refused with the day's notice, 0 refused), which `decodeRow` turns into the
+    /// `QuotaDecision`. Prepared once per connection (`PostgresStorageEngine.execute`).
     struct Statement: PostgresPreparedStatement {
         typealias Row = (index: Int, decided: Decided)
 
@@ -139,15 +137,13 @@ final class ReservationBatcher: Sendable {
 
         func decodeRow(_ row: PostgresRow) throws -> Row {
             let (index, attempts, successful, errors, notice, decision, maximum) = try row.decode((Int, Int, Int, Int, Int, Int, Int).self)
-            let decided = Decided(
-                attempts: attempts,
-                successful: successful,
-                errors: errors,
-                noticeSent: notice,
-                decision: decision,
-                maximum: maximum
+            let decided = QuotaDecision(
+                allowed: decision == 1,
+                sendNotice: decision == 2,
+                counters: UsageCounters(attempts: attempts, successful: successful, errors: errors),
+                noticeSent: notice != 0
             )
-            return (index, decided)
+            return (index, Decided(decision: decided, maximum: maximum))
         }
     }
 }

@@ -3,8 +3,9 @@ import GRDB
 import PushRelayCore
 import PushRelayStore
 
-/// SQLite's quota ledger: each reservation is decided and written in one group-committed transaction on the single
-/// writer connection, so concurrent requests of any number of connections and processes on the file agree.
+/// SQLite's quota ledger: each reservation is decided (`QuotaDecision.decide`) and its decision written in one
+/// group-committed transaction on the single writer connection, so concurrent requests of any number of connections
+/// and processes on the file agree.
 public final class SQLiteQuotaLedger: QuotaLedger {
     let database: PushRelayDatabase
 

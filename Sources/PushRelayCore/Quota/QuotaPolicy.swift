@@ -35,7 +35,9 @@ public struct QuotaPolicy: Sendable {
     }
 }
 
-/// What a counted request does to the day's counters. Pure: the store runs it inside one transaction.
+/// What a counted request does to the day's counters. `decide` is the rule: SQLite runs it inside its transaction, and
+/// PostgreSQL's reservation statement is its transliteration into SQL (the storage contract tests hold each engine's
+/// decisions to `decide` on the same state).
 public struct QuotaDecision: Sendable, Equatable {
     /// The request may be delivered: a slot is reserved (counted as successful until the outcome says otherwise).
     public var allowed: Bool
@@ -45,6 +47,15 @@ public struct QuotaDecision: Sendable, Equatable {
     public var counters: UsageCounters
     /// Whether the notice has now been sent today.
     public var noticeSent: Bool
+
+    /// A decision as an engine reports it after running the rule in its own statement. Anything else gets its
+    /// decision from `decide`.
+    public init(allowed: Bool, sendNotice: Bool, counters: UsageCounters, noticeSent: Bool) {
+        self.allowed = allowed
+        self.sendNotice = sendNotice
+        self.counters = counters
+        self.noticeSent = noticeSent
+    }
 
     /// Only successful deliveries gate: refused when `successful >= maximum`. Every counted request is an attempt.
     public static func decide(current: UsageCounters, maximum: Int, noticeSent: Bool) -> QuotaDecision {

@@ -27,6 +27,127 @@ import Testing
         await close()
     }
 
+    /// The day's one notice is durable with the refusal that sent it: a store opened again on the same database (a
+    /// restart) refuses without a second notice, and the row still says the notice was sent.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func theDaysNoticeIsNotSentAgainAfterARestart(engine: StorageEngineUnderTest) async throws {
+        let database = try await engine.freshDatabase()
+        let policy = QuotaPolicy(dailyLimit: 2)
+        let (before, closeBefore) = try await database.open()
+        for _ in 0..<2 {
+            #expect(try await before.quota.reserve(pushToken: "r", appID: nil, day: day, policy: policy, now: day.start).decision.allowed)
+        }
+        let refused = try await before.quota.reserve(pushToken: "r", appID: nil, day: day, policy: policy, now: day.start).decision
+        #expect(!refused.allowed && refused.sendNotice)
+        await closeBefore()
+
+        let (after, closeAfter) = try await database.open()
+        let stored = try #require(try await after.admin.history(pushToken: "r").rows.first { $0.day == day.description })
+        #expect(stored.noticeSent)
+        #expect(stored.counters == UsageCounters(attempts: 3, successful: 2, errors: 0))
+        let again = try await after.quota.reserve(pushToken: "r", appID: nil, day: day, policy: policy, now: day.start).decision
+        #expect(!again.allowed && !again.sendNotice && again.noticeSent)
+        #expect(try await after.admin.history(pushToken: "r").rows.first { $0.day == day.description }?.noticeSent == true)
+        await closeAfter()
+    }
+
+    /// Every engine's decision is `QuotaDecision.decide` on the state before it, over a grid of states reached by real
+    /// reservations: limits 0 to 3 (the default, an app's or the token's override), 0 to one past the limit
+    /// successful, the notice sent or not, a failed delivery on the day or not.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func everyDecisionIsTheRuleOnTheStateBefore(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let day = self.day
+        var states: [GridState] = []
+        for limit in 0...3 {
+            for source in GridState.LimitSource.allCases {
+                for successful in 0...(limit + 1) {
+                    for noticeSent in [false, true] {
+                        for failed in [false, true] {
+                            states.append(GridState(limit: limit, source: source, successful: successful, noticeSent: noticeSent, failed: failed))
+                        }
+                    }
+                }
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for state in states {
+                group.addTask { try await state.check(on: storage, day: day) }
+            }
+            try await group.waitForAll()
+        }
+        await close()
+    }
+
+    /// A token's day before one reservation of `everyDecisionIsTheRuleOnTheStateBefore`, and the limit it applies.
+    struct GridState: Sendable, CustomStringConvertible {
+        /// How the reservation's limit is given.
+        enum LimitSource: CaseIterable, Sendable {
+            case dailyLimit, appLimit, tokenOverride
+        }
+
+        var limit: Int
+        var source: LimitSource
+        var successful: Int
+        var noticeSent: Bool
+        var failed: Bool
+
+        var description: String { "limit \(limit) (\(source)), \(successful) successful, notice \(noticeSent), failed \(failed)" }
+        var token: String { "grid-\(limit)-\(source)-\(successful)-\(noticeSent)-\(failed)" }
+
+        /// Reaches the state with reservations, reads it through the administration API, reserves once more, and
+        /// holds the decision and the row written to the rule.
+        func check(on storage: Storage, day: UTCDay) async throws {
+            let roomy = QuotaPolicy(dailyLimit: 100)
+            if failed {
+                let r = try await storage.quota.reserve(pushToken: token, appID: nil, day: day, policy: roomy, now: day.start)
+                let record = DeliveryRecord(
+                    at: day.start,
+                    pushToken: token,
+                    appID: nil,
+                    platform: .homeAssistant(.android),
+                    provider: "p",
+                    kind: .notification,
+                    counted: true,
+                    outcome: .transient
+                )
+                _ = try await storage.quota.complete(r, record: record)
+            }
+            for _ in 0..<successful {
+                _ = try await storage.quota.reserve(pushToken: token, appID: nil, day: day, policy: roomy, now: day.start)
+            }
+            if noticeSent {
+                _ = try await storage.quota.reserve(
+                    pushToken: token,
+                    appID: nil,
+                    day: day,
+                    policy: QuotaPolicy(dailyLimit: successful),
+                    now: day.start
+                )
+            }
+            let (policy, appID): (QuotaPolicy, String?) =
+                switch source {
+                case .dailyLimit: (QuotaPolicy(dailyLimit: limit), nil)
+                case .appLimit: (QuotaPolicy(dailyLimit: 100, appLimits: [("io.grid.*", limit)]), "io.grid.app")
+                case .tokenOverride: (roomy, nil)
+                }
+            if source == .tokenOverride { try await storage.admin.setLimit(pushToken: token, limit: limit) }
+
+            let before = try await row(storage, day: day)
+            #expect(before?.successful ?? 0 == successful && before?.noticeSent ?? false == noticeSent, "\(self)")
+            let expected = QuotaDecision.decide(current: before?.counters ?? UsageCounters(), maximum: limit, noticeSent: before?.noticeSent ?? false)
+            let reservation = try await storage.quota.reserve(pushToken: token, appID: appID, day: day, policy: policy, now: day.start)
+            #expect(reservation.decision == expected, "\(self)")
+            #expect(reservation.maximum == limit, "\(self)")
+            let after = try await row(storage, day: day)
+            #expect(after?.counters == expected.counters && after?.noticeSent == expected.noticeSent, "\(self)")
+        }
+
+        private func row(_ storage: Storage, day: UTCDay) async throws -> UsageRow? {
+            try await storage.admin.history(pushToken: token).rows.first { $0.day == day.description }
+        }
+    }
+
     @Test(arguments: StorageEngineUnderTest.all)
     func eachUTCDayAndTokenHasItsOwnCount(engine: StorageEngineUnderTest) async throws {
         let (storage, close) = try await engine.open()

@@ -19,14 +19,34 @@ enum StorageEngineUnderTest: String, CaseIterable, CustomTestStringConvertible, 
 
     /// A fresh store; call `close` at the end.
     func open() async throws -> (storage: Storage, close: @Sendable () async -> Void) {
+        try await freshDatabase().open()
+    }
+
+    /// A fresh, empty database of this engine, to open as often as a test likes (as a restarted process would).
+    func freshDatabase() async throws -> Database {
         switch self {
-        case .sqlite:
-            let db = try PushRelayDatabase(path: TempPath.make())
-            try db.migrate()
-            return (.sqlite(db), { try? await db.flushAndClose() })
-        case .postgres:
-            let storage = try await Storage.postgres(try await PostgresTestDatabase.create().configuration(), logger: PostgresTestServer.logger)
-            return (storage, { try? await storage.engine.flushAndClose() })
+        case .sqlite: .sqlite(path: TempPath.make())
+        case .postgres: .postgres(try await PostgresTestDatabase.create().configuration())
+        }
+    }
+
+    /// Where one engine's database lives: a SQLite file or a PostgreSQL database.
+    enum Database: Sendable {
+        case sqlite(path: String)
+        case postgres(PostgresStorageConfiguration)
+
+        /// A new store on the database, migrated, sharing nothing in memory with any store opened before; call
+        /// `close` at the end.
+        func open() async throws -> (storage: Storage, close: @Sendable () async -> Void) {
+            switch self {
+            case .sqlite(let path):
+                let db = try PushRelayDatabase(path: path)
+                try db.migrate()
+                return (.sqlite(db), { try? await db.flushAndClose() })
+            case .postgres(let configuration):
+                let storage = try await Storage.postgres(configuration, logger: PostgresTestServer.logger)
+                return (storage, { try? await storage.engine.flushAndClose() })
+            }
         }
     }
 }
