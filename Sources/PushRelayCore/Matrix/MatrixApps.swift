@@ -59,12 +59,19 @@ public enum MatrixFormat: Sendable, Equatable {
     case apns(MatrixAPNsOptions)
     case webPush
 
-    /// The platform name used in config and logs.
-    public var name: String {
+    /// The three shapes, without their options: what the config's `platform` and the delivery log name.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case fcm
+        case apns
+        case webPush = "webpush"
+    }
+
+    /// Which of the three shapes this is.
+    public var kind: Kind {
         switch self {
-        case .fcm: return "fcm"
-        case .apns: return "apns"
-        case .webPush: return "webpush"
+        case .fcm: .fcm
+        case .apns: .apns
+        case .webPush: .webPush
         }
     }
 

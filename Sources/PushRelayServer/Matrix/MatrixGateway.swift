@@ -286,7 +286,7 @@ final class MatrixGateway: Sendable {
             Delivery(platform: platform, pushToken: token, appID: device.appID, notification: translated),
             provider: app.provider,
             account: Self.deviceKey(device),
-            logPlatform: .matrix(format: app.format.name),
+            logPlatform: .matrix(format: app.format.kind),
             quota: quota
         )
         switch await dispatcher.dispatch(dispatch) {

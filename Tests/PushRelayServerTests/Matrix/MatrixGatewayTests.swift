@@ -148,7 +148,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             // Logged like every delivery, under the device's quota key.
             let log = try await s.storage.deliveries.recentDeliveries(pushToken: nil, limit: 5)
             #expect(log.first?.pushToken == "matrix:\(MatrixFakes.fcmApp):fcm-token-1")
-            #expect(log.first?.platform == .matrix(format: "fcm"))
+            #expect(log.first?.platform == .matrix(format: .fcm))
             #expect(log.first?.outcome == .delivered)
         }
     }

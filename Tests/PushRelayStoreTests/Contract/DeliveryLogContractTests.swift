@@ -278,7 +278,7 @@ import Testing
     func aRowHoldingAValueNoBuildWritesIsRefusedNamingTheColumnAndTheValue(engine: StorageEngineUnderTest) async throws {
         let (storage, execute, close) = try await Self.openWithSQL(engine)
         let at = day.start.addingTimeInterval(3600)
-        for (column, value) in [("platform", "windows"), ("kind", "fax")] {
+        for (column, value) in [("platform", "windows"), ("platform", "matrix-fax"), ("kind", "fax")] {
             let token = "tok-\(column)-\(value)"
             try await storage.deliveries.log(record(token, at: at))
             try await storage.deliveries.flush()

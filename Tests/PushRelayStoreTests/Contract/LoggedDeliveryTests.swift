@@ -15,8 +15,11 @@ import Testing
 
     @Test func platformsAreTyped() {
         #expect(DeliveryPlatform(rawValue: "ios") == .homeAssistant(.ios))
-        #expect(DeliveryPlatform(rawValue: "matrix-webpush") == .matrix(format: "webpush"))
+        #expect(DeliveryPlatform(rawValue: "matrix-webpush") == .matrix(format: .webPush))
+        #expect(DeliveryPlatform(rawValue: "matrix-apns") == .matrix(format: .apns))
         #expect(DeliveryPlatform(rawValue: "matrix-") == nil)
+        #expect(DeliveryPlatform(rawValue: "matrix-fax") == nil, "a format no Matrix app has")
+        #expect(DeliveryPlatform(rawValue: "matrix-webPush") == nil)
         #expect(DeliveryPlatform(rawValue: "windows") == nil)
     }
 
@@ -50,7 +53,7 @@ import Testing
         let row = try Self.read(kind: "rate_limit_notice", outcome: "invalid_token")
         #expect(ISO8601UTC.string(row.at) == "2026-11-21T13:05:00.000Z")
         #expect(row.day == UTCDay(string: "2026-11-21"))
-        #expect(row.platform == .matrix(format: "fcm"))
+        #expect(row.platform == .matrix(format: .fcm))
         #expect(row.kind == .rateLimitNotice)
         #expect(row.outcome == .invalidToken)
     }
@@ -67,6 +70,7 @@ import Testing
             ("day", "someday", { () throws(StorageError) in try Self.read(day: "someday") }),
             ("platform", "windows", { () throws(StorageError) in try Self.read(platform: "windows") }),
             ("platform", "matrix-", { () throws(StorageError) in try Self.read(platform: "matrix-") }),
+            ("platform", "matrix-fax", { () throws(StorageError) in try Self.read(platform: "matrix-fax") }),
         ]
         for (column, value, read) in bad {
             #expect(throws: StorageError.unreadableRow(table: "delivery_log", id: 7, column: column, value: value)) { try read() }
