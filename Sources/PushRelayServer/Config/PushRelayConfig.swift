@@ -11,7 +11,7 @@ public struct PushRelayConfig: Sendable {
     public var http = HTTP()
     public var storage = Storage()
     public var quota = Quota()
-    public var delivery = Delivery()
+    public var delivery = DeliverySettings()
     public var channel = PushChannelSettings()
     public var relay = WebPushRelaySettings()
     public var calls = CallSettings()
@@ -130,7 +130,7 @@ extension PushRelayConfig {
         http = try HTTP(reading: r)
         storage = try Storage(reading: r)
         quota = try Quota(reading: r)
-        delivery = try Delivery(reading: r, requestTimeoutMs: http.requestTimeoutMs)
+        delivery = try DeliverySettings(reading: r, requestTimeoutMs: http.requestTimeoutMs)
         channel = try PushChannelSettings(reading: r)
         maxFailedAuthsPerMinute = try Self.maxFailedAuthsPerMinute(reading: r) ?? maxFailedAuthsPerMinute
         adminToken = try Self.adminToken(reading: r)

@@ -22,7 +22,7 @@ final class Dispatcher: Sendable {
         providers: [String: any PushProvider],
         quota: any QuotaLedger,
         deliveries: any DeliveryLog,
-        settings: PushRelayConfig.Delivery,
+        settings: DeliverySettings,
         clock: any TimePort,
         metrics: PushRelayMetrics?,
         logger: Logger

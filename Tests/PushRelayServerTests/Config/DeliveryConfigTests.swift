@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func eachKeyIsReadAndItsErrorsNameIt() throws {
-        let d = try PushRelayConfig.Delivery(
+        let d = try DeliverySettings(
             reading: ConfigTreeReader(
                 tree: ["delivery": ["dead_token_ttl": "2d", "max_in_flight": 64, "retry_base_ms": 250, "max_attempts": 2, "breaker_min_requests": 5]]
             ),
@@ -34,10 +34,10 @@ import Testing
     @Test func theRequestTimeoutMustOutlastTheDeadline() {
         let r = ConfigTreeReader(tree: ["delivery": ["deadline_ms": 5000]])
         #expect(
-            configProblem { _ = try PushRelayConfig.Delivery(reading: r, requestTimeoutMs: 5000) }
+            configProblem { _ = try DeliverySettings(reading: r, requestTimeoutMs: 5000) }
                 == "http.request_timeout: must be longer than delivery.deadline_ms (5000 ms), which an answer may wait for"
         )
-        #expect(configProblem { _ = try PushRelayConfig.Delivery(reading: r, requestTimeoutMs: 5001) } == "accepted")
+        #expect(configProblem { _ = try DeliverySettings(reading: r, requestTimeoutMs: 5001) } == "accepted")
     }
 }
 

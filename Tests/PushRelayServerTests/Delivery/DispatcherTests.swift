@@ -26,7 +26,7 @@ import Testing
         let clock = ManualClock("2026-11-21T12:00:00Z")
         let metrics = PushRelayMetrics()
         let provider = ScriptedProvider(name: "scripted", steps)
-        var settings = PushRelayConfig.Delivery()
+        var settings = DeliverySettings()
         settings.deadTokenTTLms = deadTokenTTLms
         settings.retryBaseMs = 1
         // These tests are about the ledger, the log and the dead-token memory, not the deadline (ProviderDeadlineTests):

@@ -33,7 +33,7 @@ import Testing
         let clock = ManualClock()
         let metrics = PushRelayMetrics()
         let provider = ScriptedProvider(name: "scripted", [.deliver])
-        var settings = PushRelayConfig.Delivery()
+        var settings = DeliverySettings()
         settings.deadlineMs = 8_000
         // A breaker that one failure in two would open.
         settings.breakerMinRequests = 2

@@ -52,7 +52,7 @@ import Testing
         channel: String? = nil,
         dailyLimit: Int = 10,
         apps: [AppProviders.Entry] = [.init(match: "*", provider: "scripted")],
-        configure: (inout PushRelayConfig.Delivery) -> Void = { _ in }
+        configure: (inout DeliverySettings) -> Void = { _ in }
     ) throws -> Rig {
         let base = try ScriptedProviderRig(steps, configure: configure)
         let appProviders = AppProviders(apps)

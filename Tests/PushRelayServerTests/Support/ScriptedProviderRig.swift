@@ -26,7 +26,7 @@ struct ScriptedProviderRig {
     init(
         _ steps: [ScriptedProvider.Step] = [.deliver],
         providerName: String = "scripted",
-        configure: (inout PushRelayConfig.Delivery) -> Void = { _ in }
+        configure: (inout DeliverySettings) -> Void = { _ in }
     ) throws {
         let database = try PushRelayDatabase(path: TestServer.tempPath())
         try database.migrate()
@@ -36,7 +36,7 @@ struct ScriptedProviderRig {
         deliveries = FaultyDeliveryLog(storage.deliveries, faults: faults)
         clock = ManualClock("2026-11-21T12:00:00Z")
         provider = ScriptedProvider(name: providerName, steps)
-        var settings = PushRelayConfig.Delivery()
+        var settings = DeliverySettings()
         // A transient failure is answered at once: a retry would wait for a backoff on the manual clock.
         settings.maxAttempts = 1
         // The deadline and the storage's share of it are timers on the manual clock, and what is left of the deadline
