@@ -17,7 +17,7 @@ public enum DeliveryFailure: Error, Sendable, Equatable {
     /// again later, not within the same request (it would only make the throttle longer), and it says nothing about
     /// the provider's health, so the circuit breaker does not count it. Answered like `transient`.
     case throttled(reason: String, message: String, retryAfterSeconds: Int?)
-    /// The relay is misconfigured for this app (wrong credentials, sender id mismatch, no route).
+    /// The relay is misconfigured for this app (wrong credentials, sender id mismatch, no provider for it).
     case configuration(message: String)
 
     public var message: String {
@@ -49,15 +49,15 @@ extension DeliveryFailure {
         return Self.possiblyDeliveredReasons.contains(reason)
     }
 
-    /// Provider reasons that say a token does not fit the route it was sent by (APNs environment or topic), not that
-    /// the device is gone: anyone may post a token with an app id that routes it elsewhere, so these never put the
-    /// token in the dead-token memory, which every route reads.
-    public static let routeMismatchReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic", "TopicDisallowed"]
+    /// Provider reasons that say a token does not fit the provider it was sent to (APNs environment or topic), not that
+    /// the device is gone: anyone may post a token with an app id whose `apps` entry names another provider, so these
+    /// never put the token in the dead-token memory, which every dispatch reads.
+    public static let providerMismatchReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic", "TopicDisallowed"]
 
-    /// Whether the failure proves the token dead for every route: an `invalidToken` other than a route mismatch.
+    /// Whether the failure proves the token dead for every provider: an `invalidToken` other than a provider mismatch.
     public var provesTokenDead: Bool {
         guard case .invalidToken(let reason, _) = self else { return false }
-        return !Self.routeMismatchReasons.contains(reason)
+        return !Self.providerMismatchReasons.contains(reason)
     }
 
     /// `invalidTarget` reasons (also the `errorType` of the HTTP answer).

@@ -1,4 +1,4 @@
-/// The seam every delivery route implements: send one translated notification, and close when the server stops.
+/// The seam every provider implements: send one translated notification, and close when the server stops.
 ///
 /// A provider only moves bytes and maps the answer to a typed outcome; quotas, retries, deadlines and the delivery
 /// log are the dispatcher's (every provider goes through the same pipeline).

@@ -26,7 +26,7 @@ struct HomeAssistantCloudSender: Sendable {
         }
     }
 
-    /// Sends `n` by its app's route. A local-only app's notification is queued for its device's channel instead,
+    /// Sends `n` through its app's provider. A local-only app's notification is queued for its device's channel instead,
     /// within the queue's bounds (`LocalOnlyQueue`).
     func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         let token = n.pushToken

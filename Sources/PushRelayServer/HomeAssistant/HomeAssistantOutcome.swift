@@ -25,7 +25,7 @@ enum HomeAssistantOutcome: Sendable {
     case storageUnavailable
     /// The quota reservation did not commit in time (the storage is stalled); nothing was sent or counted.
     case storageBusy
-    /// PushRelay's own configuration cannot serve this notification (no route for the app, …).
+    /// PushRelay's own configuration cannot serve this notification (no `apps` entry or provider for the app, …).
     case misconfigured(String)
     /// PushRelay failed in a way that is not the request's fault.
     case internalError(String)
