@@ -145,7 +145,7 @@ public struct WebPushHeaders: Sendable, Equatable {
             guard key == name else { continue }
             var v = part[part.index(after: eq)...].trimmed
             if v.count >= 2, v.hasPrefix("\""), v.hasSuffix("\"") { v = String(v.dropFirst().dropLast()) }
-            guard !v.isEmpty, let bytes = Base64Lenient.decode(v), !bytes.isEmpty else {
+            guard !v.isEmpty, let bytes = Base64URL.decode(v), !bytes.isEmpty else {
                 throw .invalidValue(header: header, problem: "has a '\(name)' parameter that is not base64url")
             }
             return bytes

@@ -36,11 +36,10 @@ import Testing
     }
 
     @Test func base64urlAlphabetAndPadding() {
-        #expect(Base64Lenient.decode("-_8") == [0xFB, 0xFF])
-        #expect(Base64Lenient.decode("+/8=") == [0xFB, 0xFF])
-        #expect(Base64Lenient.decode("A") == nil)
-        #expect(Base64Lenient.decode("a*b") == nil)
-        #expect(Base64Lenient.encode([0xFB, 0xFF]) == "+/8=")
+        #expect(Base64URL.decode("-_8") == [0xFB, 0xFF])
+        #expect(Base64URL.decode("+/8=") == [0xFB, 0xFF])
+        #expect(Base64URL.decode("A") == nil)
+        #expect(Base64URL.decode("a*b") == nil)
     }
 
     @Test func errorsCarryTheirStatus() {
