@@ -12,19 +12,20 @@ public enum ProviderType: String, CaseIterable, Sendable {
     /// The types, as the config error lists them: "sandbox, fcm, apns, webpush".
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
+    /// The type's implementation: its `Configuration` checks the options and builds an instance from them.
+    var implementation: any ConfiguredProvider.Type {
+        switch self {
+        case .sandbox: SandboxProvider.self
+        case .fcm: FCMProvider.self
+        case .apns: APNsProvider.self
+        case .webpush: WebPushProvider.self
+        }
+    }
+
     /// Checks `options` (the provider's keys, without `type`) as building would, without building anything: a key
     /// file that cannot be read, a missing key or an unknown one is a `ProviderConfigError` naming the key.
     public func check(options: [String: JSONValue], baseDirectory: String?) throws(ProviderConfigError) {
-        switch self {
-        case .sandbox:
-            if let extra = options.keys.sorted().first { throw ProviderConfigError(key: extra, problem: "unknown key for a sandbox provider") }
-        case .fcm:
-            _ = try FCMProvider.Configuration(options: options, baseDirectory: baseDirectory)
-        case .apns:
-            _ = try APNsProvider.Configuration(options: options, baseDirectory: baseDirectory)
-        case .webpush:
-            _ = try WebPushProvider.Configuration(options: options, baseDirectory: baseDirectory)
-        }
+        try Self.check(implementation, options: options, baseDirectory: baseDirectory)
     }
 
     /// Builds the provider instance `name` from its options.
@@ -35,16 +36,25 @@ public enum ProviderType: String, CaseIterable, Sendable {
         clock: any TimePort,
         logger: Logger
     ) throws(ProviderConfigError) -> any PushProvider {
-        switch self {
-        case .sandbox:
-            try check(options: options, baseDirectory: baseDirectory)
-            return SandboxProvider(name: name)
-        case .fcm:
-            return try FCMProvider(name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
-        case .apns:
-            return try APNsProvider(name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
-        case .webpush:
-            return try WebPushProvider(name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
-        }
+        try Self.make(implementation, name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
+    }
+
+    private static func check<Provider: ConfiguredProvider>(
+        _: Provider.Type,
+        options: [String: JSONValue],
+        baseDirectory: String?
+    ) throws(ProviderConfigError) {
+        _ = try Provider.Configuration(options: options, baseDirectory: baseDirectory)
+    }
+
+    private static func make<Provider: ConfiguredProvider>(
+        _: Provider.Type,
+        name: String,
+        options: [String: JSONValue],
+        baseDirectory: String?,
+        clock: any TimePort,
+        logger: Logger
+    ) throws(ProviderConfigError) -> any PushProvider {
+        try Provider(name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
     }
 }

@@ -45,7 +45,7 @@ extension APNsProvider {
     ///     max_connections: 4
     ///     request_timeout_ms: 5000
     /// ```
-    public struct Configuration: Sendable {
+    public struct Configuration: ProviderConfiguration {
         /// Token or certificate authentication.
         public var authentication: Authentication
         /// `topic`: the app's bundle id. Sent as `apns-topic`, with `.voip`, `.complication`, `.pushkit.fileprovider`

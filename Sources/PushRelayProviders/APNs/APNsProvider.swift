@@ -11,7 +11,7 @@ import PushRelayEventLoopClock
 /// collapse-id limits are checked before anything is sent. A 403 `ExpiredProviderToken` renews the JWT once and
 /// retries once with the same `apns-id`. The provider keeps its own long-lived pooled connections; call
 /// `shutdown()` before releasing it.
-public final class APNsProvider: PushProvider {
+public final class APNsProvider: ConfiguredProvider {
     public let name: String
     public let configuration: Configuration
     private let tokens: APNsProviderTokenCache?
@@ -19,18 +19,6 @@ public final class APNsProvider: PushProvider {
     private let origin: UpstreamOrigin?
     private let clock: any TimePort
     private let logger: Logger
-
-    /// Builds the provider from its config options (see `Configuration`).
-    public convenience init(
-        name: String,
-        options: [String: JSONValue],
-        baseDirectory: String?,
-        clock: any TimePort = EventLoopClock(),
-        logger: Logger? = nil
-    ) throws(ProviderConfigError) {
-        let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
-        self.init(name: name, configuration: configuration, clock: clock, logger: logger)
-    }
 
     public init(name: String, configuration: Configuration, clock: any TimePort = EventLoopClock(), logger: Logger? = nil) {
         self.name = name

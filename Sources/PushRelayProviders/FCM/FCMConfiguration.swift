@@ -16,7 +16,7 @@ extension FCMProvider {
     ///     max_connections: 8
     ///     request_timeout_ms: 5000
     /// ```
-    public struct Configuration: Sendable {
+    public struct Configuration: ProviderConfiguration {
         /// The credentials that sign the OAuth assertion (`service_account_file` or `service_account_json`).
         public var serviceAccount: ServiceAccount
         /// `project_id`: the Firebase project messages are sent through (`/v1/projects/{project_id}/messages:send`).

@@ -10,7 +10,7 @@ import PushRelayEventLoopClock
 /// and a cached OAuth access token (`GoogleOAuthTokenSource`). A 401 renews the token once and retries once.
 /// Answers map to `DeliveryFailure` as described in `FCMOutcome`. The provider owns its connection pool; call
 /// `shutdown()` before releasing it.
-public final class FCMProvider: PushProvider {
+public final class FCMProvider: ConfiguredProvider {
     public let name: String
     public let configuration: Configuration
     /// The shared access-token cache (exposed for diagnostics and tests: `tokenRequests`).
@@ -20,18 +20,6 @@ public final class FCMProvider: PushProvider {
     private let origin: UpstreamOrigin?
     private let clock: any TimePort
     private let logger: Logger
-
-    /// Builds the provider from its config options (see `Configuration`).
-    public convenience init(
-        name: String,
-        options: [String: JSONValue],
-        baseDirectory: String?,
-        clock: any TimePort = EventLoopClock(),
-        logger: Logger? = nil
-    ) throws(ProviderConfigError) {
-        let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
-        self.init(name: name, configuration: configuration, clock: clock, logger: logger)
-    }
 
     public init(name: String, configuration: Configuration, clock: any TimePort = EventLoopClock(), logger: Logger? = nil) {
         self.name = name

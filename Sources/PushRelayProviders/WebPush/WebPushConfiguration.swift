@@ -21,7 +21,7 @@ extension WebPushProvider {
     ///     ttl: 900                                    # seconds a push service keeps an undelivered message
     ///     ca_file: /path/extra-ca.pem                 # tests only
     /// ```
-    public struct Configuration: Sendable {
+    public struct Configuration: ProviderConfiguration {
         /// `vapid_private_key`: the P-256 key that signs VAPID JWTs.
         public var vapidKey: P256.Signing.PrivateKey
         /// `vapid_contact_email`, as the JWT's `sub` (`mailto:…`).

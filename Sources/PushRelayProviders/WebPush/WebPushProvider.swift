@@ -14,7 +14,7 @@ import PushRelayWebPush
 /// `Authorization: vapid t=…, k=…`. Answers: 200/201/202 delivered; 404/410 the subscription is gone
 /// (`invalidToken`); 413 `payloadTooLarge`; 429 and 5xx transient (with `Retry-After`); 400/401/403 a VAPID or
 /// configuration problem.
-public final class WebPushProvider: PushProvider {
+public final class WebPushProvider: ConfiguredProvider {
     public let name: String
     public let configuration: Configuration
     private let signer: VAPIDSigner
@@ -24,17 +24,6 @@ public final class WebPushProvider: PushProvider {
     private let client: ProviderHTTPClient
     private let clock: any TimePort
     private let logger: Logger
-
-    public convenience init(
-        name: String,
-        options: [String: JSONValue],
-        baseDirectory: String?,
-        clock: any TimePort = EventLoopClock(),
-        logger: Logger? = nil
-    ) throws(ProviderConfigError) {
-        let configuration = try Configuration(options: options, baseDirectory: baseDirectory)
-        self.init(name: name, configuration: configuration, clock: clock, logger: logger)
-    }
 
     public init(name: String, configuration: Configuration, clock: any TimePort = EventLoopClock(), logger: Logger? = nil) {
         self.name = name
