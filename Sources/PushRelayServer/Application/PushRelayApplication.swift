@@ -67,12 +67,22 @@ public enum PushRelayApplication {
         let metrics = config.metricsEnabled ? PushRelayMetrics() : nil
 
         // One pipeline: every entry point hands its deliveries to this dispatcher.
-        let relayProviders = WebPushRelayProviders.make(config: config, registry: registry, clock: clock, logger: logger)
+        let relayProviders = WebPushRelayProviders.make(
+            settings: config.relay,
+            registry: registry,
+            apnsConfiguration: { name in
+                // The second instance is built from the first one's options (checked at load, so they parse again).
+                guard let p = config.providers[name], p.type == ProviderType.apns.rawValue else { return nil }
+                return try? APNsProvider.Configuration(options: p.options, baseDirectory: config.baseDirectory)
+            },
+            clock: clock,
+            logger: logger
+        )
         let dispatcher = Dispatcher(
             providers: registry.providers.merging(relayProviders.owned) { a, _ in a },
             quota: storage.quota,
             deliveries: storage.deliveries,
-            settings: config.delivery,
+            settings: DispatcherSettings(config.delivery),
             clock: clock,
             metrics: metrics,
             logger: logger
@@ -166,7 +176,7 @@ public enum PushRelayApplication {
         CallRoutes(service: calls, maxBodyBytes: config.http.maxBodyBytes).register(routes)
         channelEndpoint.register(routes)
         let matrix = MatrixGateway(
-            settings: config.matrix,
+            settings: MatrixGatewaySettings(config.matrix),
             dispatcher: dispatcher,
             store: storage.matrix,
             clock: clock,

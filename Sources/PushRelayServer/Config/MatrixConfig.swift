@@ -44,14 +44,6 @@ extension PushRelayConfig {
         /// `max_queued`: devices the retry queue holds at most. A notify whose failed devices would not fit is answered
         /// 502 (the homeserver retries it itself) instead of queueing them.
         public var maxQueued = 10_000
-
-        /// The delay after `attempts` attempts.
-        public func delayMs(afterAttempts attempts: Int, retryAfterSeconds: Int?) -> Int64 {
-            let exponent = Int64(min(max(attempts - 1, 0), 30))
-            var delay = min(maxDelayMs, baseDelayMs << exponent)
-            if let r = retryAfterSeconds { delay = max(delay, Int64(r) * 1000) }
-            return delay
-        }
     }
 
     /// The section checks its own keys as it is read (its errors differ from `knownKeys`' ones); `retry` is a nested

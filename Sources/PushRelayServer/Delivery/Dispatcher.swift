@@ -22,7 +22,7 @@ final class Dispatcher: Sendable {
         providers: [String: any PushProvider],
         quota: any QuotaLedger,
         deliveries: any DeliveryLog,
-        settings: DeliverySettings,
+        settings: DispatcherSettings,
         clock: any TimePort,
         metrics: PushRelayMetrics?,
         logger: Logger
@@ -33,18 +33,18 @@ final class Dispatcher: Sendable {
             runners[entry.key] = DeliveryRunner(
                 provider: entry.value,
                 figures: figures,
-                gate: ProviderGate(limit: settings.maxInFlight, maxWait: .milliseconds(settings.maxWaitMs), clock: clock),
+                gate: ProviderGate(limit: settings.maxInFlight, maxWait: settings.maxWait, clock: clock),
                 breaker: settings.breaker.map {
                     CircuitBreaker(provider: entry.key, settings: $0, clock: clock, metrics: metrics, logger: logger)
                 },
-                retry: settings.retryPolicy,
+                retry: settings.retry,
                 deadlineMs: settings.deadlineMs,
                 clock: clock
             )
         }
         self.quota = quota
         self.deliveries = deliveries
-        self.deadTokenTTL = TimeInterval(settings.deadTokenTTLms) / 1000
+        self.deadTokenTTL = settings.deadTokenTTL
         self.clock = clock
         self.metrics = metrics
         self.logger = logger

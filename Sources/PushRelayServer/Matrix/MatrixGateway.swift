@@ -18,15 +18,15 @@ import PushRelayStore
 ///   queued (the 502 above, a rejection, a permanent failure, nothing to send) does not count as sent: a repeat of the
 ///   event tries it again.
 final class MatrixGateway: Sendable {
-    let settings: PushRelayConfig.Matrix
-    let apps: MatrixAppTable<PushRelayConfig.MatrixApp>
+    let settings: MatrixGatewaySettings
+    let apps: MatrixAppTable<MatrixGatewaySettings.App>
     let dispatcher: Dispatcher
     let store: any MatrixStorage
     let clock: any TimePort
     let logger: Logger
 
     init(
-        settings: PushRelayConfig.Matrix,
+        settings: MatrixGatewaySettings,
         dispatcher: Dispatcher,
         store: any MatrixStorage,
         clock: any TimePort,
@@ -241,7 +241,7 @@ final class MatrixGateway: Sendable {
     func dispatch(_ n: MatrixNotification, device: MatrixDevice) async -> DeviceOutcome {
         // For log lines only: made when one is written.
         var short: String { TokenDisplay.short(device.pushkey) }
-        let app: PushRelayConfig.MatrixApp
+        let app: MatrixGatewaySettings.App
         switch apps.match(device.appID) {
         case .app(_, let a):
             app = a

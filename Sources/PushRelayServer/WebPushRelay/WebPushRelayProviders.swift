@@ -13,14 +13,19 @@ struct WebPushRelayProviders {
 
     /// The relay's providers from `relay.apns_provider` and `relay.fcm_provider`: the configured APNs instance keeps its
     /// own environment and a second one serves the other, unless an explicit `endpoint` (a test, a proxy) serves both.
-    static func make(config: PushRelayConfig, registry: ProviderRegistry, clock: any TimePort, logger: Logger) -> WebPushRelayProviders {
-        var out = WebPushRelayProviders(fcm: registry.running(config.relay.fcmProvider))
-        guard let name = registry.running(config.relay.apnsProvider) else { return out }
-        // The second instance is built from the first one's config (checked at load, so it parses again).
-        guard let options = config.providers[name], options.type == ProviderType.apns.rawValue,
-            let configuration = try? APNsProvider.Configuration(options: options.options, baseDirectory: config.baseDirectory),
-            configuration.endpoint == configuration.environment.endpoint
-        else {
+    ///
+    /// - Parameter apnsConfiguration: The configuration of the APNs provider of this name, which the second instance
+    ///   is built from; nil when there is none (not an APNs provider of the config).
+    static func make(
+        settings: WebPushRelaySettings,
+        registry: ProviderRegistry,
+        apnsConfiguration: (String) -> APNsProvider.Configuration?,
+        clock: any TimePort,
+        logger: Logger
+    ) -> WebPushRelayProviders {
+        var out = WebPushRelayProviders(fcm: registry.running(settings.fcmProvider))
+        guard let name = registry.running(settings.apnsProvider) else { return out }
+        guard let configuration = apnsConfiguration(name), configuration.endpoint == configuration.environment.endpoint else {
             out.apnsProduction = name
             out.apnsDevelopment = name
             return out

@@ -37,7 +37,7 @@ import Testing
             providers: ["scripted": provider, "sandbox": SandboxProvider()],
             quota: storage.quota,
             deliveries: storage.deliveries,
-            settings: settings,
+            settings: DispatcherSettings(settings),
             clock: clock,
             metrics: metrics,
             logger: Logger(label: "test")

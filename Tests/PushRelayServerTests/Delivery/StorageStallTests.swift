@@ -42,7 +42,7 @@ import Testing
             providers: ["scripted": provider],
             quota: ledger,
             deliveries: storage.deliveries,
-            settings: settings,
+            settings: DispatcherSettings(settings),
             clock: clock,
             metrics: metrics,
             logger: Logger(label: "test")

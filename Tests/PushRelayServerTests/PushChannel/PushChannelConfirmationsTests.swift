@@ -45,7 +45,7 @@ import Testing
             providers: ["cloud": cloud],
             quota: storage.quota,
             deliveries: storage.deliveries,
-            settings: DeliverySettings(),
+            settings: DispatcherSettings(DeliverySettings()),
             // The cloud route's deadline and storage share on a clock nobody moves (not the one the test steps through
             // the confirm timeouts): however slowly a loaded machine runs the rig, its fallback is never answered as a
             // storage stall.

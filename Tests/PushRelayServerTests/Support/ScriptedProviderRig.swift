@@ -49,7 +49,7 @@ struct ScriptedProviderRig {
             providers: [providerName: provider],
             quota: quota,
             deliveries: deliveries,
-            settings: settings,
+            settings: DispatcherSettings(settings),
             clock: clock,
             metrics: nil,
             logger: Logger(label: "test")
