@@ -104,10 +104,10 @@ public final class PostgresDeviceStore: CallDeviceStorage, APIKeyStorage {
             let (id, keyID, platform, app, token, voip, label, key, webhook) = try row.decode(
                 (String, Int64, String, String, String, String?, String?, String, String?).self
             )
-            return CallDevice(
+            return try CallDevice.reading(
                 id: id,
                 apiKeyID: keyID,
-                platform: HAPlatform(rawValue: platform) ?? .android,
+                platform: platform,
                 appID: app,
                 pushToken: token,
                 voipToken: voip,

@@ -295,16 +295,16 @@ public final class PostgresPushChannelStore: PushChannelStorage {
         let (id, webhook, token, platform, notification, state, fallback, created, expires) = try row.decode(
             (String, String, String, String, String, String, Int, String, String).self
         )
-        return PushChannelMessage(
+        return try PushChannelMessage.reading(
             id: id,
             webhookID: webhook,
             pushToken: token,
-            platform: HAPlatform(rawValue: platform) ?? .android,
-            notification: (try? JSONParser.parse(Array(notification.utf8))) ?? .null,
-            state: PushChannelMessage.State(rawValue: state) ?? .queued,
+            platform: platform,
+            notification: notification,
+            state: state,
             fallback: fallback != 0,
-            createdAt: ISO8601UTC.date(created) ?? Date(),
-            expiresAt: ISO8601UTC.date(expires) ?? Date()
+            createdAt: created,
+            expiresAt: expires
         )
     }
 

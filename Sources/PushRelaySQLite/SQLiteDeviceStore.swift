@@ -112,10 +112,10 @@ public final class SQLiteDeviceStore: CallDeviceStorage, APIKeyStorage {
                     """,
                 arguments: [id, apiKeyID]
             ).map { row in
-                CallDevice(
+                try CallDevice.reading(
                     id: row[0],
                     apiKeyID: row[1],
-                    platform: HAPlatform(rawValue: row[2]) ?? .android,
+                    platform: row[2],
                     appID: row[3],
                     pushToken: row[4],
                     voipToken: row[5],

@@ -180,18 +180,17 @@ public final class SQLitePushChannelStore: PushChannelStorage {
         ).execute(arguments: [UTCDay(at).description, token, ISO8601UTC.string(at)])
     }
 
-    private static func message(_ r: Row) -> PushChannelMessage {
-        let notification = (try? JSONParser.parse(Array((r["notification"] as String).utf8))) ?? .null
-        return PushChannelMessage(
+    private static func message(_ r: Row) throws -> PushChannelMessage {
+        try PushChannelMessage.reading(
             id: r["id"],
             webhookID: r["webhook_id"],
             pushToken: r["push_token"],
-            platform: HAPlatform(rawValue: r["platform"]) ?? .android,
-            notification: notification,
-            state: PushChannelMessage.State(rawValue: r["state"]) ?? .queued,
+            platform: r["platform"],
+            notification: r["notification"],
+            state: r["state"],
             fallback: (r["fallback"] as Int) != 0,
-            createdAt: ISO8601UTC.date(r["created_at"]) ?? Date(),
-            expiresAt: ISO8601UTC.date(r["expires_at"]) ?? Date()
+            createdAt: r["created_at"],
+            expiresAt: r["expires_at"]
         )
     }
 }

@@ -35,4 +35,32 @@ public struct CallDevice: Sendable, Equatable {
         self.webhookID = webhookID
         self.encryptionKey = encryptionKey
     }
+
+    /// A `call_devices` row as an engine reads it. A platform no build of PushRelay writes throws
+    /// `StorageError.unreadableRow` naming the device, the column and the value: the device is never read as another
+    /// platform.
+    public static func reading(
+        id: String,
+        apiKeyID: Int64,
+        platform: String,
+        appID: String,
+        pushToken: String,
+        voipToken: String?,
+        label: String?,
+        webhookID: String?,
+        encryptionKey: [UInt8]
+    ) throws(StorageError) -> CallDevice {
+        let row = RowReading(table: "call_devices", id: id)
+        return CallDevice(
+            id: id,
+            apiKeyID: apiKeyID,
+            platform: try row.column("platform", platform, HAPlatform.init(rawValue:)),
+            appID: appID,
+            pushToken: pushToken,
+            voipToken: voipToken,
+            label: label,
+            webhookID: webhookID,
+            encryptionKey: encryptionKey
+        )
+    }
 }

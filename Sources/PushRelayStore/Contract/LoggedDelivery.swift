@@ -64,21 +64,18 @@ public struct LoggedDelivery: Sendable, Equatable {
         errorMessage: String?,
         payload: String?
     ) throws(StorageError) -> LoggedDelivery {
-        func typed<T>(_ column: String, _ value: String, _ read: (String) -> T?) throws(StorageError) -> T {
-            guard let typed = read(value) else { throw .unreadableRow(table: "delivery_log", id: id, column: column, value: value) }
-            return typed
-        }
+        let row = RowReading(table: "delivery_log", id: String(id))
         return LoggedDelivery(
             id: id,
-            at: try typed("at", at, ISO8601UTC.date),
-            day: try typed("day", day, UTCDay.init(string:)),
+            at: try row.column("at", at, ISO8601UTC.date),
+            day: try row.column("day", day, UTCDay.init(string:)),
             pushToken: pushToken,
             appID: appID,
-            platform: try platform.map { (raw) throws(StorageError) in try typed("platform", raw, DeliveryPlatform.init(rawValue:)) },
+            platform: try platform.map { (raw) throws(StorageError) in try row.column("platform", raw, DeliveryPlatform.init(rawValue:)) },
             provider: provider,
-            kind: try typed("kind", kind, DeliveryKind.init(rawValue:)),
+            kind: try row.column("kind", kind, DeliveryKind.init(rawValue:)),
             counted: counted,
-            outcome: try typed("outcome", outcome, DeliveryOutcomeClass.init(rawValue:)),
+            outcome: try row.column("outcome", outcome, DeliveryOutcomeClass.init(rawValue:)),
             messageID: messageID,
             errorMessage: errorMessage,
             payload: payload

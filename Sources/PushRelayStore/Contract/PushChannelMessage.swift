@@ -43,4 +43,40 @@ public struct PushChannelMessage: Sendable, Equatable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
     }
+
+    /// A `channel_messages` row as an engine reads it, column by column. A platform, state or time no build of
+    /// PushRelay writes, or a notification that is not JSON, throws `StorageError.unreadableRow` naming the message, the
+    /// column and the value (a notification's first characters only): the message is never sent as another platform's,
+    /// nor given a state, a time or a body it was not stored with.
+    public static func reading(
+        id: String,
+        webhookID: String,
+        pushToken: String,
+        platform: String,
+        notification: String,
+        state: String,
+        fallback: Bool,
+        createdAt: String,
+        expiresAt: String
+    ) throws(StorageError) -> PushChannelMessage {
+        let row = RowReading(table: "channel_messages", id: id)
+        let body: JSONValue
+        do {
+            body = try JSONParser.parse(Array(notification.utf8))
+        } catch {
+            let shown = notification.count > 40 ? notification.prefix(40) + "…" : notification
+            throw .unreadableRow(table: "channel_messages", id: id, column: "notification", value: String(shown))
+        }
+        return PushChannelMessage(
+            id: id,
+            webhookID: webhookID,
+            pushToken: pushToken,
+            platform: try row.column("platform", platform, HAPlatform.init(rawValue:)),
+            notification: body,
+            state: try row.column("state", state, State.init(rawValue:)),
+            fallback: fallback,
+            createdAt: try row.column("created_at", createdAt, ISO8601UTC.date),
+            expiresAt: try row.column("expires_at", expiresAt, ISO8601UTC.date)
+        )
+    }
 }

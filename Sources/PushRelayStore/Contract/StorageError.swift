@@ -15,8 +15,9 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
     case olderInstancesAlive(needs: Int, instances: [String: Int?])
     /// A schema migration failed; `underlying` says why, without secrets.
     case migrationFailed(name: String, underlying: String)
-    /// Row `id` of `table` holds `value` in `column`, a value no build of PushRelay writes there.
-    case unreadableRow(table: String, id: Int64, column: String, value: String)
+    /// Row `id` of `table` holds `value` in `column`, a value no build of PushRelay writes there. `id` is the row's
+    /// key as text (a delivery-log row's number, a device's or a message's id).
+    case unreadableRow(table: String, id: String, column: String, value: String)
 
     public var description: String {
         switch self {
@@ -37,6 +38,13 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unreadableRow(let table, let id, let column, let value):
             return "row \(id) of \(table) holds '\(value)' in \(column), a value this PushRelay cannot read"
         }
+    }
+}
+
+extension StorageError {
+    /// `unreadableRow` of a table keyed by a number.
+    public static func unreadableRow(table: String, id: Int64, column: String, value: String) -> StorageError {
+        .unreadableRow(table: table, id: String(id), column: column, value: value)
     }
 }
 

@@ -8,7 +8,8 @@ import Testing
 @testable import PushRelayPostgres
 
 /// What any engine's `CallDeviceStorage` and `APIKeyStorage` must do: a key sees only its own devices, and a token
-/// belongs to the live key that registered it first.
+/// belongs to the live key that registered it first; a device whose row holds a platform no build writes is refused,
+/// naming the device, the column and the value, never read as another platform.
 @Suite struct CallDeviceStorageContractTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -162,6 +163,24 @@ import Testing
         #expect(try await devices.device(id: "owner", apiKeyID: owner) != nil)
         // The intruder may still delete what it stored.
         #expect(try await devices.deleteDevice(id: "intruder", apiKeyID: intruder))
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aDeviceHoldingAPlatformNoBuildWritesIsRefusedNamingTheColumnAndTheValue(engine: StorageEngineUnderTest) async throws {
+        let (storage, execute, close) = try await engine.openWithPlainSQL()
+        let (_, key) = try await storage.apiKeys.createAPIKey(label: "app", now: now)
+        #expect(try await storage.devices.addDevice(device("dev-1", key: key, push: "push-1", fill: 7), now: now) == .added)
+        for value in ["windows", "ANDROID", ""] {
+            try await execute("UPDATE call_devices SET platform = '\(value)' WHERE id = 'dev-1'")
+            await #expect(throws: StorageError.unreadableRow(table: "call_devices", id: "dev-1", column: "platform", value: value)) {
+                try await storage.devices.device(id: "dev-1", apiKeyID: key)
+            }
+        }
+        #expect(
+            StorageError.unreadableRow(table: "call_devices", id: "dev-1", column: "platform", value: "windows").description
+                == "row dev-1 of call_devices holds 'windows' in platform, a value this PushRelay cannot read"
+        )
         await close()
     }
 

@@ -3,7 +3,9 @@ import PushRelayCore
 import PushRelayStore
 import Testing
 
-/// What any engine's `PushChannelStorage` must do: messages owed to devices, channel tokens and bindings.
+/// What any engine's `PushChannelStorage` must do: messages owed to devices, channel tokens and bindings; a message
+/// whose row holds a value no build writes (platform, state, time, notification) is refused, naming the message, the
+/// column and the value, never read with a value it was not stored with.
 @Suite struct PushChannelStorageContractTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -118,6 +120,39 @@ import Testing
         }
         #expect(log.withLock { $0.count } == 300)
         #expect(Set(try await store.bindings()) == model)
+        await close()
+    }
+
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aMessageHoldingAValueNoBuildWritesIsRefusedNamingTheColumnAndTheValue(engine: StorageEngineUnderTest) async throws {
+        let (storage, execute, close) = try await engine.openWithPlainSQL()
+        let store = storage.pushChannel
+        let broken = [
+            ("platform", "windows"), ("state", "sent"), ("created_at", "yesterday"), ("expires_at", "2026-13-45"),
+            ("notification", "{\"message\": "),
+        ]
+        for (column, value) in broken {
+            let id = "m-\(column)"
+            try await store.save(message(id, webhook: "w-\(column)", token: "t-\(column)"))
+            try await execute("UPDATE channel_messages SET \(column) = '\(value)' WHERE id = '\(id)'")
+            let refused = StorageError.unreadableRow(table: "channel_messages", id: id, column: column, value: value)
+            await #expect(throws: refused) { try await store.pending(webhookID: "w-\(column)", pushToken: nil) }
+            await #expect(throws: refused) { try await store.pending(webhookID: nil, pushToken: "t-\(column)") }
+            await #expect(throws: refused) { try await store.all() }
+            try await execute("DELETE FROM channel_messages WHERE id = '\(id)'")
+        }
+        // A notification is named by its first characters only.
+        let long = "{\"message\": \"" + String(repeating: "x", count: 100)
+        try await store.save(message("m-long"))
+        try await execute("UPDATE channel_messages SET notification = '\(long)' WHERE id = 'm-long'")
+        await #expect(
+            throws: StorageError.unreadableRow(
+                table: "channel_messages",
+                id: "m-long",
+                column: "notification",
+                value: String(long.prefix(40)) + "…"
+            )
+        ) { try await store.all() }
         await close()
     }
 }
