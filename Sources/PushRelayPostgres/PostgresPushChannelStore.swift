@@ -117,15 +117,15 @@ public final class PostgresPushChannelStore: PushChannelStorage {
     public func pending(webhookID: String?, pushToken: String?) async throws -> [PushChannelMessage] {
         if let pushToken {
             return try await engine.rows("\(unescaped: Self.select) WHERE push_token = \(pushToken) ORDER BY created_at", write: false)
-                .map(Self.message)
+                .compactMap { try? Self.message($0) }
         }
         let webhook = webhookID ?? ""
         return try await engine.rows("\(unescaped: Self.select) WHERE webhook_id = \(webhook) ORDER BY created_at", write: false)
-            .map(Self.message)
+            .compactMap { try? Self.message($0) }
     }
 
     public func all() async throws -> [PushChannelMessage] {
-        try await engine.rows("\(unescaped: Self.select) ORDER BY created_at", write: false).map(Self.message)
+        try await engine.rows("\(unescaped: Self.select) ORDER BY created_at", write: false).compactMap { try? Self.message($0) }
     }
 
     /// Deletes the messages expired at `now`, counting each as dropped for its token and day.

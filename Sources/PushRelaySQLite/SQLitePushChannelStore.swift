@@ -104,16 +104,18 @@ public final class SQLitePushChannelStore: PushChannelStorage {
         try await pool.read { db in
             if let pushToken {
                 return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE push_token = ? ORDER BY created_at", arguments: [pushToken])
-                    .map(Self.message)
+                    .compactMap { try? Self.message($0) }
             }
             return try Row.fetchAll(db, sql: "SELECT * FROM channel_messages WHERE webhook_id = ? ORDER BY created_at", arguments: [webhookID ?? ""])
-                .map(Self.message)
+                .compactMap { try? Self.message($0) }
         }
     }
 
     /// Every stored message (for recovery at start).
     public func all() async throws -> [PushChannelMessage] {
-        try await pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM channel_messages ORDER BY created_at").map(Self.message) }
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM channel_messages ORDER BY created_at").compactMap { try? Self.message($0) }
+        }
     }
 
     /// Deletes messages past `expires_at`, counting each as dropped. Returns how many.

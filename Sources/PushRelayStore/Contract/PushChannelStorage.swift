@@ -22,8 +22,12 @@ public protocol PushChannelStorage: Sendable {
     /// Bumps a push-channel counter for a token today.
     @discardableResult
     func count(_ counter: PushChannelCounter, token: String, now: Date) -> WriteTicket<Void>
-    /// Messages owed to a device, by its webhook id or push token, oldest first.
+    /// Messages owed to a device, by its webhook id or push token, oldest first. A row holding a value this build
+    /// cannot read (`PushChannelMessage.reading` refuses it: a newer build's, or one changed by hand) is left out and
+    /// left in place, so that one such row never stops the device's other messages.
     func pending(webhookID: String?, pushToken: String?) async throws -> [PushChannelMessage]
+    /// Every stored message, oldest first (for recovery at start); rows this build cannot read are left out, as in
+    /// `pending`.
     func all() async throws -> [PushChannelMessage]
     /// Deletes the messages expired at `now`. Returns how many.
     func dropExpired(now: Date) async throws -> Int
