@@ -100,6 +100,13 @@ final class TestServer: Sendable {
     /// causes (deadlines, confirm and authentication timeouts, pings); the services' polls then wait for it too. Once
     /// the body is done, the stop runs on a stepped clock moved on by `with` itself (an idle connection's linger, the
     /// wait for the connections), so that nobody has to step it.
+    ///
+    /// With real timers, the delivery deadline is `unhurriedDeadlineMs` and the push channel's authentication timeout
+    /// `unhurriedAuthTimeoutMs` unless the test sets `delivery.deadline_ms` or `channel.auth_timeout_ms` (in `yaml` or
+    /// `configure`): both run in real time (the deadline's share for the quota storage is the wait answered 503
+    /// `StorageBusy`), and the whole suite started at once on two cores can hold a request's tasks, or a client's
+    /// first frame, for seconds. A test about the deadline, a storage stall or the authentication timeout sets its
+    /// own, or steps the clock.
     static func with<T: Sendable>(
         _ transport: Transport = .socket,
         yaml: String = "",
@@ -121,7 +128,14 @@ final class TestServer: Sendable {
         for (name, _) in providers where tree.providers[name] == nil {
             tree.providers[name] = .init(name: name, type: "test")
         }
+        let unhurried = clock.timers == .real
+        if unhurried, !yaml.contains("deadline_ms") { tree.delivery.deadlineMs = Self.unhurriedDeadlineMs }
+        if unhurried, !yaml.contains("auth_timeout_ms") { tree.channel.authTimeoutMs = Self.unhurriedAuthTimeoutMs }
         configure(&tree)
+        // A test that shortened the request timeout alone keeps the deadline the server's config would accept.
+        if unhurried, tree.delivery.deadlineMs == Self.unhurriedDeadlineMs, tree.http.requestTimeoutMs <= Int64(Self.unhurriedDeadlineMs) {
+            tree.delivery.deadlineMs = DeliverySettings().deadlineMs
+        }
         let config = tree
         // Trace level, captured: after the body, no line may hold a secret of this server (warnings still print).
         let logs = LogCapture()
@@ -175,6 +189,12 @@ final class TestServer: Sendable {
             }
         }
     }
+
+    /// The delivery deadline of a server on real timers whose test sets none: the default's 8 s (4 s of it for the
+    /// quota storage) made 25 s (12.5 s), under the default 30 s `http.request_timeout`.
+    static let unhurriedDeadlineMs = 25_000
+    /// The push channel's authentication timeout of a server on real timers whose test sets none: 60 s instead of 10 s.
+    static let unhurriedAuthTimeoutMs = 60_000
 
     /// Moves a stepped clock on, 100 ms at a time, until cancelled: the stop's waits pass as they would in real time.
     private static func step(_ clock: ManualClock) -> Task<Void, Never> {

@@ -160,8 +160,8 @@ import Glibc
     }
 }
 
-/// A blocking HTTP/1.1 client on a raw socket: writes the requests at once, reads until the server closes or
-/// `limit` seconds pass, and splits what came back into responses (by `Content-Length`).
+/// A blocking HTTP/1.1 client on a raw socket: writes the requests at once, reads until the server closes or sends
+/// nothing for `limit` seconds, and splits what came back into responses (by `Content-Length`).
 enum RawHTTP {
     struct Response {
         var status: Int
@@ -175,7 +175,8 @@ enum RawHTTP {
     struct Exchange: Sendable, CustomStringConvertible {
         var bytes: [UInt8]
         var closed: Bool
-        /// Seconds from the write to the first byte read and to the end of the exchange (for failure messages).
+        /// Seconds from the write to the first byte read and to the end of the exchange (the server's close, or
+        /// `limit` seconds after the last byte read).
         var firstByte: Double? = nil
         var ended: Double = 0
         var description: String {
@@ -210,8 +211,9 @@ enum RawHTTP {
 
     /// Runs on a thread of its own: the blocking reads must not hold a thread of the test's concurrency pool, which
     /// the server in this process needs. Every exchange in these tests ends with the server closing the connection,
-    /// so the limit is only reached when a test fails; it is generous because a CI machine running the whole suite
-    /// in parallel on two cores can stall a test for seconds.
+    /// so the limit is only reached when a test fails. It counts from the last byte read, not from the write: with the
+    /// whole suite running on two cores, each notification's durable commits can take a second or more, and a server
+    /// answering many requests in turn is slow, not stuck; a stuck one sends nothing for `limit` seconds.
     static func exchange(port: Int, _ requests: String, limit: Double = 30) async -> Exchange {
         await withCheckedContinuation { (c: CheckedContinuation<Exchange, Never>) in
             Thread { c.resume(returning: run(port: port, requests, limit: limit)) }.start()
@@ -229,12 +231,14 @@ enum RawHTTP {
             sent += n
         }
         let start = Date()
+        var lastRead = start
         var exchange = Exchange(bytes: [], closed: false)
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while Date().timeIntervalSince(start) < limit {
+        while Date().timeIntervalSince(lastRead) < limit {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 {
-                if exchange.bytes.isEmpty { exchange.firstByte = Date().timeIntervalSince(start) }
+                lastRead = Date()
+                if exchange.bytes.isEmpty { exchange.firstByte = lastRead.timeIntervalSince(start) }
                 exchange.bytes.append(contentsOf: buffer[0..<n])
             } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 exchange.closed = true
