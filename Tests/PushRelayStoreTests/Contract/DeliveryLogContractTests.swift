@@ -256,27 +256,9 @@ import Testing
         await close()
     }
 
-    /// A store of `engine` and a way to change its database with plain SQL beside it (as another program, or a
-    /// damaged file, would).
-    static func openWithSQL(
-        _ engine: StorageEngineUnderTest
-    ) async throws -> (storage: Storage, execute: @Sendable (String) async throws -> Void, close: @Sendable () async -> Void) {
-        switch engine {
-        case .sqlite:
-            let path = TempPath.make()
-            let db = try PushRelayDatabase(path: path)
-            try db.migrate()
-            return (.sqlite(db), { try await SQLiteFile(path: path).execute($0) }, { try? await db.flushAndClose() })
-        case .postgres:
-            let database = try await PostgresTestDatabase.create()
-            let storage = try await Storage.postgres(try database.configuration(), logger: PostgresTestServer.logger)
-            return (storage, { try await database.psql($0) }, { try? await storage.engine.flushAndClose() })
-        }
-    }
-
     @Test(arguments: StorageEngineUnderTest.all)
     func aRowHoldingAValueNoBuildWritesIsRefusedNamingTheColumnAndTheValue(engine: StorageEngineUnderTest) async throws {
-        let (storage, execute, close) = try await Self.openWithSQL(engine)
+        let (storage, execute, close) = try await engine.openWithPlainSQL()
         let at = day.start.addingTimeInterval(3600)
         for (column, value) in [("platform", "windows"), ("platform", "matrix-fax"), ("kind", "fax")] {
             let token = "tok-\(column)-\(value)"
