@@ -25,7 +25,7 @@ public enum ProviderType: String, CaseIterable, Sendable {
     /// Checks `options` (the provider's keys, without `type`) as building would, without building anything: a key
     /// file that cannot be read, a missing key or an unknown one is a `ProviderConfigError` naming the key.
     public func check(options: [String: JSONValue], baseDirectory: String?) throws(ProviderConfigError) {
-        try Self.check(implementation, options: options, baseDirectory: baseDirectory)
+        try implementation.checkOptions(options, baseDirectory: baseDirectory)
     }
 
     /// Builds the provider instance `name` from its options.
@@ -36,25 +36,6 @@ public enum ProviderType: String, CaseIterable, Sendable {
         clock: any TimePort,
         logger: Logger
     ) throws(ProviderConfigError) -> any PushProvider {
-        try Self.make(implementation, name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
-    }
-
-    private static func check<Provider: ConfiguredProvider>(
-        _: Provider.Type,
-        options: [String: JSONValue],
-        baseDirectory: String?
-    ) throws(ProviderConfigError) {
-        _ = try Provider.Configuration(options: options, baseDirectory: baseDirectory)
-    }
-
-    private static func make<Provider: ConfiguredProvider>(
-        _: Provider.Type,
-        name: String,
-        options: [String: JSONValue],
-        baseDirectory: String?,
-        clock: any TimePort,
-        logger: Logger
-    ) throws(ProviderConfigError) -> any PushProvider {
-        try Provider(name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
+        try implementation.init(name: name, options: options, baseDirectory: baseDirectory, clock: clock, logger: logger)
     }
 }

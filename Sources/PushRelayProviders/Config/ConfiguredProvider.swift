@@ -13,6 +13,11 @@ public protocol ConfiguredProvider: PushProvider {
 }
 
 extension ConfiguredProvider {
+    /// Checks config options as building would (see `Configuration`), without building anything.
+    static func checkOptions(_ options: [String: JSONValue], baseDirectory: String?) throws(ProviderConfigError) {
+        _ = try Configuration(options: options, baseDirectory: baseDirectory)
+    }
+
     /// Builds the provider from its config options (see `Configuration`).
     public init(
         name: String,
