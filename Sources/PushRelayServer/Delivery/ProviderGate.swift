@@ -26,9 +26,9 @@ final class ProviderGate: Sendable {
         state = Locked(State(line: FairWaitingLine(limit: limit, maxWait: maxWait)))
     }
 
-    /// Takes a place, waiting for one up to `maxWait` in the line of `client` (the request's address; one shared
-    /// line when nil). True: the caller holds a place and must `release` it. False: refused (the wait ended, or the
-    /// task was cancelled).
+    /// Takes a place, waiting for one up to `maxWait` in the line of `client` (the request's address, an IPv6 client's
+    /// by its /64 as `AddressKey.key(for:)` counts it; one shared line when nil). True: the caller holds a place and
+    /// must `release` it. False: refused (the wait ended, or the task was cancelled).
     func acquire(client: String? = ClientAddress.current) async -> Bool {
         // nil: a place was free and is taken; else the id this dispatch waits under.
         let waiting: UInt64? = state.withLock { s in
@@ -37,13 +37,14 @@ final class ProviderGate: Sendable {
             return s.nextID
         }
         guard let id = waiting else { return true }
+        let line = client.map(AddressKey.key) ?? ""
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
                 // nil: queued, resumed later by `release`, the expiry timer or the cancellation handler.
                 let answer: Bool? = state.withLock { s in
                     // Checked under the lock: a cancellation handler that runs after this finds the waiter queued.
                     if Task.isCancelled { return false }
-                    if s.line.acquire(client: client ?? "", id: id, now: clock.instant, waiter: waiter) { return true }
+                    if s.line.acquire(client: line, id: id, now: clock.instant, waiter: waiter) { return true }
                     scheduleExpiry(&s)
                     return nil
                 }

@@ -10,8 +10,8 @@ import PushRelayCore
 /// refusal is the same whatever was sent, so being blocked says nothing about the credential. Memory is bounded:
 /// each window forgets the addresses of the one before it.
 ///
-/// Addresses are counted by `key(for:)`: an IPv6 client by its /64 (one subscriber's network: whoever has one address
-/// of it usually has all of them), an IPv4 client by its address.
+/// Addresses are counted by `AddressKey.key(for:)`: an IPv6 client by its /64 (one subscriber's network: whoever has
+/// one address of it usually has all of them), an IPv4 client by its address.
 final class FailedAuthLimiter: Sendable {
     private struct Windows {
         var minute: Int64 = 0
@@ -45,20 +45,8 @@ final class FailedAuthLimiter: Sendable {
         }
     }
 
-    /// The budget `address` counts in: an IPv6 address's /64 (`2001:db8:1:2::/64`), an IPv4 address as it is
-    /// (`192.0.2.1`), an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it carries. Brackets and a
-    /// `%zone` are ignored. Anything that is not an IP address (a Unix socket's peer, say) counts by its own text.
-    static func key(for address: String) -> String {
-        guard let parsed = OutboundAddressPolicy.Address(address) else { return address }
-        if parsed.isIPv4 { return parsed.description }
-        if parsed.bytes[0..<12].elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]),
-            let v4 = OutboundAddressPolicy.Address(bytes: Array(parsed.bytes[12..<16]))
-        {
-            return v4.description
-        }
-        let prefix = OutboundAddressPolicy.Address(bytes: Array(parsed.bytes[0..<8]) + [UInt8](repeating: 0, count: 8))
-        return (prefix ?? parsed).description + "/64"
-    }
+    /// The budget `address` counts in: `AddressKey.key(for:)`, the key of every per-address bound.
+    static func key(for address: String) -> String { AddressKey.key(for: address) }
 
     /// What `Retry-After` says to a blocked address: a blocked address is free again within a minute.
     static let retryAfterSeconds = 60

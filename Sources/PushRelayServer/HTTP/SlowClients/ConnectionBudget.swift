@@ -16,6 +16,8 @@ import Darwin
 /// client that reconnects the moment it is refused comes back once per delay rather than as fast as the server can
 /// accept. An address may have as many refused connections waiting as its budget; past that, a connection is reset
 /// at once.
+///
+/// Addresses count by `AddressKey.key(for:)`: an IPv6 client's whole /64 shares one budget.
 final class ConnectionBudget: Sendable {
     /// What `admit` decided for a new connection.
     enum Admission: Equatable {
@@ -44,10 +46,11 @@ final class ConnectionBudget: Sendable {
         self.clock = clock
     }
 
-    /// Counts a new connection from `address`.
+    /// Counts a new connection from `address` (its /64 for IPv6).
     func admit(_ address: String) -> Admission {
-        counts.withLock { counts in
-            var c = counts[address, default: Counts()]
+        let key = AddressKey.key(for: address)
+        return counts.withLock { counts in
+            var c = counts[key, default: Counts()]
             let admission: Admission
             if c.open < limitPerAddress {
                 c.open += 1
@@ -58,7 +61,7 @@ final class ConnectionBudget: Sendable {
             } else {
                 admission = .refused
             }
-            counts[address] = c
+            counts[key] = c
             return admission
         }
     }
@@ -73,17 +76,18 @@ final class ConnectionBudget: Sendable {
         update(address) { $0.refused -= 1 }
     }
 
-    /// Open connections from `address`.
-    func count(_ address: String) -> Int { counts.withLock { $0[address]?.open ?? 0 } }
+    /// Open connections from `address` (its /64 for IPv6).
+    func count(_ address: String) -> Int { counts.withLock { $0[AddressKey.key(for: address)]?.open ?? 0 } }
 
-    /// Refused connections from `address` waiting for their reset.
-    func refusedCount(_ address: String) -> Int { counts.withLock { $0[address]?.refused ?? 0 } }
+    /// Refused connections from `address` (its /64 for IPv6) waiting for their reset.
+    func refusedCount(_ address: String) -> Int { counts.withLock { $0[AddressKey.key(for: address)]?.refused ?? 0 } }
 
     private func update(_ address: String, _ change: (inout Counts) -> Void) {
+        let key = AddressKey.key(for: address)
         counts.withLock { counts in
-            guard var c = counts[address] else { return }
+            guard var c = counts[key] else { return }
             change(&c)
-            counts[address] = c.open > 0 || c.refused > 0 ? c : nil
+            counts[key] = c.open > 0 || c.refused > 0 ? c : nil
         }
     }
 

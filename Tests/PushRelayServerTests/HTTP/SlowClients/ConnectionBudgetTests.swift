@@ -83,6 +83,32 @@ import Testing
         #expect(budget.refusedCount(Self.client) == 1)
     }
 
+    @Test func theAddressesOfOneIPv6Slash64ShareOneBudget() throws {
+        let budget = ConnectionBudget(limitPerAddress: 2, clock: ManualClock())
+        #expect(budget.admit("2001:db8:1:2::1") == .admitted)
+        #expect(budget.admit("2001:db8:1:2:aaaa::2") == .admitted)
+        #expect(budget.admit("2001:db8:1:2:ffff:ffff:ffff:ffff") == .refusedAfterDelay, "a third address of the /64 is past the budget")
+        #expect(budget.admit("2001:db8:1:3::1") == .admitted, "the next /64 has its own")
+        #expect(budget.count("2001:db8:1:2::99") == 2)
+        // Connections accepted from two addresses of one /64 count together, and each releases its place on close.
+        let other = ConnectionBudget(limitPerAddress: 2, clock: ManualClock())
+        let first = try Self.accepted(from: "2001:db8:5:6::1")
+        let second = try Self.accepted(from: "2001:db8:5:6::2")
+        #expect(other.accept(first, trustedProxies: TrustedProxies()))
+        #expect(other.accept(second, trustedProxies: TrustedProxies()))
+        let third = try Self.accepted(from: "2001:db8:5:6:1:2:3:4")
+        #expect(!other.accept(third, trustedProxies: TrustedProxies()), "refused: the /64 holds its budget")
+        _ = try first.finish()
+        #expect(other.count("2001:db8:5:6::") == 1)
+        #expect(other.accept(try Self.accepted(from: "2001:db8:5:6::3"), trustedProxies: TrustedProxies()))
+    }
+
+    @Test func anIPv4MappedAddressCountsAsItsIPv4Address() {
+        let budget = ConnectionBudget(limitPerAddress: 1, clock: ManualClock())
+        #expect(budget.admit(Self.client) == .admitted)
+        #expect(budget.admit("::ffff:\(Self.client)") == .refusedAfterDelay)
+    }
+
     @Test func aTrustedProxysConnectionsAreNotCounted() throws {
         let budget = ConnectionBudget(limitPerAddress: 1, clock: ManualClock())
         let proxies = TrustedProxies(networks: [OutboundAddressPolicy.Network(cidr: "10.0.0.0/8")!])
