@@ -7,8 +7,9 @@ import PushRelayCore
 ///
 /// The fixed fields come first, then the metadata sorted by key (the metadata provider's, then the logger's, then the
 /// event's, later ones winning), then `error` when the event carries one. Metadata values are strings; lists and
-/// dictionaries are written as JSON arrays and objects. A line is written with one `write(2)` call, so lines from
-/// different threads never interleave.
+/// dictionaries are written as JSON arrays and objects. The C1 controls, the line and paragraph separators and the
+/// bidirectional controls are written as `\uXXXX` escapes (`LogText.jsonEscapingInvisibles`). A line is written with
+/// one `write(2)` call, so lines from different threads never interleave.
 public struct JSONLogHandler: LogHandler {
     /// Where lines go.
     public struct Output: Sendable {
@@ -83,7 +84,7 @@ public struct JSONLogHandler: LogHandler {
         if let error = event.error { field("error", .string(String(describing: error))) }
         out.append(UInt8(ascii: "}"))
         out.append(UInt8(ascii: "\n"))
-        return out
+        return LogText.jsonEscapingInvisibles(out)
     }
 
     static func json(_ value: Logger.MetadataValue) -> JSONValue {

@@ -51,7 +51,7 @@ import Testing
             LogText.escaped("\u{0}\u{1B}\u{1F}\u{7F}\u{85}\u{9F}\u{2028}\u{2029}") == "\\u{0}\\u{1B}\\u{1F}\\u{7F}\\u{85}\\u{9F}\\u{2028}\\u{2029}"
         )
         // Characters that share lead bytes with the escaped ones stay as they are.
-        for plain in ["abcdef…uvwxyz", "a ↔ b", "\u{A0}é日本", "\u{2027}\u{202A}", "back\\slash \"quoted\"", ""] {
+        for plain in ["abcdef…uvwxyz", "a ↔ b", "\u{A0}é日本", "\u{2027}\u{2030}\u{2065}\u{206A}\u{200D}", "back\\slash \"quoted\"", ""] {
             #expect(!LogText.needsEscaping(plain), "\(plain)")
             #expect(LogText.escaped(plain) == plain)
         }
@@ -61,6 +61,94 @@ import Testing
             #expect(
                 !escaped.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
             )
+        }
+    }
+
+    /// The bidirectional controls (which make a terminal show a line's text in another order than it was written).
+    static let bidi: [Unicode.Scalar] =
+        ["\u{200E}", "\u{200F}"] + (0x202A...0x202E).map { Unicode.Scalar($0)! } + (0x2066...0x2069).map { Unicode.Scalar($0)! }
+
+    @Test func bidirectionalControlsAreEscaped() {
+        for scalar in Self.bidi {
+            let value = "admin\(scalar)nimda"
+            #expect(LogText.needsEscaping(value), "\(value.debugDescription)")
+            #expect(LogText.escaped(value) == "admin\\u{\(String(scalar.value, radix: 16, uppercase: true))}nimda")
+        }
+    }
+
+    @Test func aTextValueWithSpacesIsQuotedAndCannotPoseAsMorePairs() throws {
+        let written = Written()
+        let logger = Self.textLogger(written)
+        let forged = "x request_id=forged level=critical"
+        logger.info(
+            "unknown app_id",
+            metadata: [
+                "app_id": .string(forged), "quoted": "say \"hi\" \\o/", "nbsp": "a\u{A0}b", "empty": "", "plain": "p",
+                "key with space": "v", "described": .stringConvertible(forged), "bidi": .string("a\u{202E} b"),
+            ]
+        )
+        let line = try #require(written.text.split(separator: "\n").first)
+        #expect(line.contains(#"app_id="x request_id=forged level=critical""#), "\(line)")
+        #expect(line.contains(#"described="x request_id=forged level=critical""#), "\(line)")
+        #expect(line.contains(#"quoted="say \"hi\" \\o/""#), "\(line)")
+        #expect(line.contains("nbsp=\"a\u{A0}b\""), "any Unicode space is quoted: \(line)")
+        #expect(line.contains(#"empty="""#), "\(line)")
+        #expect(line.contains(" plain=p "), "a value without spaces is written as it is: \(line)")
+        #expect(line.contains(#""key with space"=v"#), "\(line)")
+        #expect(line.contains(#"bidi="a\u{202E} b""#), "\(line)")
+        // Every pair the line holds is one the event had: nothing was forged.
+        #expect(Self.keys(of: line) == [#""key with space""#, "app_id", "bidi", "described", "empty", "nbsp", "plain", "quoted"], "\(line)")
+    }
+
+    /// The keys of a text line's `key=value` pairs, read as a log parser would: fields split at spaces outside quotes
+    /// (where `\` escapes the next character), up to the `[Source]` field.
+    static func keys(of line: Substring) -> [String] {
+        guard let start = line.range(of: ": ")?.upperBound else { return [] }
+        var fields: [String] = []
+        var current = ""
+        var quoted = false
+        var escaping = false
+        for c in line[start...] {
+            if escaping {
+                escaping = false
+            } else if quoted, c == "\\" {
+                escaping = true
+            } else if c == "\"" {
+                quoted.toggle()
+            } else if c == " ", !quoted {
+                if current.hasPrefix("[") { break }
+                fields.append(current)
+                current = ""
+                continue
+            }
+            current.append(c)
+        }
+        return fields.map { field in
+            var inQuotes = false
+            var key = ""
+            for c in field {
+                if c == "\"" { inQuotes.toggle() }
+                if c == "=", !inQuotes { break }
+                key.append(c)
+            }
+            return key
+        }
+    }
+
+    @Test func aJSONLineEscapesInvisibleCharactersAndKeepsTheValue() throws {
+        let lines = JSONLogHandlerTests.Lines()
+        let logger = Logger(label: "pushrelay") { label in JSONLogHandler(label: label, output: lines.output, metadataProvider: nil) }
+        let values = Self.bidi.map { "a\($0)b" } + ["nel\u{85}", "ls\u{2028}ps\u{2029}", "plain é ↔ …"]
+        for value in values { logger.info("m \(value)", metadata: ["v": .string(value)]) }
+        let raw = lines.all.withLock { $0 }
+        let objects = try lines.objects()
+        #expect(raw.count == values.count && objects.count == values.count)
+        for (line, (value, o)) in zip(raw, zip(values, objects)) {
+            #expect(o["v"] == .string(value), "the same value to a JSON parser")
+            #expect(o["message"] == .string("m \(value)"))
+            let escapedHere = value.unicodeScalars.contains { $0.value >= 0x80 && LogText.isEscaped($0.value) }
+            #expect(!line.unicodeScalars.contains { $0.value >= 0x80 && LogText.isEscaped($0.value) }, "\(line)")
+            #expect(line.contains("\\u") == escapedHere, "\(line)")
         }
     }
 
@@ -89,11 +177,12 @@ import Testing
         }
         let first = try #require(lines.first)
         #expect(first.contains("unknown app_id x\\n\(Self.forgedLine)"), "\(first)")
-        #expect(first.contains("app_id=x\\n\(Self.forgedLine)"), "\(first)")
-        #expect(first.contains("key\\n\(Self.forgedLine)=v"), "\(first)")
+        // The forged line holds spaces: the value and the key are quoted.
+        #expect(first.contains("app_id=\"x\\n\(Self.forgedLine)\""), "\(first)")
+        #expect(first.contains("\"key\\n\(Self.forgedLine)\"=v"), "\(first)")
         #expect(lines[1].contains("x\\r\\n\(Self.forgedLine)"), "\(lines[1])")
         let errorLine = lines[lines.count - 2]
-        #expect(errorLine.contains("error.message=broken\\n2026-11-25"), "\(errorLine)")
+        #expect(errorLine.contains("error.message=\"broken\\n2026-11-25"), "\(errorLine)")
         #expect(errorLine.contains("error.type=\(String(reflecting: Forged.self))"), "\(errorLine)")
     }
 
