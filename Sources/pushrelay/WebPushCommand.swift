@@ -28,8 +28,12 @@ struct WebPushCommand: ParsableCommand {
                 throw ValidationError("'\(out)' exists; pass --force to replace it (browsers subscribed with the old key will stop receiving pushes)")
             }
             let (key, pem) = VAPIDKey.generate()
-            guard FileManager.default.createFile(atPath: out, contents: Data((pem + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw ValidationError("cannot write '\(out)'")
+            do {
+                try VAPIDKeyFile.write(pem + "\n", to: out, replacing: force)
+            } catch let error as VAPIDKeyFile.WriteError where error.exists {
+                throw ValidationError("'\(out)' exists; pass --force to replace it (browsers subscribed with the old key will stop receiving pushes)")
+            } catch {
+                throw ValidationError("\(error)")
             }
             print("wrote \(out)")
             print("applicationServerKey: \(VAPIDSigner(key: key, contact: "unused@example.org").applicationServerKey)")
