@@ -35,6 +35,8 @@ final class WebPushRelayService: Sendable {
     let limiter: SenderRateLimiter?
     /// Runs the `Unsubscribe-URL` DELETEs, which nobody waits for.
     let work: BackgroundWork
+    /// Bounds the DELETEs running and waiting.
+    let unsubscribes: UnsubscribeLine
     let clock: any TimePort
     let logger: Logger
 
@@ -45,11 +47,13 @@ final class WebPushRelayService: Sendable {
         fcm: String?,
         dispatcher: Dispatcher,
         work: BackgroundWork,
+        unsubscribes: UnsubscribeLine = UnsubscribeLine(),
         clock: any TimePort,
         logger: Logger
     ) {
         self.settings = settings
         self.work = work
+        self.unsubscribes = unsubscribes
         self.apnsProduction = apnsProduction
         self.apnsDevelopment = apnsDevelopment
         self.fcm = fcm
@@ -133,16 +137,30 @@ final class WebPushRelayService: Sendable {
         }
     }
 
-    /// Sends the DELETE the sender asked for in `Unsubscribe-URL`, only to `relay.unsubscribe_allowed_hosts`.
+    /// Sends the DELETE the sender asked for in `Unsubscribe-URL`, only to `relay.unsubscribe_allowed_hosts`, and
+    /// only as many at a time as `unsubscribes` lets through (the rest wait, or are dropped past its bound).
     private func unsubscribe(_ url: String) {
         guard UnsubscribePolicy.allows(url, allowedHosts: settings.unsubscribeAllowedHosts) else {
             logger.info("not sending the Unsubscribe-URL DELETE: its host is not in relay.unsubscribe_allowed_hosts")
             return
         }
+        switch unsubscribes.submit(url) {
+        case .run: send(url)
+        case .queued: break
+        case .dropped:
+            logger.notice(
+                "Unsubscribe-URL DELETE dropped: too many running and waiting",
+                metadata: ["dropped": .stringConvertible(unsubscribes.figures.dropped)]
+            )
+        }
+    }
+
+    /// Sends one DELETE as background work, then the next one waiting, if any.
+    private func send(_ url: String) {
         let logger = self.logger
         let clock = self.clock
         let addressGuard = OutboundAddressGuard(policy: settings.unsubscribeAddressPolicy)
-        work.submit {
+        work.submit { [self] in
             // The host a sender chose must not be, or resolve to, a loopback or private address (SSRF); the DELETE goes
             // to the addresses checked, and no redirect is followed.
             switch await OneOffRequest.send(method: "DELETE", url: url, addressGuard: addressGuard, timeout: .seconds(10), clock: clock) {
@@ -153,6 +171,7 @@ final class WebPushRelayService: Sendable {
             case .failed(let problem):
                 logger.notice("Unsubscribe-URL DELETE failed", metadata: ["error": .string(problem)])
             }
+            if let next = unsubscribes.finished() { send(next) }
         }
     }
 }
