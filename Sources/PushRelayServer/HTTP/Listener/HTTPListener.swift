@@ -47,6 +47,7 @@ struct HTTPListener: Service {
         case .address: logger.info("listening on \(address)")
         case .inherited(let fd): logger.info("listening on \(address) (the socket passed by systemd, descriptor \(fd))")
         }
+        if let warning = Self.unixSocketWarning(server.channel.localAddress) { logger.warning("\(warning)") }
         await onServerRunning(server.channel)
 
         let failed = await withTaskGroup(of: Void.self) { group -> Bool in
@@ -148,10 +149,25 @@ struct HTTPListener: Service {
 }
 
 extension HTTPListener {
-    /// `127.0.0.1:8080`, `[::1]:8080`.
+    /// `127.0.0.1:8080`, `[::1]:8080`, `unix:/run/pushrelay.sock`.
     static func describe(_ address: SocketAddress) -> String {
+        if case .unixDomainSocket = address { return "unix:" + (address.pathname ?? "?") }
         let ip = address.ipAddress ?? "?"
         return (ip.contains(":") ? "[\(ip)]" : ip) + ":\(address.port ?? 0)"
+    }
+
+    /// What to warn of when the server listens on a Unix socket (a socket unit's `ListenStream=` with a path): its
+    /// clients have no IP address, so every per-address bound (failed credential checks, channels per address, the
+    /// relay's sender limit, the dispatcher's waiting lines) counts them all as one client, `unknown`, and no
+    /// forwarding header is believed from it, `http.trusted_proxies` or not; the connection budget does not count
+    /// them at all. Nil for an IP socket.
+    static func unixSocketWarning(_ address: SocketAddress?) -> String? {
+        guard case .unixDomainSocket? = address else { return nil }
+        return "listening on a Unix socket: its clients have no address, so the per-address bounds (failed credential "
+            + "checks, channel.max_channels_per_address, relay.max_requests_per_minute_per_address) count every client "
+            + "as one and http.max_connections_per_address does not apply; forwarding headers are not read from it "
+            + "(http.trusted_proxies takes IP addresses). Listen on a TCP address behind the reverse proxy instead "
+            + "(docs/deployment.md)"
     }
 }
 
