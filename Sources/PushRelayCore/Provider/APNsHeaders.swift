@@ -3,8 +3,9 @@
 /// Everything a caller sends is checked here before it can reach the provider's protocol layer: only Apple's
 /// documented request headers pass, with values Apple documents. `apns-topic`, `apns-id` and `authorization` are
 /// PushRelay's own (set from the provider's configuration) and are dropped from what a caller sends, as they always
-/// were. Any other name (`te`, `connection`, `content-length`, `x-custom`…) or a value outside the rules is the
-/// caller's error, answered 400 naming the header; it is never sent and never counted as a provider failure.
+/// were. Any other name (`te`, `connection`, `content-length`, `x-custom`…) or a value outside the rules (every value:
+/// `HeaderFieldValue`, so no value can make APNs reset the stream) is the caller's error, answered 400 naming the
+/// header; it is never sent and never counted as a provider failure.
 public enum APNsHeaders {
     /// The headers a caller may set.
     public static let allowed: Set<String> = ["apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id"]
@@ -44,7 +45,15 @@ public enum APNsHeaders {
         return out
     }
 
+    /// Apple's limit on `apns-collapse-id`, in bytes.
+    public static let collapseIDLimit = 64
+
+    /// Every value first passes `HeaderFieldValue` (visible ASCII, no leading or trailing space, not empty; a collapse id
+    /// at most `collapseIDLimit` bytes), then Apple's own rule for its header.
     private static func valueProblem(_ name: String, _ value: String) -> String? {
+        if let problem = HeaderFieldValue.problem(value, maxBytes: name == "apns-collapse-id" ? collapseIDLimit : nil) {
+            return problem
+        }
         switch name {
         case "apns-push-type":
             return pushTypes.contains(value) ? nil : "must be one of \(pushTypes.sorted().joined(separator: ", "))."
@@ -54,9 +63,6 @@ public enum APNsHeaders {
             return !value.isEmpty && value.utf8.count <= 10 && value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
                 ? nil
                 : "must be a UNIX time in seconds (digits only), or 0."
-        case "apns-collapse-id":
-            // Its length (at most `collapseIDLimit` bytes) is checked where the request is built (`BadCollapseId`).
-            return value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) ? nil : "contains control characters."
         default:
             return nil
         }

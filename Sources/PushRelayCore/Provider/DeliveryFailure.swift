@@ -7,8 +7,10 @@ public enum DeliveryFailure: Error, Sendable, Equatable {
     /// The provider rejected the payload for another reason.
     case invalidPayload(reason: String, message: String)
     /// The request names a target the provider cannot address: a malformed device token, a push service that is not
-    /// allowed. The caller's mistake; nothing was sent, and the token is not remembered as dead. `reason` names the
-    /// problem (`MalformedToken`, `EndpointNotAllowed`).
+    /// allowed, or one the caller chose that cannot be reached (its name does not resolve, it refuses the connection,
+    /// its TLS fails). Nothing was sent, and the token is not remembered as dead. It says nothing about the provider's
+    /// health, so the circuit breaker does not count it. `reason` names the problem (`MalformedToken`,
+    /// `EndpointNotAllowed`, `EndpointUnreachable`).
     case invalidTarget(reason: String, message: String)
     /// Worth retrying: 429/500/503, timeouts, connection errors. `retryAfterSeconds` from `Retry-After` when given.
     /// Counts against the provider's health (the circuit breaker).
@@ -63,4 +65,13 @@ extension DeliveryFailure {
     /// `invalidTarget` reasons (also the `errorType` of the HTTP answer).
     public static let malformedToken = "MalformedToken"
     public static let endpointNotAllowed = "EndpointNotAllowed"
+    /// The destination the caller chose (a WebPush subscription's push service) could not be reached: its host does not
+    /// resolve, or connecting to it failed (refused, unreachable, timed out, TLS). Not the provider's failure.
+    public static let endpointUnreachable = "EndpointUnreachable"
+
+    /// Whether the failure is the caller-chosen destination's, not the provider's (`endpointUnreachable`).
+    public var isUnreachableDestination: Bool {
+        guard case .invalidTarget(let reason, _) = self else { return false }
+        return reason == Self.endpointUnreachable
+    }
 }

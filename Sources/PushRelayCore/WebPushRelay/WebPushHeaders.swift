@@ -58,7 +58,8 @@ public struct WebPushHeaders: Sendable, Equatable {
     /// `TTL` in seconds, clamped to `maxTTLSeconds`; nil when the sender gave none.
     public var ttlSeconds: Int?
     public var urgency: WebPushUrgency
-    /// `Topic`: replaces an undelivered message with the same topic (APNs collapse id, FCM collapse key).
+    /// `Topic`: replaces an undelivered message with the same topic (APNs collapse id, FCM collapse key). At most
+    /// `maxTopicBytes` of visible ASCII with inner spaces (`HeaderFieldValue`); anything else is refused.
     public var topic: String?
     /// `Unsubscribe-URL`: where to say the subscription is gone (Mastodon sends it).
     public var unsubscribeURL: String?
@@ -118,6 +119,8 @@ public struct WebPushHeaders: Sendable, Equatable {
                     problem: "is \(t.utf8.count) bytes; at most \(Self.maxTopicBytes) are relayed (RFC 8030 allows 32 base64url characters)"
                 )
             }
+            // It becomes the APNs collapse id or the FCM collapse key: a value that every HTTP/2 server accepts.
+            if let problem = HeaderFieldValue.problem(t) { throw .invalidValue(header: "Topic", problem: String(problem.dropLast())) }
             topic = t
         } else {
             topic = nil

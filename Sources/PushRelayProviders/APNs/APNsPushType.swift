@@ -1,3 +1,5 @@
+import PushRelayCore
+
 /// The `apns-push-type` values that change how PushRelay addresses a request.
 enum APNsPushType {
     /// The `apns-topic` for a push type: the bundle id, with the suffix Apple requires for VoIP, complication,
@@ -18,5 +20,5 @@ enum APNsPushType {
     }
 
     /// `apns-collapse-id` limit in bytes.
-    static let collapseIDLimit = 64
+    static let collapseIDLimit = APNsHeaders.collapseIDLimit
 }

@@ -41,14 +41,8 @@ enum APNsRequestBuilder {
             )
         }
 
-        if let problem = APNsHeaders.problem(apns.headers, source: "APNs headers") {
-            throw .invalidPayload(reason: APNsHeaders.badHeaderReason, message: problem)
-        }
         var headers = APNsHeaders.passed(apns.headers)
-        headers["apns-push-type"] = pushType
-        headers["apns-topic"] = APNsPushType.topic(bundleID: bundleID, pushType: pushType)
-        headers["apns-id"] = apnsID
-
+        // A collapse id too long for Apple keeps Apple's own reason; every other refused value is `BadHeader`.
         if let collapse = headers["apns-collapse-id"], collapse.utf8.count > APNsPushType.collapseIDLimit {
             throw .invalidPayload(
                 reason: "BadCollapseId",
@@ -56,6 +50,12 @@ enum APNsRequestBuilder {
                     "apns-collapse-id (the notification's tag/collapse id) is \(collapse.utf8.count) bytes; APNs allows at most \(APNsPushType.collapseIDLimit). Use a shorter tag."
             )
         }
+        if let problem = APNsHeaders.problem(apns.headers, source: "APNs headers") {
+            throw .invalidPayload(reason: APNsHeaders.badHeaderReason, message: problem)
+        }
+        headers["apns-push-type"] = pushType
+        headers["apns-topic"] = APNsPushType.topic(bundleID: bundleID, pushType: pushType)
+        headers["apns-id"] = apnsID
         let body = JSONWriter.bytes(apns.payload)
         let limit = APNsPushType.payloadLimit(pushType: pushType)
         if body.count > limit {

@@ -13,7 +13,8 @@ import PushRelayWebPush
 /// before any connection is made; `OutboundAddressGuard`), with `Content-Encoding: aes128gcm`, `TTL`, `Urgency`, `Topic` and
 /// `Authorization: vapid t=…, k=…`. Answers: 200/201/202 delivered; 404/410 the subscription is gone
 /// (`invalidToken`); 413 `payloadTooLarge`; 429 and 5xx transient (with `Retry-After`); 400/401/403 a VAPID or
-/// configuration problem.
+/// configuration problem. A push service whose host does not resolve or cannot be connected to is the subscription's
+/// problem, not the provider's: `invalidTarget` with `EndpointUnreachable`, which the circuit breaker does not count.
 public final class WebPushProvider: ConfiguredProvider {
     public let name: String
     public let configuration: Configuration
@@ -65,7 +66,12 @@ public final class WebPushProvider: ConfiguredProvider {
         case .success(let addresses):
             checked = addresses
         case .failure(.unresolvable(_, let problem)):
-            throw .transient(reason: "DNS", message: "\(name): cannot resolve push service \(host): \(problem)", retryAfterSeconds: nil)
+            // The host is the caller's choice (any name under an allowed_endpoints glob): its failure is not the provider's.
+            logger.notice("a WebPush endpoint's host does not resolve", metadata: ["endpoint_host": "\(host)", "problem": "\(problem)"])
+            throw .invalidTarget(
+                reason: DeliveryFailure.endpointUnreachable,
+                message: "The subscription's push service '\(host)' does not resolve (\(problem)); nothing was sent."
+            )
         case .failure(let refusal):
             logger.warning(
                 "refused a WebPush endpoint with a non-public address",
@@ -105,7 +111,12 @@ public final class WebPushProvider: ConfiguredProvider {
             )
         }
         request.pin(to: checked)
-        let response = try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
+        let response: UpstreamResponse
+        do {
+            response = try await client.execute(request, timeout: configuration.transport.requestTimeout, providerName: name)
+        } catch {
+            throw Self.destinationFailure(error, host: host)
+        }
 
         let sent: JSONValue = [
             "endpoint_host": .string(host), "headers": .object(sentHeaders.mapValues(JSONValue.string)),
@@ -135,6 +146,20 @@ public final class WebPushProvider: ConfiguredProvider {
             )
             throw failure
         }
+    }
+
+    /// Transport reasons for a connection to the push service that could not be made (refused, unreachable, timed out,
+    /// TLS, or the request refused on two connections): nothing was processed.
+    static let connectFailureReasons: Set<String> = ["ConnectionError", "ConnectTimeout"]
+
+    /// A failure to connect to the caller-chosen push service as `EndpointUnreachable` (its own, not the provider's);
+    /// any other failure as it is.
+    static func destinationFailure(_ failure: DeliveryFailure, host: String) -> DeliveryFailure {
+        guard case .transient(let reason, let message, _) = failure, connectFailureReasons.contains(reason) else { return failure }
+        return .invalidTarget(
+            reason: DeliveryFailure.endpointUnreachable,
+            message: "The subscription's push service '\(host)' cannot be reached (\(message)); nothing was sent."
+        )
     }
 
     public var transportFigures: ProviderTransportFigures? { client.figures }

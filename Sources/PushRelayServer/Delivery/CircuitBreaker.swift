@@ -43,6 +43,9 @@ final class CircuitBreaker: Sendable {
     /// Reports how a delivery that `admit` let through went.
     func record(_ result: Result<DeliveryReceipt, DeliveryFailure>) {
         let report: CircuitBreakerState.Report
+        // A destination the caller chose that cannot be reached (a WebPush host that does not resolve) says nothing
+        // about the provider; counting it would let anyone open the breaker for every device.
+        if case .failure(let failure) = result, failure.isUnreachableDestination { return }
         switch result {
         case .success, .failure(.invalidToken), .failure(.invalidPayload), .failure(.invalidTarget), .failure(.payloadTooLarge),
             .failure(.throttled):

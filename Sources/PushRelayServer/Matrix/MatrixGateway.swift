@@ -305,8 +305,9 @@ final class MatrixGateway: Sendable {
             switch failure {
             case .invalidToken(let reason, _): return .rejected(reason: reason, provider: app.provider)
             // A pushkey that cannot be a device token is rejected; a push service outside allowed_endpoints is
-            // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault).
-            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed:
+            // dropped without rejecting the pushkey, as Sygnal does (it is the gateway's policy, not the pushkey's fault),
+            // and so is one that cannot be reached (it is neither queued for a retry nor counted by the breaker).
+            case .invalidTarget(let reason, _) where reason != DeliveryFailure.endpointNotAllowed && !failure.isUnreachableDestination:
                 return .rejected(reason: reason, provider: app.provider)
             // A request that may have reached the device is not queued for another send.
             case .transient where failure.mayHaveBeenDelivered: return .failed(failure.message)

@@ -44,24 +44,3 @@ import Testing
         #expect(format.canonicalPushkey("not base64!") == "not base64!")
     }
 }
-
-@Suite struct APNsHeadersTests {
-    @Test func documentedHeadersWithValidValuesPass() {
-        #expect(APNsHeaders.problem(["apns-priority": "5", "APNS-Expiration": "0", "apns-collapse-id": "door", "apns-push-type": "alert"]) == nil)
-        #expect(APNsHeaders.problem(["apns-topic": "x", "apns-id": "y", "authorization": "z"]) == nil, "PushRelay's own: ignored")
-        #expect(APNsHeaders.passed(["apns-topic": "x", "APNS-Priority": "10"]) == ["apns-priority": "10"])
-    }
-
-    @Test func anythingElseIsNamed() {
-        for (headers, named) in [
-            (["te": "gzip"], "'te'"), (["connection": "close"], "'connection'"), (["content-length": "1"], "'content-length'"),
-            (["x-custom": "1"], "'x-custom'"), (["apns-priority": "7"], "apns-priority"), (["apns-expiration": "-1"], "apns-expiration"),
-            (["apns-push-type": "bogus"], "apns-push-type"), (["apns-collapse-id": "a\r\nb"], "apns-collapse-id"),
-            (["bad\nname": "1"], "'bad?name'"),
-        ] as [([String: String], String)] {
-            let problem = APNsHeaders.problem(headers)
-            #expect(problem?.contains(named) == true, "\(headers): \(problem ?? "nil")")
-            #expect(problem?.hasPrefix("data.apns_headers") == true)
-        }
-    }
-}

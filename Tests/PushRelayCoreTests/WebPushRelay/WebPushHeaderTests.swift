@@ -57,6 +57,18 @@ import Testing
         #expect(throws: WebPushHeaderError.self) { try parse(["content-encoding": "aes128gcm", "topic": String(repeating: "x", count: 65)]) }
     }
 
+    @Test(arguments: ["a\u{85}b", "\u{FEFF}t", "t\u{2028}", "caf\u{E9}", "a\u{1}b"])
+    func aTopicThatIsNotVisibleASCIIIsRefused(topic: String) throws {
+        #expect(throws: WebPushHeaderError.self) { try parse(["content-encoding": "aes128gcm", "topic": topic]) }
+        do {
+            _ = try parse(["content-encoding": "aes128gcm", "topic": topic])
+        } catch {
+            #expect(error.status == 400)
+            #expect(error.description.hasPrefix("The Topic header "), "\(error)")
+        }
+        #expect(try parse(["content-encoding": "aes128gcm", "topic": " room 1 "]).topic == "room 1")
+    }
+
     @Test func ttlIsClampedAndUrgencyDefaultsToImmediate() throws {
         let h = try parse(["content-encoding": "aes128gcm", "ttl": "99999999"])
         #expect(h.ttlSeconds == WebPushHeaders.maxTTLSeconds)
