@@ -7,6 +7,13 @@ extension NotifyFastPath {
     /// The fast path's decisions for one connection, with no channel in it: each event returns what the handler must
     /// do. Requests the fast path does not take are forwarded to Hummingbird in order, and a request is taken only
     /// when every forwarded one has been answered, so responses stay in request order.
+    ///
+    /// Back-pressure: a client that sends and does not read must not make the server hold its answers. While the
+    /// channel is not writable (its outbound buffer is past NIO's high watermark) no new request is started and no
+    /// read is issued; the parts already read wait, in order, and are taken once it is writable again. So the answers
+    /// the server holds for a connection are at most the watermark plus one answer, and the parts it holds are what one
+    /// read brought. A client that has more than `maxHeldRequests` requests waiting is pipelining POSTs, which no HTTP
+    /// client does (RFC 9112 §9.3.2): its connection is closed.
     struct StateMachine {
         enum State {
             /// Between requests.
@@ -18,7 +25,9 @@ extension NotifyFastPath {
             /// The body passes the limit (`BodyLimit`): the rest is read and dropped, then the answer is a 413.
             case discarding(HTTPRequest, path: String)
             /// The answer is being prepared; parts read meanwhile are held until it is written.
-            case answering(held: [HTTPRequestPart])
+            case answering
+            /// The connection is being closed: what is read is dropped.
+            case closed
         }
 
         /// What to do with a part that was read.
@@ -31,6 +40,8 @@ extension NotifyFastPath {
             case answer(HTTPRequest, path: String, body: ByteBuffer)
             /// The body was too large: answer the path's 413 (`BodyLimit.tooLarge`), which closes the connection.
             case rejectTooLarge(HTTPRequest, path: String)
+            /// More than `maxHeldRequests` requests wait: close the connection, answering nothing more.
+            case close
             /// A part NIO's decoder cannot produce in this state.
             case protocolError
         }
@@ -39,20 +50,30 @@ extension NotifyFastPath {
         enum AnsweredAction {
             /// Close the connection (the answer ends it: `ResponseHead`).
             case close
-            /// Feed `held` back through `read`, in order, then issue a read if `read` is true and nothing is being
-            /// answered again.
-            case resume(held: [HTTPRequestPart])
+            /// Take the held parts (`nextHeld`), then issue a read if `takePendingRead` says so.
+            case resume
         }
+
+        /// The most requests held waiting on one connection (see the type's description).
+        static let defaultMaxHeldRequests = 64
 
         private(set) var state = State.idle
         /// Requests forwarded to Hummingbird whose response has not ended.
         private(set) var forwarded = 0
-        /// A read was asked for while parts were held: issue it once the answer is written.
+        /// A read was asked for while reading was paused: issue it once the parts held are taken.
         private(set) var readPending = false
+        /// Whether the channel takes writes (NIO's writability).
+        private(set) var writable = true
+        /// Parts read that could not be taken yet, in the order they came.
+        private(set) var held = CircularBuffer<HTTPRequestPart>()
+        /// The request heads among `held`.
+        private(set) var heldRequests = 0
         let limit: BodyLimit
+        let maxHeldRequests: Int
 
-        init(limit: BodyLimit) {
+        init(limit: BodyLimit, maxHeldRequests: Int = Self.defaultMaxHeldRequests) {
             self.limit = limit
+            self.maxHeldRequests = maxHeldRequests
         }
 
         var isAnswering: Bool {
@@ -62,12 +83,44 @@ extension NotifyFastPath {
 
         /// A part was read; `route` gives the path of a request the fast path takes, nil for one it passes on.
         mutating func read(_ part: HTTPRequestPart, route: (HTTPRequest) -> String?) -> ReadAction {
-            switch (state, part) {
-            case (.answering(var held), _):
-                state = .idle  // drop the state's reference, so the append does not copy the array
+            if case .closed = state { return .none }
+            guard held.isEmpty, !mustWait(part) else {
+                if case .head = part {
+                    guard heldRequests < maxHeldRequests else {
+                        state = .closed
+                        dropHeld()
+                        return .close
+                    }
+                    heldRequests += 1
+                }
                 held.append(part)
-                state = .answering(held: held)
                 return .none
+            }
+            return take(part, route: route)
+        }
+
+        /// The next held part, taken, if it may be taken now; nil when none is held or the next must wait on.
+        mutating func nextHeld(route: (HTTPRequest) -> String?) -> ReadAction? {
+            guard case .some(let part) = held.first, !mustWait(part) else { return nil }
+            held.removeFirst()
+            if case .head = part { heldRequests -= 1 }
+            return take(part, route: route)
+        }
+
+        /// Whether `part` must wait now: behind an answer being prepared, or, as a new request, while the channel is
+        /// not writable.
+        private func mustWait(_ part: HTTPRequestPart) -> Bool {
+            switch (state, part) {
+            case (.answering, _): return true
+            case (.idle, .head): return !writable
+            default: return false
+            }
+        }
+
+        private mutating func take(_ part: HTTPRequestPart, route: (HTTPRequest) -> String?) -> ReadAction {
+            switch (state, part) {
+            case (.answering, _), (.closed, _):
+                preconditionFailure("parts wait while answering, and are dropped once closed")
             case (.idle, .head(let head)):
                 if forwarded == 0, let path = route(head) {
                     state =
@@ -88,7 +141,7 @@ extension NotifyFastPath {
                 return .forward(part)
             case (.collecting(let head, let path, var body), .body(var chunk)):
                 if limit.allows(body.readableBytes + chunk.readableBytes) {
-                    state = .idle  // as above: no copy of the buffer
+                    state = .idle  // drop the state's reference, so the append does not copy the buffer
                     body.writeBuffer(&chunk)
                     state = .collecting(head, path: path, body: body)
                 } else {
@@ -96,12 +149,12 @@ extension NotifyFastPath {
                 }
                 return .none
             case (.collecting(let head, let path, let body), .end):
-                state = .answering(held: [])
+                state = .answering
                 return .answer(head, path: path, body: body)
             case (.discarding, .body):
                 return .none
             case (.discarding(let head, let path), .end):
-                state = .answering(held: [])
+                state = .answering
                 return .rejectTooLarge(head, path: path)
             case (.collecting, .head), (.discarding, .head):
                 return .protocolError
@@ -113,28 +166,48 @@ extension NotifyFastPath {
             forwarded = max(forwarded - 1, 0)
         }
 
-        /// The channel asks to read. Returns whether to read now: reading pauses only once a pipelined request waits
-        /// behind an answer (Home Assistant sends one request at a time, so the usual answer changes nothing).
+        /// The channel asks to read. Returns whether to read now: reading pauses while parts wait or the channel is not
+        /// writable (Home Assistant sends one request at a time, so its usual answer changes nothing).
         mutating func readRequested() -> Bool {
-            if case .answering(let held) = state, !held.isEmpty {
+            if case .closed = state { return false }
+            if !held.isEmpty || !writable {
                 readPending = true
                 return false
             }
             return true
         }
 
-        /// The answer was written.
-        mutating func answered(close: Bool) -> AnsweredAction {
-            guard case .answering(let held) = state else { return close ? .close : .resume(held: []) }
-            state = .idle
-            return close ? .close : .resume(held: held)
+        /// The channel's writability changed. Returns whether to take the held parts (`nextHeld`) and then the pending
+        /// read (`takePendingRead`).
+        mutating func writabilityChanged(_ isWritable: Bool) -> Bool {
+            writable = isWritable
+            if case .closed = state { return false }
+            return isWritable && (!held.isEmpty || readPending)
         }
 
-        /// After the held parts were fed back: whether to issue the read asked for meanwhile.
+        /// The answer was written.
+        mutating func answered(close: Bool) -> AnsweredAction {
+            if close {
+                state = .closed
+                dropHeld()
+                return .close
+            }
+            if case .answering = state { state = .idle }
+            return .resume
+        }
+
+        /// After the held parts were taken: whether to issue the read asked for meanwhile.
         mutating func takePendingRead() -> Bool {
-            guard readPending, !isAnswering else { return false }
+            guard readPending, held.isEmpty, writable, !isAnswering else { return false }
+            if case .closed = state { return false }
             readPending = false
             return true
+        }
+
+        private mutating func dropHeld() {
+            held.removeAll()
+            heldRequests = 0
+            readPending = false
         }
     }
 }

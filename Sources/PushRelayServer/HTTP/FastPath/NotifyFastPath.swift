@@ -24,6 +24,9 @@ import Synchronization
 /// unchanged. Responses stay in request order: a request is only taken here when nothing forwarded to Hummingbird is
 /// still unanswered, and parts that arrive while an answer is being prepared wait (and stop further reads) until it
 /// is written. An answer that ends the connection (`ResponseHead`) closes it, and what was held is dropped.
+///
+/// A client that does not read its answers stops being read: while the channel is not writable no request is started
+/// and no read issued, and reading resumes when it is writable again (`StateMachine` has the rule and its bounds).
 final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -91,16 +94,48 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         self.machine = StateMachine(limit: endpoint.bodyLimit)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        receive(unwrapInboundIn(data), context: context)
+    /// Taking the held parts (`resume`): an answer written meanwhile, or a writability change, must not start another.
+    private var resuming = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        _ = machine.writabilityChanged(context.channel.isWritable)
     }
 
-    /// Feeds one part to the state machine and performs its action; returns whether the part was passed on.
-    @discardableResult
-    private func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) -> Bool {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let endpoint = self.endpoint
-        switch machine.read(part, route: { endpoint.route($0) }) {
+        perform(machine.read(unwrapInboundIn(data), route: { endpoint.route($0) }), context: context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let resume = machine.writabilityChanged(context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+        if resume { self.resume(context: context) }
+    }
+
+    /// Takes the held parts that may be taken now, in order, then issues the read asked for meanwhile, if any.
+    private func resume(context: ChannelHandlerContext) {
+        guard !resuming else { return }
+        resuming = true
+        defer { resuming = false }
+        let endpoint = self.endpoint
+        // Hummingbird's side takes what was passed on at the next read-complete, so one is sent for them.
+        var passedOn = false
+        while let action = machine.nextHeld(route: { endpoint.route($0) }) {
+            passedOn = perform(action, context: context) || passedOn
+        }
+        if passedOn { context.fireChannelReadComplete() }
+        if machine.takePendingRead() { context.read() }
+    }
+
+    /// Performs one of the state machine's read actions; returns whether a part was passed on.
+    @discardableResult
+    private func perform(_ action: StateMachine.ReadAction, context: ChannelHandlerContext) -> Bool {
+        let endpoint = self.endpoint
+        switch action {
         case .none:
+            return false
+        case .close:
+            context.close(promise: nil)
             return false
         case .forward(let part):
             context.fireChannelRead(wrapInboundOut(part))
@@ -174,13 +209,9 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         switch machine.answered(close: close) {
         case .close:
             context.close(promise: nil)
-        case .resume(let held):
-            // Parts that arrived meanwhile (a pipelined request), then reading resumes. Hummingbird's side takes what
-            // was passed on at the next read-complete, so one is sent for them.
-            var passedOn = false
-            for part in held { passedOn = receive(part, context: context) || passedOn }
-            if passedOn { context.fireChannelReadComplete() }
-            if machine.takePendingRead() { context.read() }
+        case .resume:
+            // Parts that arrived meanwhile (a pipelined request), then reading resumes.
+            resume(context: context)
         }
     }
 

@@ -2,13 +2,17 @@ extension SlowClientGuard {
     /// When a plain HTTP connection has had enough time: pure, driven by the bytes going in and out and by the clock.
     ///
     /// A request's clock starts at its first byte and stops when the answer starts going out; trickling more bytes
-    /// does not extend it. Between requests, the idle clock runs.
+    /// does not extend it. Between requests, the idle clock runs. A request past its time is answered 408, and the
+    /// connection closes once that answer is written, or `closeGrace` later whatever happens: a client that does not
+    /// read has answers queued ahead of it, so it would never be written.
     struct StateMachine {
         enum State: Equatable {
             /// No request under way since `since`.
             case idle(since: ContinuousClock.Instant)
             /// A request's bytes started arriving; it must be answered by `deadline`.
             case receiving(deadline: ContinuousClock.Instant)
+            /// The 408 is being written; the connection closes by `deadline` even if it is not.
+            case closing(deadline: ContinuousClock.Instant)
             /// The connection was closed for being too slow.
             case closed
         }
@@ -18,6 +22,8 @@ extension SlowClientGuard {
             case requestTimeout
             /// Idle too long between requests: close quietly.
             case idle
+            /// The 408 was not written within `closeGrace`: close without it.
+            case unwrittenAnswer
         }
 
         enum TimerAction: Equatable {
@@ -28,18 +34,20 @@ extension SlowClientGuard {
         private(set) var state: State
         let requestTimeout: Duration
         let idleTimeout: Duration
+        let closeGrace: Duration
 
-        init(now: ContinuousClock.Instant, requestTimeout: Duration, idleTimeout: Duration) {
+        init(now: ContinuousClock.Instant, requestTimeout: Duration, idleTimeout: Duration, closeGrace: Duration = .seconds(1)) {
             self.state = .idle(since: now)
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout
+            self.closeGrace = closeGrace
         }
 
         /// When the timer should next fire.
         var nextCheck: ContinuousClock.Instant? {
             switch state {
             case .idle(let since): return since + idleTimeout
-            case .receiving(let deadline): return deadline
+            case .receiving(let deadline), .closing(let deadline): return deadline
             case .closed: return nil
             }
         }
@@ -61,8 +69,12 @@ extension SlowClientGuard {
                 return nil
             case .receiving(let deadline):
                 guard now >= deadline else { return .check(at: deadline) }
-                state = .closed
+                state = .closing(deadline: now + closeGrace)
                 return .close(.requestTimeout)
+            case .closing(let deadline):
+                guard now >= deadline else { return .check(at: deadline) }
+                state = .closed
+                return .close(.unwrittenAnswer)
             case .idle(let since):
                 guard now >= since + idleTimeout else { return .check(at: since + idleTimeout) }
                 state = .closed

@@ -4,9 +4,10 @@ import PushRelayEventLoopClock
 
 /// Closes a plain HTTP connection whose client is too slow: a request not sent in full within `http.request_timeout`
 /// of its first byte is answered 408 and the connection closes (slowloris, a body trickled byte by byte), and a
-/// keep-alive connection idle for `http.idle_timeout` is closed. First in the pipeline, so it sees raw bytes before
-/// the HTTP decoder; a websocket upgrade removes it (the websocket has its own pings). The rules are in
-/// `SlowClientGuard.StateMachine`.
+/// keep-alive connection idle for `http.idle_timeout` is closed. Both close the connection even while answers wait to
+/// be written to a client that does not read (the 408 gets `StateMachine.closeGrace`). First in the pipeline, so it
+/// sees raw bytes before the HTTP decoder; a websocket upgrade removes it (the websocket has its own pings). The rules
+/// are in `SlowClientGuard.StateMachine`.
 final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -63,10 +64,10 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func tick(context: ChannelHandlerContext) {
         guard case .close(let expiry)? = machine?.timerFired(now: settings.clock.instant) else { return }
-        timer?.cancel()
-        timer = nil
         switch expiry {
-        case .idle:
+        case .idle, .unwrittenAnswer:
+            timer?.cancel()
+            timer = nil
             context.close(promise: nil)
         case .requestTimeout:
             let error = APIError(
@@ -76,6 +77,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
             )
             let buffer = head.closingBytes(error, allocator: context.channel.allocator)
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            // The timer goes on: it closes the connection if the answer is stuck behind others the client does not read.
             context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in bound.value.close(promise: nil) }
         }
     }

@@ -248,6 +248,85 @@ import Testing
         }
     }
 
+    /// An endpoint that answers every request at once with 400 (as bad input is), its body naming the request's body.
+    static func answeringAtOnce() -> NotifyFastPath.Endpoint {
+        endpoint { body, _ in .now((.badRequest, [:], Array(#"{"message":"\#(String(buffer: body))"}"#.utf8))) }
+    }
+
+    /// Writes one notify request with `body`.
+    static func writeNotify(_ channel: NIOAsyncTestingChannel, _ body: String) async throws {
+        try await channel.writeInbound(post("/api/sendPush/android/v1"))
+        try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: body)))
+        try await channel.writeInbound(HTTPRequestPart.end(nil))
+    }
+
+    /// The bodies of the answers written so far, in order.
+    static func answeredBodies(_ channel: NIOAsyncTestingChannel) async throws -> [String] {
+        var bodies: [String] = []
+        while let part = try await channel.readOutbound(as: HTTPResponsePart.self) {
+            if case .body(let b) = part { bodies.append(String(buffer: b)) }
+        }
+        return bodies
+    }
+
+    /// Turns the channel unwritable after `after` answers have ended, as NIO does once the answers a client does not
+    /// read pass the high watermark (it sits at the pipeline's head, so it sees every answer written).
+    final class Watermark: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = HTTPResponsePart
+        typealias OutboundOut = HTTPResponsePart
+        let after: Int
+        private let ended = Locked(0)
+        init(after: Int) { self.after = after }
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            context.write(data, promise: promise)
+            guard case .end = unwrapOutboundIn(data) else { return }
+            let n = ended.withLock { (count: inout Int) -> Int in
+                count += 1
+                return count
+            }
+            if n == after, let channel = context.channel as? NIOAsyncTestingChannel {
+                channel.isWritable = false
+                context.pipeline.syncOperations.fireChannelWritabilityChanged()
+            }
+        }
+    }
+
+    @Test func pipelinedRequestsToAClientThatDoesNotReadStopReadingAndWaitInOrder() async throws {
+        let channel = try await Self.channel(Self.answeringAtOnce())
+        let reads = ReadCounter()
+        try await channel.pipeline.addHandler(reads, position: .first)
+        try await channel.pipeline.addHandler(Watermark(after: 2), position: .first)
+        // Ten pipelined requests in one go (what one read of the socket decodes to): two are answered, then the
+        // channel is not writable and the rest wait; the read NIO asks for next is held.
+        for i in 1...10 { try await Self.writeNotify(channel, "r\(i)") }
+        try await channel.testingEventLoop.executeInContext { channel.pipeline.read() }
+        #expect(try await Self.answeredBodies(channel) == [#"{"message":"r1"}"#, #"{"message":"r2"}"#])
+        #expect(reads.reads == 0, "nothing more is read while the client does not read")
+        // The client reads: the channel is writable again, and the rest are answered in order, then reading resumes.
+        try await channel.testingEventLoop.executeInContext {
+            channel.isWritable = true
+            channel.pipeline.fireChannelWritabilityChanged()
+        }
+        #expect(try await Self.answeredBodies(channel) == (3...10).map { #"{"message":"r\#($0)"}"# })
+        #expect(reads.reads == 1, "the held read is issued once")
+        #expect(channel.isActive)
+    }
+
+    @Test func aClientPipeliningPastTheBoundWhileNotReadingIsClosed() async throws {
+        let channel = try await Self.channel(Self.answeringAtOnce())
+        try await channel.testingEventLoop.executeInContext {
+            channel.isWritable = false
+            channel.pipeline.fireChannelWritabilityChanged()
+        }
+        let bound = NotifyFastPath.StateMachine.defaultMaxHeldRequests
+        for i in 0..<bound { try await Self.writeNotify(channel, "r\(i)") }
+        #expect(try await Self.answeredBodies(channel).isEmpty, "nothing is answered while the channel is not writable")
+        #expect(channel.isActive, "up to the bound, requests wait")
+        try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
+        try await channel.closeFuture.get()
+        #expect(try await Self.answeredBodies(channel).isEmpty)
+    }
+
     @Test func aRequestWaitingAtTheInFlightBoundHoldsItsConnectionsReadsUntilItIsAnswered() async throws {
         // One place; the request holding it waits until the test lets it go.
         let gate = ProviderGate(limit: 1, maxWait: .seconds(30), clock: ManualClock())

@@ -35,11 +35,11 @@ import Testing
         #expect(path == "/api/sendPush/android/v1")
         #expect(String(buffer: body) == "{\"a\":1}")
         #expect(m.isAnswering)
-        guard case .resume(let held) = m.answered(close: false) else {
+        guard case .resume = m.answered(close: false) else {
             Issue.record("expected to resume")
             return
         }
-        #expect(held.isEmpty)
+        #expect(m.held.isEmpty)
         #expect(!m.isAnswering)
     }
 
@@ -133,16 +133,14 @@ import Testing
         let r2 = m.readRequested()
         #expect(!r2)
         #expect(m.readPending)
-        guard case .resume(let held) = m.answered(close: false) else {
+        guard case .resume = m.answered(close: false) else {
             Issue.record("expected to resume")
             return
         }
-        #expect(held.count == 2)
-        // Replayed in order, they are forwarded; then the pending read is issued, once.
-        for part in held {
-            let action = m.read(part, route: Self.route)
-            #expect(isForward(action))
-        }
+        #expect(m.held.count == 2)
+        // Taken in order, they are forwarded; then the pending read is issued, once.
+        while let action = m.nextHeld(route: Self.route) { #expect(isForward(action)) }
+        #expect(m.held.isEmpty)
         let r3 = m.takePendingRead()
         #expect(r3)
         let r4 = m.takePendingRead()
@@ -159,30 +157,153 @@ import Testing
         _ = m.read(.head(Self.health), route: Self.route)
         let r5 = m.readRequested()
         #expect(!r5)
-        guard case .resume(let held) = m.answered(close: false) else {
+        guard case .resume = m.answered(close: false) else {
             Issue.record("expected to resume")
             return
         }
         var answers = 0
-        for part in held {
-            if case .answer = m.read(part, route: Self.route) { answers += 1 }
+        while let action = m.nextHeld(route: Self.route) {
+            if case .answer = action { answers += 1 }
         }
         #expect(answers == 1)
         // The second answer is under way with the health request held behind it: no read yet.
         #expect(m.isAnswering)
+        #expect(m.held.count == 1)
         let r6 = m.takePendingRead()
         #expect(!r6)
-        guard case .resume(let rest) = m.answered(close: false) else {
+        guard case .resume = m.answered(close: false) else {
             Issue.record("expected to resume")
             return
         }
-        #expect(rest.count == 1)
-        for part in rest {
-            let action = m.read(part, route: Self.route)
-            #expect(isForward(action))
-        }
+        while let action = m.nextHeld(route: Self.route) { #expect(isForward(action)) }
+        #expect(m.held.isEmpty)
         let r7 = m.takePendingRead()
         #expect(r7)
+    }
+
+    /// One complete notify request, read.
+    static func readNotify(_ m: inout Machine, body: String = "{}") -> Machine.ReadAction {
+        _ = m.read(.head(notify), route: route)
+        _ = m.read(chunk(body), route: route)
+        return m.read(.end(nil), route: route)
+    }
+
+    @Test func whileTheChannelIsNotWritableNewRequestsWaitAndReadingPauses() {
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
+        // A request answered at once (bad input is), whose answer fills the outbound buffer.
+        guard case .answer = Self.readNotify(&m) else {
+            Issue.record("expected an answer")
+            return
+        }
+        let w1 = m.writabilityChanged(false)
+        #expect(!w1, "nothing waits yet")
+        guard case .resume = m.answered(close: false) else {
+            Issue.record("expected to resume")
+            return
+        }
+        // Pipelined requests read meanwhile are held, not answered; the next read is held too.
+        for _ in 0..<3 {
+            let action = Self.readNotify(&m)
+            #expect(isNone(action))
+        }
+        #expect(m.heldRequests == 3)
+        #expect(m.held.count == 9)
+        let r1 = m.readRequested()
+        #expect(!r1)
+        let none = m.nextHeld(route: Self.route) == nil
+        #expect(none, "nothing is taken while the channel is not writable")
+        // Writable again: they are taken in order, one answer at a time.
+        let w2 = m.writabilityChanged(true)
+        #expect(w2)
+        var answers = 0
+        while true {
+            while let action = m.nextHeld(route: Self.route) {
+                if case .answer = action { answers += 1 }
+            }
+            guard m.isAnswering else { break }
+            _ = m.answered(close: false)
+        }
+        #expect(answers == 3)
+        #expect(m.heldRequests == 0)
+        let r2 = m.takePendingRead()
+        #expect(r2, "the read asked for meanwhile is issued once everything held was taken")
+        let r3 = m.readRequested()
+        #expect(r3)
+    }
+
+    @Test func anAnswerThatFillsTheBufferStopsTheNextHeldRequest() {
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
+        _ = Self.readNotify(&m)
+        // Two requests wait behind the first answer.
+        _ = Self.readNotify(&m)
+        _ = Self.readNotify(&m)
+        _ = m.readRequested()
+        _ = m.answered(close: false)
+        // The second is taken and answered; its answer makes the channel not writable: the third waits.
+        var answers = 0
+        while let action = m.nextHeld(route: Self.route) {
+            if case .answer = action { answers += 1 }
+        }
+        #expect(answers == 1)
+        _ = m.writabilityChanged(false)
+        _ = m.answered(close: false)
+        let next = m.nextHeld(route: Self.route) == nil
+        #expect(next)
+        #expect(m.heldRequests == 1)
+        let r1 = m.takePendingRead()
+        #expect(!r1)
+    }
+
+    @Test func aRequestBeingReadGoesOnWhileTheChannelIsNotWritable() {
+        // Only a new request waits: a body being collected (bounded by the body limit) is read to its end.
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
+        _ = m.read(.head(Self.notify), route: Self.route)
+        _ = m.writabilityChanged(false)
+        let a1 = m.read(Self.chunk("{}"), route: Self.route)
+        #expect(isNone(a1))
+        guard case .answer(_, _, let body) = m.read(.end(nil), route: Self.route) else {
+            Issue.record("expected an answer")
+            return
+        }
+        #expect(String(buffer: body) == "{}")
+        #expect(m.held.isEmpty)
+    }
+
+    @Test func moreWaitingRequestsThanTheBoundCloseTheConnection() {
+        var m = Machine(limit: BodyLimit(maxBytes: 100), maxHeldRequests: 4)
+        _ = m.writabilityChanged(false)
+        for _ in 0..<4 {
+            let action = Self.readNotify(&m)
+            #expect(isNone(action))
+        }
+        #expect(m.heldRequests == 4)
+        guard case .close = m.read(.head(Self.notify), route: Self.route) else {
+            Issue.record("expected the connection to close")
+            return
+        }
+        // Everything held is dropped, and what the decoder still delivers is dropped too; nothing more is read.
+        #expect(m.held.isEmpty)
+        let after = m.read(.end(nil), route: Self.route)
+        #expect(isNone(after))
+        #expect(m.held.isEmpty)
+        let r1 = m.readRequested()
+        #expect(!r1)
+        let w = m.writabilityChanged(true)
+        #expect(!w)
+    }
+
+    @Test func aClosingAnswerDropsWhatIsHeld() {
+        var m = Machine(limit: BodyLimit(maxBytes: 100))
+        _ = Self.readNotify(&m)
+        _ = Self.readNotify(&m)
+        #expect(m.heldRequests == 1)
+        guard case .close = m.answered(close: true) else {
+            Issue.record("expected a close")
+            return
+        }
+        #expect(m.held.isEmpty)
+        let next = m.nextHeld(route: Self.route) == nil
+        #expect(next)
     }
 
     @Test func partsNIOCannotProduceAreProtocolErrors() {

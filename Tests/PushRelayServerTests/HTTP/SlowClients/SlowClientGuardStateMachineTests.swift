@@ -16,6 +16,20 @@ import Testing
         for s in 2...10 { m.received(now: t0 + .seconds(Int64(s))) }
         #expect(m.timerFired(now: t0 + .seconds(10)) == .check(at: t0 + .seconds(11)))
         #expect(m.timerFired(now: t0 + .seconds(11)) == .close(.requestTimeout))
+        #expect(m.state == .closing(deadline: t0 + .seconds(12)))
+    }
+
+    @Test func aTimedOutRequestClosesEvenIfIts408IsNeverWritten() {
+        // A client that sends and does not read has answers queued ahead of the 408: the connection closes
+        // `closeGrace` after the timeout whatever was written, and nothing the client does delays it.
+        var m = machine()
+        m.received(now: t0)
+        #expect(m.timerFired(now: t0 + .seconds(10)) == .close(.requestTimeout))
+        m.answered(now: t0 + .milliseconds(10_100))  // the 408 itself going out
+        m.received(now: t0 + .milliseconds(10_500))
+        #expect(m.nextCheck == t0 + .seconds(11))
+        #expect(m.timerFired(now: t0 + .milliseconds(10_900)) == .check(at: t0 + .seconds(11)))
+        #expect(m.timerFired(now: t0 + .seconds(11)) == .close(.unwrittenAnswer))
         #expect(m.state == .closed)
         #expect(m.timerFired(now: t0 + .seconds(12)) == nil)
     }
