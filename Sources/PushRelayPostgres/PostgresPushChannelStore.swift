@@ -199,7 +199,8 @@ public final class PostgresPushChannelStore: PushChannelStorage {
         now: Date,
         whileWriting: @escaping @Sendable ([PushChannelBinding]) -> Void
     ) async throws -> [PushChannelBinding] {
-        try await binds.submit(BindRequest(binding: binding, stamp: ISO8601UTC.string(now), whileWriting: whileWriting))
+        guard binding.isWithinLimits else { throw PushChannelBinding.TooLong(binding) }
+        return try await binds.submit(BindRequest(binding: binding, stamp: ISO8601UTC.string(now), whileWriting: whileWriting))
     }
 
     struct BindRequest: Sendable {
@@ -255,6 +256,37 @@ public final class PostgresPushChannelStore: PushChannelStorage {
     public func bindings() async throws -> [PushChannelBinding] {
         try await engine.rows("SELECT push_token, webhook_id FROM channel_bindings ORDER BY bound_at, push_token", write: false)
             .map(Self.binding)
+    }
+
+    public func pruneBindings(notSentSince cutoff: Date, limit: Int) async throws -> Int {
+        let stamp = ISO8601UTC.string(cutoff)
+        let limit = max(limit, 0)
+        let rows = try await engine.rows(
+            """
+            WITH d AS (DELETE FROM channel_bindings WHERE push_token IN
+                (SELECT push_token FROM channel_bindings WHERE coalesce(seen_at, bound_at) < \(stamp)
+                 ORDER BY coalesce(seen_at, bound_at) LIMIT \(limit))
+                RETURNING 1)
+            SELECT count(*) FROM d
+            """,
+            write: true
+        )
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
+    @discardableResult
+    public func refresh(_ binding: PushChannelBinding, now: Date) async throws -> Bool {
+        guard binding.isWithinLimits, PostgresText.canHold(binding.pushToken, binding.webhookID) else { return false }
+        let stamp = ISO8601UTC.string(now)
+        let rows = try await engine.rows(
+            """
+            WITH u AS (UPDATE channel_bindings SET seen_at = \(stamp)
+                WHERE push_token = \(binding.pushToken) AND webhook_id = \(binding.webhookID) RETURNING 1)
+            SELECT count(*) FROM u
+            """,
+            write: true
+        )
+        return try (rows.first?.decode(Int.self) ?? 0) > 0
     }
 
     // MARK: Rows

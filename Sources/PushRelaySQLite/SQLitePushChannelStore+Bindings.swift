@@ -25,15 +25,18 @@ extension SQLitePushChannelStore {
         }
     }
 
-    /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token. Returns the pairs
-    /// it replaced (empty when the pair was stored already). `whileWriting` runs inside the transaction, in commit
-    /// order with every other binding write, with the replaced pairs: callers keep caches in step there.
+    /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token, and records `now`
+    /// as when Home Assistant last sent it. Returns the pairs it replaced (empty when the pair was stored already).
+    /// `whileWriting` runs inside the transaction, in commit order with every other binding write, with the replaced
+    /// pairs: callers keep caches in step there. A pair past `FieldLimits` throws `PushChannelBinding.TooLong`.
     public func bind(
         _ binding: PushChannelBinding,
         now: Date,
         whileWriting: @escaping @Sendable ([PushChannelBinding]) -> Void = { _ in }
     ) async throws -> [PushChannelBinding] {
-        try await database.batcher.write { db in
+        guard binding.isWithinLimits else { throw PushChannelBinding.TooLong(binding) }
+        let stamp = ISO8601UTC.string(now)
+        return try await database.batcher.write { db in
             // Cached statements: a first notification of every device comes here, inside the group commit.
             let former = try Row.fetchAll(
                 db.cachedStatement(
@@ -52,11 +55,42 @@ extension SQLitePushChannelStore {
             if !former.isEmpty || !stored {
                 try db.cachedStatement(sql: "DELETE FROM channel_bindings WHERE push_token = ?1 OR webhook_id = ?2")
                     .execute(arguments: [binding.pushToken, binding.webhookID])
-                try db.cachedStatement(sql: "INSERT INTO channel_bindings (push_token, webhook_id, bound_at) VALUES (?, ?, ?)")
-                    .execute(arguments: [binding.pushToken, binding.webhookID, ISO8601UTC.string(now)])
+                try db.cachedStatement(sql: "INSERT INTO channel_bindings (push_token, webhook_id, bound_at, seen_at) VALUES (?1, ?2, ?3, ?3)")
+                    .execute(arguments: [binding.pushToken, binding.webhookID, stamp])
+            } else {
+                try db.cachedStatement(sql: "UPDATE channel_bindings SET seen_at = ?2 WHERE push_token = ?1")
+                    .execute(arguments: [binding.pushToken, stamp])
             }
             whileWriting(former)
             return former
+        }
+    }
+
+    /// Records `now` as when Home Assistant last sent `binding`, if exactly that pair is stored. Returns whether it was.
+    @discardableResult
+    public func refresh(_ binding: PushChannelBinding, now: Date) async throws -> Bool {
+        guard binding.isWithinLimits else { return false }
+        let stamp = ISO8601UTC.string(now)
+        return try await database.batcher.write { db in
+            try db.cachedStatement(sql: "UPDATE channel_bindings SET seen_at = ?3 WHERE push_token = ?1 AND webhook_id = ?2")
+                .execute(arguments: [binding.pushToken, binding.webhookID, stamp])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes at most `limit` bindings not sent since `cutoff`, by the index on when Home Assistant last sent each.
+    public func pruneBindings(notSentSince cutoff: Date, limit: Int) async throws -> Int {
+        let stamp = ISO8601UTC.string(cutoff)
+        return try await database.batcher.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM channel_bindings WHERE push_token IN
+                        (SELECT push_token FROM channel_bindings WHERE coalesce(seen_at, bound_at) < ?1
+                         ORDER BY coalesce(seen_at, bound_at) LIMIT ?2)
+                    """,
+                arguments: [stamp, max(limit, 0)]
+            )
+            return db.changesCount
         }
     }
 

@@ -113,6 +113,12 @@ public enum PushRelayApplication {
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
         let channelEndpoint = PushChannelEndpoint(
+        let homeAssistantAccess = HomeAssistantAccess(
+            keys: config.homeAssistant.keys,
+            networks: config.homeAssistant.allowedNetworks,
+            limiter: limiter,
+            clock: clock
+        )
             hub: hub,
             store: storage.pushChannel,
             settings: config.channel,
@@ -146,7 +152,7 @@ public enum PushRelayApplication {
         }
         HealthRoutes<PushRelayRequestContext>(engine: storage.engine, lifecycle: lifecycle).register(routes)
         try OpenAPIRoutes<PushRelayRequestContext>().register(routes)
-        HomeAssistantRoutes<PushRelayRequestContext>(service: service, bodyLimit: bodyLimit).register(routes)
+        HomeAssistantRoutes<PushRelayRequestContext>(service: service, bodyLimit: bodyLimit, access: homeAssistantAccess).register(routes)
         let relay = WebPushRelayService(
             settings: config.relay,
             apnsProduction: relayProviders.apnsProduction,
@@ -209,14 +215,17 @@ public enum PushRelayApplication {
         let connections =
             config.http.maxConnectionsPerAddress > 0 ? ConnectionBudget(limitPerAddress: config.http.maxConnectionsPerAddress, clock: clock) : nil
         let head = ResponseHead(serverName: serverName, clock: clock, isStopping: { lifecycle.isStopping })
-        let notify = NotifyFastPath.Endpoint(
-            routes: HomeAssistantNotifyRoutes.fastPath(service).merging(MatrixRoutes<PushRelayRequestContext>.fastPath(matrix)) { a, _ in a },
+        var notifyEndpoint = NotifyFastPath.Endpoint(
+            routes: HomeAssistantNotifyRoutes.fastPath(service, access: homeAssistantAccess)
+                .merging(MatrixRoutes<PushRelayRequestContext>.fastPath(matrix)) { a, _ in a },
             bodyLimit: bodyLimit,
             head: head,
             metrics: metrics,
             trustedProxies: config.http.trustedProxies
         )
         return ServerApplication(
+        notifyEndpoint.guards = HomeAssistantNotifyRoutes.fastPathGuards(homeAssistantAccess)
+        let notify = notifyEndpoint
             responder: router.buildResponder(),
             lifecycle: lifecycle,
             logger: logger,
@@ -228,7 +237,8 @@ public enum PushRelayApplication {
                     clock: clock,
                     retentionDays: config.quota.retentionDays,
                     metrics: metrics,
-                    logger: logger
+                    logger: logger,
+                    bindings: storage.pushChannel
                 ),
                 ProvidersService(providers: Array(registry.providers.values) + Array(relayProviders.owned.values)),
                 // Shut down before the providers and the storage its work needs (services stop in reverse order).

@@ -3,9 +3,9 @@ import PushRelayCore
 import PushRelayStore
 import ServiceLifecycle
 
-/// Deletes usage and delivery-log days older than `quota.retention_days` and expired dead tokens: at start, when the
-/// UTC day changes and every hour of wall-clock time, in small paced steps (`PrunePace`) that leave the request path's
-/// writes their turn.
+/// Deletes usage and delivery-log days older than `quota.retention_days`, expired dead tokens, and push-channel
+/// bindings Home Assistant has not sent for the retention: at start, when the UTC day changes and every hour of
+/// wall-clock time, in small paced steps (`PrunePace`) that leave the request path's writes their turn.
 ///
 /// The schedule follows the wall clock (`clock`), read every `checkEvery` on it: what is due depends on the date,
 /// not on how long the process has run, so a clock that jumps (or runs fast, as in `Benchmarks/soak.sh`) is followed
@@ -16,6 +16,8 @@ struct PruneService: Service {
     let retentionDays: Int
     let metrics: PushRelayMetrics?
     let logger: Logger
+    /// Where the push-channel bindings are pruned (nil: they are not).
+    var bindings: (any PushChannelStorage)? = nil
     /// Steps of `PrunePace`'s default size, paused on `clock`.
     var pace: PrunePace { PrunePace(clock: clock) }
     /// How often the wall clock is read to see whether a prune is due.
@@ -35,11 +37,28 @@ struct PruneService: Service {
         }
     }
 
+    /// Deletes the bindings not sent since the start of the day `retentionDays` before `today`, paced as the rest.
+    private func pruneBindings(today: UTCDay) async throws -> Int {
+        guard let bindings else { return 0 }
+        let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).start
+        let pace = self.pace
+        var total = 0
+        while true {
+            let started = pace.clock.instant
+            let n = try await bindings.pruneBindings(notSentSince: cutoff, limit: pace.rowsPerStep)
+            total += n
+            if n > 0 { metrics?.recordPruned(n) }
+            if n < pace.rowsPerStep || Task.isCancelled { return total }
+            try? await pace.clock.sleep(for: max(pace.pause, started.duration(to: pace.clock.instant)))
+        }
+    }
+
     private func pruneOnce(today: UTCDay) async {
         let started = clock.instant
         do {
             let n = try await cancelWhenGracefulShutdown {
-                try await admin.prune(today: today, retentionDays: retentionDays, pace: pace) { metrics?.recordPruned($0) }
+                let rows = try await admin.prune(today: today, retentionDays: retentionDays, pace: pace) { metrics?.recordPruned($0) }
+                return try await rows + pruneBindings(today: today)
             }
             if n > 0 {
                 logger.info(

@@ -15,6 +15,8 @@ public struct PushRelayConfig: Sendable {
     public var channel = PushChannelSettings()
     public var relay = WebPushRelaySettings()
     public var calls = CallSettings()
+    /// `home_assistant:`: keys and networks that close Home Assistant's routes to everyone else.
+    public var homeAssistant = HomeAssistant()
     /// Keys read under an older name (logged at start).
     public var deprecations: [Deprecation] = []
     public var apps: [AppProviders.Entry] = [.init(match: "*", provider: "sandbox")]
@@ -55,6 +57,7 @@ extension PushRelayConfig {
         .value("providers"),
         .section("admin", adminKeys),
         .section("security", securityKeys),
+        .section("home_assistant", homeAssistantKeys),
         .section("metrics", metricsKeys),
         .section("log", logKeys),
         .section("ios", iosKeys),
@@ -133,6 +136,7 @@ extension PushRelayConfig {
         delivery = try DeliverySettings(reading: r, requestTimeoutMs: http.requestTimeoutMs)
         channel = try PushChannelSettings(reading: r)
         maxFailedAuthsPerMinute = try Self.maxFailedAuthsPerMinute(reading: r) ?? maxFailedAuthsPerMinute
+        homeAssistant = try HomeAssistant(reading: r)
         adminToken = try Self.adminToken(reading: r)
         metricsEnabled = try Self.metricsEnabled(reading: r) ?? metricsEnabled
         logLevel = try Self.logLevel(reading: r) ?? logLevel

@@ -26,41 +26,58 @@ struct HomeAssistantCloudSender: Sendable {
         }
     }
 
+    /// Whether `appID`'s notifications have a cloud route: a provider that is not `none` and is configured.
+    func hasCloudRoute(appID: String?) -> Bool {
+        guard let provider = apps.provider(for: appID), provider != AppProviders.localOnly else { return false }
+        return dispatcher.has(provider: provider)
+    }
+
     /// Sends `n` through its app's provider. A local-only app's notification is queued for its device's channel instead,
     /// within the queue's bounds (`LocalOnlyQueue`).
     func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
+        await sendWithEvidence(n, platform: platform).outcome
+    }
+
+    /// `send`, and what the outcome proves about `n`'s pair: `.proof` when the provider took a notification for the
+    /// push token counted on its quota (the provider knows the token), else `.none` (queued, uncounted, sent to a Live
+    /// Activity's token, not accepted).
+    func sendWithEvidence(_ n: HANotification, platform: HAPlatform) async -> (outcome: HomeAssistantOutcome, evidence: PushChannelPairEvidence) {
         let token = n.pushToken
         let appID = n.registrationInfo.appID
         guard let providerName = apps.provider(for: appID) else {
-            return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
+            return (
+                .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config."), .none
+            )
         }
         if providerName == AppProviders.localOnly {
             do {
                 switch try await localOnly.queue(n, platform: platform) {
-                case .queued(let id): return await accepted(n, messageID: "queued:\(id)")
-                case .deviceFull(let waiting): return .deviceQueueFull(waiting: waiting)
-                case .full: return .queueFull(retryAfterSeconds: LocalOnlyQueue.retryAfterSeconds)
+                case .queued(let id): return (await accepted(n, messageID: "queued:\(id)"), .none)
+                case .deviceFull(let waiting): return (.deviceQueueFull(waiting: waiting), .none)
+                case .full: return (.queueFull(retryAfterSeconds: LocalOnlyQueue.retryAfterSeconds), .none)
                 }
             } catch {
                 logger.error("could not queue a local-only notification", metadata: ["error": .string("\(error)")])
-                return .storageUnavailable
+                return (.storageUnavailable, .none)
             }
         }
         guard dispatcher.has(provider: providerName) else {
-            return .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config.")
+            return (
+                .misconfigured("No provider is configured for app id '\(appID ?? "(none)")'. Add an entry to 'apps' in the PushRelay config."), .none
+            )
         }
         let plain = translate(n, platform: platform)
         if let headers = plain.apns?.headers, let problem = APNsHeaders.problem(headers) {
             // The caller's own error: answered before the quota or the provider is touched.
-            return .failed(.invalidPayload(reason: APNsHeaders.badHeaderReason, message: problem), rateLimits: nil)
+            return (.failed(.invalidPayload(reason: APNsHeaders.badHeaderReason, message: problem), rateLimits: nil), .none)
         }
         let translated: TranslatedNotification
         do {
             translated = try await sealer.sealIfRegistered(plain, n, platform: platform)
         } catch .storageUnavailable {
-            return .storageUnavailable
+            return (.storageUnavailable, .none)
         } catch {
-            return .internalError("Could not encrypt the notification for this device.")
+            return (.internalError("Could not encrypt the notification for this device."), .none)
         }
         let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
         let exempt = policy.isExempt(translated)
@@ -69,23 +86,33 @@ struct HomeAssistantCloudSender: Sendable {
         let account = n.liveActivityToken ?? token
         switch await dispatcher.dispatch(Dispatch(delivery, provider: providerName, account: account, quota: quotaMode)) {
         case .delivered(let receipt, let limits):
-            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else { return .storageUnavailable }
-            return .accepted(messageID: receipt.messageID, sentPayload: JSONWriter.bytes(receipt.sentPayload), rateLimits: limits)
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else {
+                return (.storageUnavailable, .none)
+            }
+            let accepted = HomeAssistantOutcome.accepted(
+                messageID: receipt.messageID,
+                sentPayload: JSONWriter.bytes(receipt.sentPayload),
+                rateLimits: limits
+            )
+            // The provider knows the token it was given: the push token, unless a Live Activity's token went instead.
+            return (accepted, !exempt && n.liveActivityToken == nil ? .proof : .none)
         case .refused(let reservation):
             if reservation.decision.sendNotice {
                 await sendRateLimitNotice(platform: platform, token: token, appID: appID, provider: providerName, reservation: reservation)
             }
             logger.debug("rate limited", metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)])
-            return .rateLimited(maximum: reservation.maximum, rateLimits: reservation.rateLimits)
+            return (.rateLimited(maximum: reservation.maximum, rateLimits: reservation.rateLimits), .none)
         case .dead(let dead, let limits):
-            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else { return .storageUnavailable }
-            return .deadToken(dead, rateLimits: limits)
+            guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else {
+                return (.storageUnavailable, .none)
+            }
+            return (.deadToken(dead, rateLimits: limits), .none)
         case .failed(let failure, let limits):
-            return .failed(failure, rateLimits: limits)
+            return (.failed(failure, rateLimits: limits), .none)
         case .storageUnavailable:
-            return .storageUnavailable
+            return (.storageUnavailable, .none)
         case .storageBusy:
-            return .storageBusy
+            return (.storageBusy, .none)
         }
     }
 

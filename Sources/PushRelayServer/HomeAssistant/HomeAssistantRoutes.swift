@@ -13,7 +13,11 @@ enum HomeAssistantNotifyRoutes {
     /// The notify POSTs as the pipeline's fast path answers them (`NotifyFastPath`), by path: the body read by
     /// `HomeAssistantRequest`, the notification sent by `service`, the outcome rendered by `HomeAssistantAnswer`, as on
     /// the router (`HomeAssistantRoutes`). Bad input is answered on the event loop.
-    static func fastPath(_ service: HomeAssistantService) -> [String: NotifyFastPath.Endpoint.Handler] {
+    ///
+    /// `access` is checked before the body is read, by `fastPathGuards`; every request that reaches a handler passed
+    /// it, so with a closed route each one is trusted.
+    static func fastPath(_ service: HomeAssistantService, access: HomeAssistantAccess? = nil) -> [String: NotifyFastPath.Endpoint.Handler] {
+        let trusted = !(access?.isOpen ?? true)
         var handlers: [String: NotifyFastPath.Endpoint.Handler] = [:]
         for (path, platform) in all {
             handlers[path] = { body in
@@ -24,26 +28,68 @@ enum HomeAssistantNotifyRoutes {
                     return .now(NotifyFastPath.Endpoint.render(error))
                 }
                 return .later {
-                    let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
+                    let answer = HomeAssistantAnswer(await service.send(n, platform: platform, trusted: trusted), token: n.pushToken)
                     return (answer.status, answer.headers, answer.body)
                 }
             }
         }
         return handlers
     }
+
+    /// `access` for the fast path, by path: the answer to a refused request, before its handler runs. None when the
+    /// routes are open.
+    static func fastPathGuards(_ access: HomeAssistantAccess) -> [String: NotifyFastPath.Endpoint.Guard] {
+        guard !access.isOpen else { return [:] }
+        var guards: [String: NotifyFastPath.Endpoint.Guard] = [:]
+        for (path, _) in all {
+            guards[path] = { head, client in
+                do throws(APIError) {
+                    _ = try access.check(target: head.path ?? "", client: client)
+                    return nil
+                } catch {
+                    return NotifyFastPath.Endpoint.render(error)
+                }
+            }
+        }
+        return guards
+    }
 }
 
 /// Home Assistant's `push_url` endpoints.
-struct HomeAssistantRoutes<Context: RequestContext> {
+struct HomeAssistantRoutes<Context: PeerAddressContext> {
     let service: HomeAssistantService
     /// `http.max_body_bytes`.
     let bodyLimit: BodyLimit
+    /// `home_assistant.keys` and `home_assistant.allowed_networks`: checked before the body is read.
+    var access: HomeAssistantAccess? = nil
 
     func register(_ routes: RouteTable<Context>) {
         for (path, platform) in HomeAssistantNotifyRoutes.all {
-            routes.on(RouterPath(path), [.post: { request, _ in try await send(request, platform: platform) }])
+            routes.on(
+                RouterPath(path),
+                [
+                    .post: { request, context in
+                        let trusted = try admit(request, context: context)
+                        return try await send(request, platform: platform, trusted: trusted)
+                    }
+                ]
+            )
         }
-        routes.on("/api/checkRateLimits", [.post: { request, _ in try await checkRateLimits(request) }])
+        routes.on(
+            "/api/checkRateLimits",
+            [
+                .post: { request, context in
+                    _ = try admit(request, context: context)
+                    return try await checkRateLimits(request)
+                }
+            ]
+        )
+    }
+
+    /// `access`'s check: whether the request is trusted; throws a refused request's answer.
+    private func admit(_ request: Request, context: Context) throws(APIError) -> Bool {
+        guard let access else { return false }
+        return try access.check(target: "?" + (request.uri.query ?? ""), client: context.peerAddress)
     }
 
     private func notification(_ request: Request) async throws -> HANotification {
@@ -51,9 +97,9 @@ struct HomeAssistantRoutes<Context: RequestContext> {
         return try HomeAssistantRequest.notification(try await request.jsonBody(within: bodyLimit))
     }
 
-    private func send(_ request: Request, platform: HAPlatform) async throws -> Response {
+    private func send(_ request: Request, platform: HAPlatform, trusted: Bool) async throws -> Response {
         let n = try await notification(request)
-        let answer = HomeAssistantAnswer(await service.send(n, platform: platform), token: n.pushToken)
+        let answer = HomeAssistantAnswer(await service.send(n, platform: platform, trusted: trusted), token: n.pushToken)
         return JSONResponse.make(status: answer.status, bytes: answer.body, headers: answer.headers)
     }
 

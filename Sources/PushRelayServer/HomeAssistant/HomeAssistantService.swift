@@ -11,16 +11,26 @@ final class HomeAssistantService: Sendable {
         self.cloud = cloud
     }
 
-    /// Handles one notification. An accepted one also binds its push token to its webhook id for the websocket
-    /// channel (`PushChannelBindingRegistry`): only Home Assistant's accepted posts move a binding.
-    func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
+    /// Handles one notification. `trusted`: it came through a closed route (`HomeAssistantAccess`), so its caller is
+    /// Home Assistant.
+    ///
+    /// Which notifications bind their push token to their webhook id for the push channel
+    /// (`PushChannelBindingRegistry`): a trusted one that was accepted, and one a cloud provider took on the token's
+    /// quota (`PushChannelPairEvidence`). Any other accepted one only keeps an identical bound pair fresh. So a channel
+    /// whose pair is not bound yet (provisional) gets an open route's notification only when the app has no cloud
+    /// route (a local-only app): for other apps the notification goes by the cloud, where the provider checks the
+    /// token, and then binds the pair.
+    func send(_ n: HANotification, platform: HAPlatform, trusted: Bool = false) async -> HomeAssistantOutcome {
+        let toProvisional = trusted || !cloud.hasCloudRoute(appID: n.registrationInfo.appID)
         let outcome: HomeAssistantOutcome
-        if let id = await pushChannel.deliver(n, platform: platform) {
+        var evidence = PushChannelPairEvidence.none
+        if let id = await pushChannel.deliver(n, platform: platform, toProvisional: toProvisional) {
             outcome = await cloud.accepted(n, messageID: "local:\(id)")
         } else {
-            outcome = await cloud.send(n, platform: platform)
+            (outcome, evidence) = await cloud.sendWithEvidence(n, platform: platform)
         }
-        if outcome.isAccepted { await pushChannel.observe(n) }
+        guard outcome.isAccepted else { return outcome }
+        await pushChannel.observe(n, evidence: trusted ? .proof : evidence)
         return outcome
     }
 

@@ -11,7 +11,10 @@
 /// token's) takes the place of the oldest provisional channel within the limit it reached (the address's, or any),
 /// and is refused only when there is none.
 ///
-/// A provisional channel counts as paired once Home Assistant sends its pair (`paired(_:)`).
+/// A provisional channel counts as paired once its pair is bound (`paired(_:)`): by a notification a provider took
+/// on the token's quota, or one through a closed route (`PushChannelPairEvidence.proof`). A notification delivered over
+/// the provisional channel itself pairs nothing, so a stranger's made-up pair, posted to the open routes, stays
+/// provisional: it never outranks a paired device.
 ///
 /// `PushChannelIndex` keeps one of these with its index, under its lock.
 struct PushChannelAdmission {
@@ -50,6 +53,9 @@ struct PushChannelAdmission {
 
     /// Channels of `address`.
     func count(address: String) -> Int { perAddress[address, default: 0] }
+
+    /// Whether `sub` holds a channel that is still provisional.
+    func isProvisional(_ sub: PushChannelSubscription) -> Bool { entries[ObjectIdentifier(sub)]?.provisional ?? false }
 
     /// What admitting `sub` from `address` takes, with `channels` held now and `old` (held, if any) leaving for it:
     /// the channels to evict for it (none, or the oldest provisional ones that make room), or why it is refused.

@@ -21,6 +21,8 @@ struct PushChannelEndpoint: Sendable {
     let limiter: FailedAuthLimiter
     let clock: any TimePort
     let logger: Logger
+    /// Which refused subscriptions count as failed credential checks (once per address and pair a minute).
+    let refusals = PushChannelRefusals()
 
     /// Push tokens shorter than this are not accepted as credentials (real FCM and APNs tokens are far longer).
     static let minimumPushTokenLength = 32
@@ -134,9 +136,13 @@ struct PushChannelEndpoint: Sendable {
                 refuseBlocked(c, id: id)
                 return
             }
+            if let problem = FieldLimits.problem(webhookID, field: "webhook_id", limit: FieldLimits.identifier) {
+                c.send(PushChannelWire.error(id: id, .invalidFormat, problem))
+                return
+            }
             let verdict = await verdict(credential, webhookID: webhookID)
             guard verdict != .refused else {
-                refuseSubscription(c, id: id, now: now)
+                refuseSubscription(c, id: id, credential: credential, webhookID: webhookID, now: now)
                 return
             }
             let pushToken: String? = if case .pushToken(let t) = credential { t } else { nil }
@@ -184,7 +190,7 @@ struct PushChannelEndpoint: Sendable {
                         )
                     )
                 case .notBound:
-                    refuseSubscription(c, id: id, now: now)
+                    refuseSubscription(c, id: id, credential: credential, webhookID: webhookID, now: now)
                 }
             }
         case .confirm(let id, let webhookID, let confirmID):
@@ -205,10 +211,18 @@ struct PushChannelEndpoint: Sendable {
     }
 
     /// One answer for every refused subscription, whichever part of the pair was wrong: it names the rule, not what
-    /// PushRelay knows about the token or the webhook id. Counts as a failed credential check of the address.
-    private func refuseSubscription(_ c: PushChannelConnection, id: Int64, now: Date) {
+    /// PushRelay knows about the token or the webhook id. Counts as a failed credential check of the address, once
+    /// per address and pair a minute (`PushChannelRefusals`): a device refused again and again with its own pair
+    /// counts once, each new pair a guesser tries counts.
+    private func refuseSubscription(_ c: PushChannelConnection, id: Int64, credential: Credential, webhookID: String, now: Date) {
         c.send(PushChannelWire.error(id: id, .unauthorized, Self.notBoundMessage))
         logger.info("websocket subscription refused", metadata: ["peer": .string(c.peer)])
+        let presented: String
+        switch credential {
+        case .pushToken(let token): presented = "t:" + token
+        case .channelToken(let bound): presented = "c:" + bound
+        }
+        guard refusals.counts(address: c.peer, credential: presented, webhookID: webhookID, now: now) else { return }
         if limiter.recordFailure(c.peer, now: now) {
             c.markClosed(.authFailed)
         }
@@ -230,7 +244,7 @@ struct PushChannelEndpoint: Sendable {
         var credential: Credential?
         if let webhookID = try? await store.webhookID(forChannelToken: token) {
             credential = .channelToken(webhookID: webhookID)
-        } else if token.count >= Self.minimumPushTokenLength, !token.hasPrefix("prc_") {
+        } else if token.count >= Self.minimumPushTokenLength, token.utf8.count <= FieldLimits.token, !token.hasPrefix("prc_") {
             credential = .pushToken(token)
         }
         if credential == nil {

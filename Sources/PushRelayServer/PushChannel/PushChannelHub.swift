@@ -66,10 +66,21 @@ final class PushChannelHub: PushChannelPort {
 
     // MARK: Delivery from Home Assistant
 
-    /// Delivers over a live channel, here or on another instance. Returns the local message id, or nil (no channel,
-    /// or the channel's pending limit is reached): then the caller takes the cloud route.
-    func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
-        guard let sub = channels.subscription(for: n) else { return await instances?.deliver(n, platform: platform) }
+    /// Delivers over a live channel, here or on another instance; over a provisional channel (a pair not bound yet)
+    /// only when `toProvisional`. Returns the local message id, or nil (no channel, or the channel's pending limit is
+    /// reached): then the caller takes the cloud route.
+    func deliver(_ n: HANotification, platform: HAPlatform, toProvisional: Bool) async -> String? {
+        guard let sub = channels.subscription(for: n, provisional: toProvisional) else {
+            guard let instances else { return nil }
+            // Another instance's channel may be provisional: only a bound pair goes there unless `toProvisional`.
+            if !toProvisional {
+                guard let webhookID = n.registrationInfo.webhookID,
+                    channels.subscription(for: n, provisional: true) == nil,
+                    await bindings.verdict(pushToken: n.pushToken, webhookID: webhookID) == .bound
+                else { return nil }
+            }
+            return await instances.deliver(n, platform: platform)
+        }
         let now = clock.now()
         guard sub.supportConfirm else {
             // Fire and forget; a failed socket write falls back to the cloud route.
@@ -118,9 +129,10 @@ final class PushChannelHub: PushChannelPort {
 
     // MARK: Bindings
 
-    /// Home Assistant had `n` accepted: its push token and webhook id are a pair now. When that changed a binding,
-    /// every push-token channel that does not match the pair is closed (the old pair's, a provisional stranger's).
-    func observe(_ n: HANotification) async {
+    /// Home Assistant had `n` accepted. With `.proof` its push token and webhook id are a pair now: when that changed a
+    /// binding, every push-token channel that does not match the pair is closed (the old pair's, a provisional
+    /// stranger's). With `.none` an identical bound pair is only kept fresh.
+    func observe(_ n: HANotification, evidence: PushChannelPairEvidence) async {
         guard let webhookID = n.registrationInfo.webhookID, !webhookID.isEmpty else { return }
         let binding = PushChannelBinding(pushToken: n.pushToken, webhookID: webhookID)
         guard await bindings.observe(binding) != nil else { return }
@@ -154,6 +166,10 @@ final class PushChannelHub: PushChannelPort {
     /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
     /// enforcement may have run before the registration) removes it again. A paired subscription that finds the
     /// channel limits reached may evict the oldest provisional channel (`PushChannelAdmission`): that one's connection
+        guard evidence == .proof else {
+            await bindings.refresh(binding)
+            return
+        }
     /// is closed, and its unconfirmed messages fall back (or stay queued) as on any disconnect.
     func subscribe(
         _ sub: PushChannelSubscription,

@@ -58,10 +58,12 @@ final class PushChannelIndex: Sendable {
     var count: Int { state.withLock { $0.byWebhook.count } }
 
     /// The channel a Home Assistant notification goes to: its webhook id's, when that channel serves its pair
-    /// (`PushChannelSubscription.accepts`). A notification without a webhook id has no channel.
-    func subscription(for n: HANotification) -> PushChannelSubscription? {
+    /// (`PushChannelSubscription.accepts`) and, unless `provisional`, is paired. A notification without a webhook id
+    /// has no channel.
+    func subscription(for n: HANotification, provisional: Bool = true) -> PushChannelSubscription? {
         state.withLock { s in
             guard let w = n.registrationInfo.webhookID, let sub = s.byWebhook[w], sub.accepts(n) else { return nil }
+            guard provisional || !s.admission.isProvisional(sub) else { return nil }
             return sub
         }
     }

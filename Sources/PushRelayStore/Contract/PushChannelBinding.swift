@@ -13,4 +13,25 @@ public struct PushChannelBinding: Sendable, Hashable, CustomStringConvertible {
     /// Both halves shortened (`TokenDisplay.short`), as logs show them: the push token and the webhook id are both
     /// secrets.
     public var description: String { "\(TokenDisplay.short(pushToken)) ↔ \(TokenDisplay.short(webhookID))" }
+
+    /// Whether both halves are within `FieldLimits` (push token `FieldLimits.token`, webhook id
+    /// `FieldLimits.identifier` UTF-8 bytes): only such a pair is stored.
+    public var isWithinLimits: Bool {
+        pushToken.utf8.count <= FieldLimits.token && webhookID.utf8.count <= FieldLimits.identifier
+    }
+
+    /// A pair past `FieldLimits`, refused by `PushChannelStorage.bind` before anything is written.
+    public struct TooLong: Error, Sendable, Equatable, CustomStringConvertible {
+        public var pushTokenBytes: Int
+        public var webhookIDBytes: Int
+
+        public init(_ binding: PushChannelBinding) {
+            pushTokenBytes = binding.pushToken.utf8.count
+            webhookIDBytes = binding.webhookID.utf8.count
+        }
+
+        public var description: String {
+            "a channel binding's push token (\(pushTokenBytes) bytes) or webhook id (\(webhookIDBytes) bytes) is longer than PushRelay stores (\(FieldLimits.token) and \(FieldLimits.identifier) bytes)"
+        }
+    }
 }

@@ -42,8 +42,11 @@ public protocol PushChannelStorage: Sendable {
     /// The binding of a push token, or of a webhook id.
     func binding(pushToken: String?, webhookID: String?) async throws -> PushChannelBinding?
     /// Stores `binding`, replacing the token's former webhook id and the webhook id's former token (both sides are
-    /// unique). Returns the pairs it replaced. `whileWriting` runs inside the write, in commit order with every other
-    /// binding write, with the replaced pairs: callers keep caches in step there.
+    /// unique), and records `now` as the time Home Assistant last sent the pair (also when it was stored already).
+    /// Returns the pairs it replaced. `whileWriting` runs inside the write, in commit order with every other binding
+    /// write, with the replaced pairs: callers keep caches in step there. A pair past `FieldLimits` (push token
+    /// `FieldLimits.token`, webhook id `FieldLimits.identifier` UTF-8 bytes) is refused with `PushChannelBinding.TooLong`
+    /// before anything is written.
     func bind(
         _ binding: PushChannelBinding,
         now: Date,
@@ -51,6 +54,14 @@ public protocol PushChannelStorage: Sendable {
     ) async throws
         -> [PushChannelBinding]
     func bindings() async throws -> [PushChannelBinding]
+    /// Records `now` as the time Home Assistant last sent `binding`, when exactly that pair is stored; never stores,
+    /// replaces or moves a pair. Returns whether it was stored.
+    @discardableResult
+    func refresh(_ binding: PushChannelBinding, now: Date) async throws -> Bool
+    /// Deletes at most `limit` bindings Home Assistant has not sent since `cutoff`, oldest first, in one short
+    /// transaction (an index walk: the cost does not grow with the table). Returns how many; fewer than `limit` means
+    /// none is left. `PruneService` runs it with the retention (`quota.retention_days`).
+    func pruneBindings(notSentSince cutoff: Date, limit: Int) async throws -> Int
 }
 
 extension PushChannelStorage {

@@ -17,12 +17,12 @@ import Testing
 
         init(confirms: Bool) { self.confirms = confirms }
 
-        func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
+        func deliver(_ n: HANotification, platform: HAPlatform, toProvisional: Bool) async -> String? {
             Issue.record("calls never deliver a Home Assistant notification")
             return nil
         }
 
-        func observe(_ n: HANotification) async {
+        func observe(_ n: HANotification, evidence: PushChannelPairEvidence) async {
             Issue.record("calls never observe a Home Assistant notification")
         }
 

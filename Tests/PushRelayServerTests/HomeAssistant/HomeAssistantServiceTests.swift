@@ -15,18 +15,25 @@ import Testing
     /// offered and told.
     final class FakePushChannel: PushChannelPort {
         let channelMessageID: String?
+        /// Whether the device's channel is paired: a provisional one takes a notification only when offered to it.
+        let paired: Bool
         let offered = Locked<[HANotification]>([])
         let observed = Locked<[HANotification]>([])
+        let evidence = Locked<[PushChannelPairEvidence]>([])
 
-        init(channelMessageID: String?) { self.channelMessageID = channelMessageID }
-
-        func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
-            offered.withLock { $0.append(n) }
-            return channelMessageID
+        init(channelMessageID: String?, paired: Bool = true) {
+            self.channelMessageID = channelMessageID
+            self.paired = paired
         }
 
-        func observe(_ n: HANotification) async {
+        func deliver(_ n: HANotification, platform: HAPlatform, toProvisional: Bool) async -> String? {
+            offered.withLock { $0.append(n) }
+            return paired || toProvisional ? channelMessageID : nil
+        }
+
+        func observe(_ n: HANotification, evidence: PushChannelPairEvidence) async {
             observed.withLock { $0.append(n) }
+            self.evidence.withLock { $0.append(evidence) }
         }
 
         func deliverConfirmed(_ event: [String: JSONValue], pushToken: String, webhookID: String?, timeout: Duration) async -> Bool {

@@ -97,6 +97,7 @@ final class LogCapture: Sendable {
     static func secrets(of config: PushRelayConfig, database: PushRelayDatabase) async -> [String] {
         var out: [String] = []
         if let admin = config.adminToken { out.append(admin) }
+        out += config.homeAssistant.keys
         for provider in config.providers.values {
             for (_, value) in provider.options {
                 guard case .string(let s) = value else { continue }

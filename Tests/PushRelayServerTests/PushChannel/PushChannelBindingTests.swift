@@ -114,15 +114,18 @@ import Testing
             let stranger = try await Self.authenticated(s, Self.stranger)
             stranger.send(Self.subscribe(stranger, id: 1))
             Self.expectRefused(try await stranger.receive(), id: 1)
-            // Home Assistant's first notification confirms the device's provisional channel and reaches it.
+            // Home Assistant's first notification goes by the cloud (the provider checks the token) and pairs the
+            // device's provisional channel; the next one reaches it there.
             let r = try await Self.post(s, "hello")
-            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
-            #expect(try await device.receive()["event"]?["message"] == "hello")
+            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == false)
             #expect(
                 try await SQLitePushChannelStore(database: s.database).bindings() == [
                     PushChannelBinding(pushToken: Self.device, webhookID: Self.webhook)
                 ]
             )
+            let next = try await Self.post(s, "again")
+            #expect(next["messageId"]?.stringValue?.hasPrefix("local:") == true)
+            #expect(try await device.receive()["event"]?["message"] == "again")
         }
     }
 
@@ -179,6 +182,49 @@ import Testing
             #expect(try await device.receive()["event"]?["message"] == "Front door code is 4711")
             #expect(attacker.pendingFrames.isEmpty, "the stranger's socket got nothing of the device's")
             #expect(cloud.callCount == 2, "the binding post and the stranger's own went by the cloud")
+        }
+    }
+
+    @Test func anUncountedCommandDoesNotMoveABinding() async throws {
+        try await withServer { s, cloud in
+            _ = try await Self.post(s, "binds the device")
+            let device = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: Self.webhook, id: 1)
+            // A stranger who knows the device's token posts a quota-exempt command with a webhook id of their own: the
+            // provider takes it, uncounted, and it moves nothing.
+            let command = try await Self.post(s, "request_location_update", webhookID: "hook-attacker")
+            #expect(command["rateLimits"]?["attempts"] == 1, "the command was not counted: \(command.rawBody)")
+            #expect(cloud.callCount == 2)
+            #expect(
+                try await SQLitePushChannelStore(database: s.database).bindings() == [
+                    PushChannelBinding(pushToken: Self.device, webhookID: Self.webhook)
+                ]
+            )
+            let attacker = try await Self.authenticated(s, Self.device)
+            attacker.send(Self.subscribe(attacker, id: 1, webhookID: "hook-attacker"))
+            Self.expectRefused(try await attacker.receive(), id: 1)
+            // The device keeps its channel, and a reconnect of its own is taken.
+            let r = try await Self.post(s, "still yours")
+            #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true, "\(r.rawBody)")
+            #expect(try await device.receive()["event"]?["message"] == "still yours")
+            _ = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: Self.webhook, id: 1)
+        }
+    }
+
+    @Test func aDeviceRefusedAgainAndAgainDoesNotLockItsAddressOut() async throws {
+        try await withServer(limit: 3) { s, _ in
+            _ = try await Self.post(s, "binds the device")
+            // Someone who knows the token spends a counted notification to move the binding to their webhook id.
+            _ = try await Self.post(s, "moves it", webhookID: "hook-attacker")
+            // The device reconnects with its own pair again and again: refused each time, counted once a minute.
+            for attempt in 1...5 {
+                let retry = try await Self.authenticated(s, Self.device)
+                retry.send(Self.subscribe(retry, id: 1))
+                Self.expectRefused(try await retry.receive(), id: 1)
+                #expect(!retry.isClosed, "attempt \(attempt): the address is not locked out")
+            }
+            // Home Assistant's next notification moves the binding back, and the device is taken at once.
+            _ = try await Self.post(s, "Home Assistant again")
+            _ = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: Self.webhook, id: 1)
         }
     }
 

@@ -93,6 +93,7 @@ import Testing
     @Test func localDeliveryWithConfirmUsesNoQuota() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud()) { (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, id: 7)
             let r = try await s.android(Self.body())
             #expect(r.status == 201, "\(r.rawBody)")
@@ -127,6 +128,7 @@ import Testing
             }
         ) {
             (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             // Another device's notification takes the cloud provider's only place and holds it.
             async let held = s.android(Self.body("held", token: "other-device:token", webhookID: "hook-2"))
@@ -149,6 +151,7 @@ import Testing
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         let clock = ManualClock()
         try await TestServer.with(clock: clock, providers: ["cloud": cloud], configure: Self.cloud(1_500)) { (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token)
             _ = try await s.android(Self.body("first"))
             let first = try await ws.receive()
@@ -189,6 +192,7 @@ import Testing
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         let clock = ManualClock()
         try await TestServer.with(clock: clock, providers: ["cloud": cloud], configure: Self.cloud(200)) { (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, supportConfirm: false)
             let r = try await s.android(Self.body())
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
@@ -204,6 +208,7 @@ import Testing
     @Test func disconnectSendsUnconfirmedMessagesToTheCloudAtOnce() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(60_000)) { (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token)
             _ = try await s.android(Self.body("a"))
             _ = try await s.android(Self.body("b"))
@@ -221,6 +226,7 @@ import Testing
     @Test func aReplacementChannelGetsTheOldChannelsUnconfirmedMessages() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         try await TestServer.with(providers: ["cloud": cloud], configure: Self.cloud(60_000)) { (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let old = try await WSTestClient.subscribed(port: s.port, token: Self.token)
             _ = try await s.android(Self.body("pending"))
             let sent = try await old.receive()
@@ -241,6 +247,7 @@ import Testing
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
         let clock = ManualClock()
         try await TestServer.with(clock: clock, providers: ["cloud": cloud], configure: Self.cloud(1_000)) { (s: TestServer) async throws in
+            try await s.bind(Self.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, fallback: false)
             _ = try await s.android(Self.body("keep me"))
             _ = try await ws.receive()

@@ -161,6 +161,7 @@ import Testing
             let ws = try await WSTestClient.subscribed(port: s.port, token: PushChannelTests.token)
             let r = try await s.android(PushChannelTests.body("in flight at shutdown"))
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
+            try await s.bind(PushChannelTests.token)
             _ = try await ws.receive()
             return s.logs
         }

@@ -90,6 +90,56 @@ import Testing
         #expect(try await store.binding(webhookID: "w2")?.pushToken == "A")
         await close()
     }
+    /// A binding records when Home Assistant last sent its pair (`bind`, `refresh`); `pruneBindings` deletes the pairs
+    /// not sent since its cutoff, oldest first and at most its limit a step, and nothing else.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func bindingsNotSentForTheRetentionArePruned(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        let old = now.addingTimeInterval(-40 * 86_400)
+        let pairs = (1...5).map { PushChannelBinding(pushToken: "T\($0)", webhookID: "w\($0)") }
+        for pair in pairs { _ = try await store.bind(pair, now: old) }
+        // Sent again since: by a bind of the same pair, by a refresh; the third only a day ago.
+        #expect(try await store.bind(pairs[1], now: now) == [])
+        #expect(try await store.refresh(pairs[2], now: now))
+        #expect(try await store.refresh(pairs[3], now: now.addingTimeInterval(-86_400)))
+        // A refresh never stores or moves a pair.
+        #expect(try await store.refresh(PushChannelBinding(pushToken: "T1", webhookID: "elsewhere"), now: now) == false)
+        #expect(try await store.refresh(PushChannelBinding(pushToken: "new", webhookID: "w-new"), now: now) == false)
+        #expect(try await store.binding(pushToken: "new") == nil)
+        #expect(try await store.binding(pushToken: "T1") == pairs[0])
+
+        // 30 days of retention: what was last sent before the start of the day 30 days ago goes.
+        let cutoff = UTCDay(now).adding(days: -30).start
+        #expect(try await store.pruneBindings(notSentSince: cutoff, limit: 1) == 1, "a step deletes at most its limit")
+        #expect(try await store.pruneBindings(notSentSince: cutoff, limit: 100) == 1)
+        #expect(try await store.pruneBindings(notSentSince: cutoff, limit: 100) == 0)
+        #expect(Set(try await store.bindings()) == [pairs[1], pairs[2], pairs[3]])
+        await close()
+    }
+
+    /// A push token past `FieldLimits.token` or a webhook id past `FieldLimits.identifier` is refused before anything is
+    /// stored; values at the bounds are stored.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func aBindingPastTheFieldLimitsIsRefused(engine: StorageEngineUnderTest) async throws {
+        let (storage, close) = try await engine.open()
+        let store = storage.pushChannel
+        let longToken = PushChannelBinding(pushToken: String(repeating: "t", count: FieldLimits.token + 1), webhookID: "w1")
+        let longWebhook = PushChannelBinding(pushToken: "T1", webhookID: String(repeating: "w", count: FieldLimits.identifier + 1))
+        for pair in [longToken, longWebhook] {
+            await #expect(throws: PushChannelBinding.TooLong(pair)) { _ = try await store.bind(pair, now: now) }
+            #expect(try await store.refresh(pair, now: now) == false)
+        }
+        #expect(try await store.bindings().isEmpty)
+        let atTheBounds = PushChannelBinding(
+            pushToken: String(repeating: "t", count: FieldLimits.token),
+            webhookID: String(repeating: "w", count: FieldLimits.identifier)
+        )
+        #expect(try await store.bind(atTheBounds, now: now) == [])
+        #expect(try await store.bindings() == [atTheBounds])
+        await close()
+    }
+
     /// Many binds at once over a few tokens and webhook ids (the PostgreSQL engine writes them in batches): each
     /// `whileWriting` sees the pairs its bind replaced, in commit order, so replaying those callbacks in the order they
     /// ran rebuilds exactly the stored bindings, and no bind misses a pair it replaced.

@@ -47,8 +47,14 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         /// Decides how one complete request's body is answered. Runs on the event loop, so it must not block.
         typealias Handler = @Sendable (ByteBuffer) -> Handling
 
+        /// Checks a complete request (its head, and its client as `ClientAddress` finds it) before its handler runs:
+        /// nil lets it through, an answer refuses it. Runs on the event loop, so it must not block.
+        typealias Guard = @Sendable (_ head: HTTPRequest, _ client: String) -> Answer?
+
         /// The POST routes answered here, by path (without query).
         let routes: [String: Handler]
+        /// Checks that run before a path's handler (the route's own access rule), by path.
+        var guards: [String: Guard] = [:]
         /// The body limit, and each path's 413 (the router's own).
         let bodyLimit: BodyLimit
         /// Every answer's `Date`, `Server` and `Connection` (the router's own).
@@ -158,6 +164,10 @@ final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let started = endpoint.head.clock.instant
         guard let handle = endpoint.routes[path] else { preconditionFailure("the state machine takes only the routes' paths") }
         let id = RequestID.accept(head.headerFields[.requestID])
+        if let check = endpoint.guards[path], let refusal = check(head, clientAddress(head, context: context)) {
+            write(head, path: path, requestID: id, answer: refusal, started: started, context: context)
+            return
+        }
         let run: @Sendable () async -> Endpoint.Answer
         switch RequestID.$current.withValue(id, operation: { handle(body) }) {
         case .now(let answer):
