@@ -69,10 +69,11 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
     private struct PruneCursor: Sendable {
         var cutoff: String
         var usage = (day: "", token: "")
-        var logID = Int64.min
     }
 
     private let pruneCursor = Locked<PruneCursor?>(nil)
+    /// The current cutoff's walk of the delivery log (`PruneLogWalk`; it goes on where the last step stopped, too).
+    private let logWalk = Locked<PruneLogWalk?>(nil)
 
     /// Deletes at most `limit` expired rows in one transaction (it takes row locks on expired rows only, which no
     /// request writes). Returns the rows deleted.
@@ -85,11 +86,31 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
             if c?.cutoff != cutoff { c = PruneCursor(cutoff: cutoff) }
             return c!
         }
-        let (n, end) = try await engine.transaction { connection -> (Int, PruneCursor) in
+        var walk = logWalk.withLock { w in
+            if w?.cutoff != cutoff { w = PruneLogWalk(cutoff: cutoff) }
+            return w!
+        }
+        let walking = !walk.finished
+        if walking {
+            // The log's expired rows, wherever they sit, read outside the transaction a window at a time by its key.
+            walk.begin()
+            var more = true
+            while more {
+                let rows = try await engine.rows(
+                    "SELECT id, day < \(cutoff) FROM delivery_log WHERE id > \(walk.readFrom) ORDER BY id LIMIT \(PruneLogWalk.window)",
+                    write: false
+                )
+                more = walk.read(try rows.map { row in try row.decode((Int64, Bool).self) }.map { (id: $0.0, expired: $0.1) }, limit: limit)
+            }
+        }
+        let found = walk.found
+        let (n, end, taken) = try await engine.transaction { connection -> (Int, PruneCursor, Int) in
             var end = start
+            var taken = 0
             // Each statement walks an index from where the last step stopped and stops after `limit` rows: the step's
-            // cost does not grow with the table. The log has no index on day: it is appended in time order, so its
-            // expired rows are at its start, and rows logged late are caught by a bounded look past its oldest row.
+            // cost does not grow with the table. The log has no index on day: the walk found its expired rows
+            // (`PruneLogWalk`); once it has read the whole log for this cutoff, rows logged late are caught by a bounded
+            // look past its oldest row.
             let (afterDay, afterToken) = start.usage
             let usage = try await connection.query(
                 """
@@ -105,21 +126,32 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
             ).collect().first?.decode((Int, String?, String?).self)
             var n = usage?.0 ?? 0
             if let day = usage?.1, let token = usage?.2 { end.usage = (day, token) }
-            if n < limit {
-                let after = start.logID
-                let log = try await connection.query(
-                    """
-                    WITH d AS (DELETE FROM delivery_log WHERE id IN
-                        (SELECT id FROM delivery_log
-                         WHERE id > \(after) AND id < (SELECT min(id) FROM delivery_log WHERE id > \(after)) + \(lookahead) AND day < \(cutoff)
-                         ORDER BY id LIMIT \(limit - n))
-                        RETURNING id)
-                    SELECT count(*), max(id) FROM d
-                    """,
-                    logger: logger
-                ).collect().first?.decode((Int, Int64?).self)
-                n += log?.0 ?? 0
-                if let last = log?.1 { end.logID = last }
+            if n < limit && walking {
+                let ids = Array(found.prefix(limit - n))
+                if !ids.isEmpty {
+                    n +=
+                        try await connection.query(
+                            """
+                            WITH d AS (DELETE FROM delivery_log WHERE id = ANY(\(ids)) AND day < \(cutoff) RETURNING 1)
+                            SELECT count(*) FROM d
+                            """,
+                            logger: logger
+                        ).collect().first?.decode(Int.self) ?? 0
+                }
+                taken = ids.count
+            } else if n < limit {
+                n +=
+                    try await connection.query(
+                        """
+                        WITH d AS (DELETE FROM delivery_log WHERE id IN
+                            (SELECT id FROM delivery_log
+                             WHERE id < (SELECT min(id) FROM delivery_log) + \(lookahead) AND day < \(cutoff)
+                             ORDER BY id LIMIT \(limit - n))
+                            RETURNING 1)
+                        SELECT count(*) FROM d
+                        """,
+                        logger: logger
+                    ).collect().first?.decode(Int.self) ?? 0
             }
             if n < limit {
                 n +=
@@ -133,10 +165,14 @@ public final class PostgresQuotaAdministration: QuotaAdministration {
                         logger: logger
                     ).collect().first?.decode(Int.self) ?? 0
             }
-            return (n, end)
+            return (n, end, taken)
         }
         // A prune that found nothing more to delete starts from the beginning next time.
         pruneCursor.withLock { $0 = n < limit ? nil : end }
+        if walking {
+            _ = walk.take(room: taken)
+            logWalk.withLock { w in if w?.cutoff == cutoff { w = walk } }
+        }
         return n
     }
 

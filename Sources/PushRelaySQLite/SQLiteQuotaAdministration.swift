@@ -87,13 +87,39 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
     /// one).
     static let pruneLookahead = 10_000
 
+    /// The current cutoff's walk of the delivery log (`PruneLogWalk`).
+    private let logWalk = Locked<PruneLogWalk?>(nil)
+
     /// Deletes at most `limit` expired rows in one group-committed transaction. Returns the rows deleted.
     public func pruneStep(today: UTCDay, retentionDays: Int, limit: Int) async throws -> Int {
         let cutoff = today.adding(days: -Int64(max(retentionDays, 0))).description
         let expiry = ISO8601UTC.string(today.start)
         let cache = database.usageCache
-        return try await database.batcher.write { db in
+        var walk = logWalk.withLock { w in
+            if w?.cutoff != cutoff { w = PruneLogWalk(cutoff: cutoff) }
+            return w!
+        }
+        let walking = !walk.finished
+        if walking {
+            // The log's expired rows, wherever they sit, read on a reader (the writer is not held) a window at a time.
+            walk.begin()
+            var more = true
+            while more {
+                let from = walk.readFrom
+                let rows = try await database.pool.read { db in
+                    try Row.fetchAll(
+                        db,
+                        sql: "SELECT id, day < ? FROM delivery_log WHERE id > ? ORDER BY id LIMIT ?",
+                        arguments: [cutoff, from, PruneLogWalk.window]
+                    ).map { (id: $0[0] as Int64, expired: $0[1] as Bool) }
+                }
+                more = walk.read(rows, limit: limit)
+            }
+        }
+        let found = walk.found
+        let (deleted, taken) = try await database.batcher.write { db -> (Int, Int) in
             var n = 0
+            var taken = 0
             // Every statement walks an index from its start and stops after `limit` rows: the step's cost does not
             // grow with the table. The usage key starts with the day.
             try db.execute(
@@ -107,9 +133,20 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
             // Entries of a pruned day are never read again unless the clock goes back a day; forgotten anyway, once the
             // last of those days is gone.
             if n > 0 && n < limit { cache.forget(daysBefore: cutoff) }
-            // The log has no index on day: it is appended in time order, so its expired rows are at its start. Rows
-            // logged late (a delivery that finished after midnight) are caught by a bounded look past its oldest row.
-            if n < limit {
+            // The log has no index on day: the walk found its expired rows (`PruneLogWalk`). Once it has read the
+            // whole log for this cutoff, rows logged late (a delivery that finished after midnight) are caught by a
+            // bounded look past its oldest row.
+            if n < limit && walking {
+                let ids = found.prefix(limit - n)
+                if !ids.isEmpty {
+                    try db.execute(
+                        sql: "DELETE FROM delivery_log WHERE id IN (\(ids.map(String.init).joined(separator: ","))) AND day < ?",
+                        arguments: [cutoff]
+                    )
+                    n += db.changesCount
+                }
+                taken = ids.count
+            } else if n < limit {
                 try db.execute(
                     sql: """
                         DELETE FROM delivery_log WHERE id IN
@@ -130,8 +167,13 @@ public final class SQLiteQuotaAdministration: QuotaAdministration {
                 )
                 n += db.changesCount
             }
-            return n
+            return (n, taken)
         }
+        if walking {
+            _ = walk.take(room: taken)
+            logWalk.withLock { w in if w?.cutoff == cutoff { w = walk } }
+        }
+        return deleted
     }
 
     private static func usageRow(_ r: Row) -> UsageRow {

@@ -81,6 +81,43 @@ import Testing
         await close()
     }
 
+    /// A restored or merged database: more newer log rows at low ids than one statement of the walk reads, then expired
+    /// rows, then newer ones again. Pruning deletes every expired row, wherever it sits, and keeps every newer one.
+    @Test(arguments: StorageEngineUnderTest.all)
+    func pruneDeletesExpiredLogRowsBehindNewerOnes(engine: StorageEngineUnderTest) async throws {
+        let (storage, execute, close) = try await engine.openWithPlainSQL()
+        let old = day.adding(days: -5).description
+        let new = day.description
+        let ranges = [(1, 5, old), (6, PruneLogWalk.window + 1_055, new), (20_001, 20_300, old), (30_001, 30_010, new), (30_011, 30_012, old)]
+        for (first, last, d) in ranges {
+            let token = d == old ? "expired" : "kept"
+            let columns = "INSERT INTO delivery_log (id, at, day, push_token, provider, kind, counted, outcome)"
+            let values = "'\(d)T00:00:00Z', '\(d)', '\(token)', 'p', 'notification', 1, 'delivered'"
+            switch engine {
+            case .sqlite:
+                try await execute(
+                    "WITH RECURSIVE n(i) AS (SELECT \(first) UNION ALL SELECT i + 1 FROM n WHERE i < \(last)) \(columns) SELECT i, \(values) FROM n"
+                )
+            case .postgres:
+                try await execute("\(columns) SELECT i, \(values) FROM generate_series(\(first), \(last)) i")
+            }
+        }
+        let expired = 5 + 300 + 2
+        let kept = PruneLogWalk.window + 1_050 + 10
+        var steps: [Int] = []
+        let pruned = try await storage.admin.prune(
+            today: day,
+            retentionDays: 2,
+            pace: PrunePace(rowsPerStep: 100, pause: .zero, clock: EventLoopClock())
+        ) { steps.append($0) }
+        #expect(pruned == expired)
+        #expect(steps.allSatisfy { $0 <= 100 })
+        #expect(try await storage.deliveries.recentDeliveries(pushToken: "expired", limit: 1_000).isEmpty)
+        #expect(try await storage.deliveries.recentDeliveries(pushToken: "kept", limit: kept + 1).count == kept)
+        #expect(try await storage.admin.pruneStep(today: day, retentionDays: 2, limit: 100) == 0)
+        await close()
+    }
+
     private static func record(_ token: String, at: Date) -> DeliveryRecord {
         DeliveryRecord(
             at: at,
