@@ -65,11 +65,14 @@ public enum HARequestError: Error, Equatable, Sendable, CustomStringConvertible 
     case wrongType(field: String, expected: String)
     /// `push_token` missing or empty (→ 403, as the official relay answers).
     case missingPushToken
+    /// A field is longer than PushRelay stores (`FieldLimits`) (→ 400). Says which field and its bound.
+    case tooLong(String)
 
     public var description: String {
         switch self {
         case .malformedBody(let why): return why
         case .wrongType(let field, let expected): return "Field '\(field)' must be \(expected)."
+        case .tooLong(let why): return why
         case .missingPushToken:
             return
                 "You did not send a push_token. Home Assistant sends the device's push token with every notification; check the device registration."
@@ -78,7 +81,8 @@ public enum HARequestError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 extension HANotification {
-    /// Reads a Home Assistant request body. Extra top-level keys are tolerated; `message` may be missing.
+    /// Reads a Home Assistant request body. Extra top-level keys are tolerated; `message` may be missing. A push token,
+    /// Live Activity token, webhook id, app id or title past its `FieldLimits` bound is refused (`tooLong`).
     public init(body: JSONValue) throws(HARequestError) {
         guard case .object(let obj) = body else {
             throw .malformedBody("The request body must be a JSON object.")
@@ -114,14 +118,26 @@ extension HANotification {
             info.webhookID = try optionalString("webhook_id", in: r, prefix: "registration_info.")
         default: throw .wrongType(field: "registration_info", expected: "an object")
         }
+        let title = try optionalString("title", in: obj)
+        let liveActivityToken = try optionalString("live_activity_token", in: obj)
+        let bounds: [(String?, String, Int)] = [
+            (token, "push_token", FieldLimits.token),
+            (liveActivityToken, "live_activity_token", FieldLimits.token),
+            (info.webhookID, "registration_info.webhook_id", FieldLimits.identifier),
+            (info.appID, "registration_info.app_id", FieldLimits.identifier),
+            (title, "title", FieldLimits.title),
+        ]
+        for (value, field, limit) in bounds {
+            if let problem = FieldLimits.problem(value, field: field, limit: limit) { throw .tooLong(problem) }
+        }
         self.init(
             message: try optionalString("message", in: obj),
-            title: try optionalString("title", in: obj),
+            title: title,
             data: data,
             pushToken: token,
             registrationInfo: info,
             hassConfirmID: try optionalString("hass_confirm_id", in: obj),
-            liveActivityToken: try optionalString("live_activity_token", in: obj).map(PushTokenIdentity.canonical)
+            liveActivityToken: liveActivityToken.map(PushTokenIdentity.canonical)
         )
     }
 }

@@ -118,7 +118,8 @@ public struct MatrixRequestError: Error, Sendable, Equatable, CustomStringConver
 }
 
 extension MatrixNotification {
-    /// Validates a parsed request body (`{"notification": {...}}`).
+    /// Validates a parsed request body (`{"notification": {...}}`). An event id, app id or pushkey past its
+    /// `FieldLimits` bound is refused (`M_BAD_JSON`, naming the field and the bound).
     public init(body: JSONValue) throws(MatrixRequestError) {
         guard case .object(let root) = body else {
             throw MatrixRequestError(.badJSON, "The request body must be a JSON object {\"notification\": {...}}.")
@@ -131,6 +132,7 @@ extension MatrixNotification {
         }
         let r = FieldReader(object: n, prefix: "notification")
         let eventID = try r.string("event_id")
+        try Self.bound(eventID, field: "notification.event_id", limit: FieldLimits.identifier)
         let roomID = try r.string("room_id")
         let type = try r.string("type")
         let sender = try r.string("sender")
@@ -165,6 +167,8 @@ extension MatrixNotification {
             guard let pushkey = try dr.string("pushkey") else { throw MatrixRequestError(.missingParam, "Field '\(prefix).pushkey' is required.") }
             guard !appID.isEmpty else { throw MatrixRequestError(.badJSON, "Field '\(prefix).app_id' must not be empty.") }
             guard !pushkey.isEmpty else { throw MatrixRequestError(.badJSON, "Field '\(prefix).pushkey' must not be empty.") }
+            try Self.bound(appID, field: "\(prefix).app_id", limit: FieldLimits.identifier)
+            try Self.bound(pushkey, field: "\(prefix).pushkey", limit: FieldLimits.token)
             devices.append(
                 MatrixDevice(
                     appID: appID,
@@ -190,6 +194,10 @@ extension MatrixNotification {
             counts: counts,
             devices: devices
         )
+    }
+
+    private static func bound(_ value: String?, field: String, limit: Int) throws(MatrixRequestError) {
+        if let problem = FieldLimits.problem(value, field: field, limit: limit) { throw MatrixRequestError(.badJSON, problem) }
     }
 
     /// The same notification for one of its devices (what the retry queue stores).

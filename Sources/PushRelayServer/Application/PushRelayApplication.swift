@@ -102,6 +102,7 @@ public enum PushRelayApplication {
             store: storage.pushChannel,
             settings: config.channel,
             fallback: cloud,
+            waiting: cloud.localOnly,
             routing: storage.routing,
             work: work,
             clock: clock,
@@ -112,13 +113,13 @@ public enum PushRelayApplication {
         // One budget of failed credential checks per address, whichever credential was guessed.
         let limiter = FailedAuthLimiter(limit: config.maxFailedAuthsPerMinute)
         let adminAuth = config.adminToken.map { AdminAuth(token: $0, limiter: limiter, clock: clock) }
-        let channelEndpoint = PushChannelEndpoint(
         let homeAssistantAccess = HomeAssistantAccess(
             keys: config.homeAssistant.keys,
             networks: config.homeAssistant.allowedNetworks,
             limiter: limiter,
             clock: clock
         )
+        let channelEndpoint = PushChannelEndpoint(
             hub: hub,
             store: storage.pushChannel,
             settings: config.channel,
@@ -223,9 +224,9 @@ public enum PushRelayApplication {
             metrics: metrics,
             trustedProxies: config.http.trustedProxies
         )
-        return ServerApplication(
         notifyEndpoint.guards = HomeAssistantNotifyRoutes.fastPathGuards(homeAssistantAccess)
         let notify = notifyEndpoint
+        return ServerApplication(
             responder: router.buildResponder(),
             lifecycle: lifecycle,
             logger: logger,

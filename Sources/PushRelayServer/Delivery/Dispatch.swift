@@ -19,7 +19,7 @@ struct Dispatch: Sendable {
     /// The provider instance (`providers.<name>`).
     var provider: String
     /// The key the quota, the dead-token memory and the delivery log know this target by: the push token, or for a
-    /// Matrix device `matrix:<app id>:<pushkey>`.
+    /// Matrix device `matrix:<pushkey>`.
     var account: String
     /// The delivery log's `platform` column.
     var logPlatform: DeliveryPlatform

@@ -10,7 +10,7 @@ enum HomeAssistantRequest {
             switch error {
             case .missingPushToken:
                 try reject403()
-            case .malformedBody, .wrongType:
+            case .malformedBody, .wrongType, .tooLong:
                 throw APIError(.badRequest, "InvalidRequest", error.description, fields: ["errorMessage": .string(error.description)])
             }
         }

@@ -66,8 +66,10 @@ final class MatrixGateway: Sendable {
         case tooManyDevices(String)
     }
 
-    /// The `dead_tokens` key of a device (also its quota key).
-    static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.appID):\(d.pushkey)" }
+    /// The key the quota, the dead-token memory and the delivery log know a device by: `matrix:<pushkey>`, the pushkey in
+    /// its canonical spelling (`MatrixFormat.canonicalPushkey`) whatever the app id, so that one device listed under
+    /// several app ids (matching one `matrix.apps` glob, or several) has one daily limit and one dead-token mark.
+    static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.pushkey)" }
 
     public func notify(_ received: MatrixNotification) async -> Reply {
         guard received.devices.count <= settings.maxDevices else {

@@ -84,6 +84,14 @@ struct MatrixRetryService: Service {
             case .skipped(let why), .failed(let why):
                 logger.notice("retry ended without delivery", metadata: ["token": .string(short), "reason": .string(why)])
                 try await gateway.store.remove(id: item.id)
+            case .rejected(let reason, _) where DeliveryFailure.providerMismatchReasons.contains(reason):
+                // The pushkey does not fit the app it was listed under, which anyone can cause: not proof the device is
+                // gone, so not remembered (the dead-token memory is the pushkey's under every app id).
+                logger.notice(
+                    "retry found the pushkey does not fit its app; dropped",
+                    metadata: ["token": .string(short), "reason": .string(reason)]
+                )
+                try await gateway.store.remove(id: item.id)
             case .rejected(let reason, let provider):
                 // The homeserver cannot be told now; the next notify for this pushkey answers it in `rejected`.
                 try await gateway.dispatcher.rememberDead(

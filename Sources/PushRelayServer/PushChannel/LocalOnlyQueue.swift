@@ -2,19 +2,23 @@ import Logging
 import PushRelayCore
 import PushRelayStore
 
-/// Where a local-only app's notification waits for its device's channel (`apps: … provider: none`): stored as a
-/// queued channel message, replayed when the device subscribes, dropped after `channel.offline_ttl`.
+/// Where notifications wait for their device's channel: a local-only app's (`apps: … provider: none`), queued, and
+/// those sent to a channel that asked for `fallback: false`, which stay stored for the device until it confirms them.
+/// Stored as channel messages, replayed when the device subscribes, dropped after `channel.offline_ttl`.
 ///
-/// Anyone may post for any push token, so the queue has two bounds, and a notification past either is neither stored
-/// nor counted anywhere:
+/// Anyone may post for any push token, so every message stored for a device here goes under two bounds, and a
+/// notification past either is neither stored nor counted anywhere:
 /// - `channel.max_queued_per_token`: the messages stored for one push token (queued or unconfirmed);
 /// - `channel.max_queued_bytes`: the notification JSON stored for every device together.
 ///
-/// The token's figure is read from the store for each notification (an index look-up). The total is read at most
-/// every `totalRefresh`, and between readings this queue adds what it stores: room a device frees by taking its
-/// messages shows within that time. Notifications being queued at the same moment count against both bounds, so
-/// concurrent posts cannot pass them together. With several instances on one database each keeps its own reading
-/// of the total, so the total may be passed by what the others queued since their last reading.
+/// The token's figure is read from the store for each notification (an index look-up), and while one notification
+/// for a token is checked and stored, the next one for that token waits its turn: of concurrent notifications for one
+/// token, exactly as many as the bound leaves room for are stored. The total is read at most every `totalRefresh`, and
+/// between readings this queue adds what it stores: room a device frees by taking its messages shows within that
+/// time. Notifications being stored at the same moment count against the total, so concurrent posts cannot pass it
+/// together. With several instances on one database each keeps its own turns and its own reading of the total, so
+/// notifications stored by the others at the same moment may pass the per-token bound by as many, and the total by
+/// what the others stored since the last reading.
 final class LocalOnlyQueue: Sendable {
     /// What became of a notification.
     enum Result: Sendable, Equatable {
@@ -34,8 +38,7 @@ final class LocalOnlyQueue: Sendable {
     static let refusalRefresh = Duration.seconds(1)
 
     private struct Ledger {
-        /// Notifications being queued right now, per token, and their bytes.
-        var inFlight: [String: Int] = [:]
+        /// The bytes of the notifications being stored right now.
         var inFlightBytes = 0
         /// The last reading of the stored bytes, plus what this queue stored since.
         var total = 0
@@ -52,6 +55,9 @@ final class LocalOnlyQueue: Sendable {
     let clock: any TimePort
     let logger: Logger
     private let ledger = Locked(Ledger())
+    /// Per push token with a notification being checked and stored, the notifications waiting for their turn, first
+    /// come first served. A token is absent when none is.
+    private let turns = Locked([String: FIFOQueue<CheckedContinuation<Void, Never>>]())
 
     init(store: any PushChannelStorage, settings: PushChannelSettings, clock: any TimePort, logger: Logger = Logger(label: "pushrelay")) {
         self.store = store
@@ -60,33 +66,37 @@ final class LocalOnlyQueue: Sendable {
         self.logger = logger
     }
 
-    /// Stores `n` for its device, unless a bound refuses it. Throws when the store cannot be read or written.
+    /// Stores a local-only app's `n`, queued for its device, unless a bound refuses it. Throws when the store cannot be
+    /// read or written.
     func queue(_ n: HANotification, platform: HAPlatform) async throws -> Result {
         let message = PushChannelMessage(n, platform: platform, state: .queued, fallback: false, now: clock.now(), settings: settings)
+        return try await admit(message) { try await store.save(message) }
+    }
+
+    /// Stores `message` for its device by `save` (which returns once it is durable), unless a bound refuses it: then
+    /// `save` is not called. Every message stored for a device to wait for it goes through here. Throws what the
+    /// store's reads, or `save`, throw.
+    func admit(_ message: PushChannelMessage, save: () async throws -> Void) async throws -> Result {
         let size = message.notification.jsonString().utf8.count
         let token = message.pushToken
-        // Taken before the store is read: another notification's save that completes meanwhile is then counted twice at
-        // worst, never missed.
-        let others = ledger.withLock { l in
-            defer {
-                l.inFlight[token, default: 0] += 1
-                l.inFlightBytes += size
-            }
-            return (forToken: l.inFlight[token, default: 0], bytes: l.inFlightBytes)
-        }
-        defer {
-            ledger.withLock { l in
-                l.inFlight[token, default: 1] -= 1
-                if l.inFlight[token] == 0 { l.inFlight[token] = nil }
-                l.inFlightBytes -= size
-            }
-        }
-        let waiting = try await store.storedCount(pushToken: token) + others.forToken
+        await takeTurn(token)
+        defer { passTurn(token) }
+        let waiting = try await store.storedCount(pushToken: token)
         if waiting >= settings.maxQueuedPerToken {
-            logger.debug("local-only queue of a device is full", metadata: ["token": .string(TokenDisplay.short(token)), "waiting": "\(waiting)"])
+            logger.debug(
+                "the stored messages of a device reach its bound",
+                metadata: ["token": .string(TokenDisplay.short(token)), "waiting": "\(waiting)"]
+            )
             return .deviceFull(waiting: waiting)
         }
-        let limit = settings.maxQueuedBytes - others.bytes - size
+        // Taken before the total is read: another notification's save that completes meanwhile is then counted twice at
+        // worst, never missed.
+        let othersBytes = ledger.withLock { l in
+            defer { l.inFlightBytes += size }
+            return l.inFlightBytes
+        }
+        defer { ledger.withLock { $0.inFlightBytes -= size } }
+        let limit = settings.maxQueuedBytes - othersBytes - size
         if try await totalBytes(readingAfter: Self.totalRefresh) > limit, try await totalBytes(readingAfter: Self.refusalRefresh) > limit {
             let warn = ledger.withLock { l in
                 defer { l.warnedFull = true }
@@ -94,19 +104,46 @@ final class LocalOnlyQueue: Sendable {
             }
             if warn {
                 logger.warning(
-                    "local-only notifications are refused: the stored channel messages reach channel.max_queued_bytes",
+                    "notifications for devices' channels are refused: the stored channel messages reach channel.max_queued_bytes",
                     metadata: ["limit": "\(settings.maxQueuedBytes)"]
                 )
             }
             return .full
         }
-        try await store.save(message)
+        try await save()
         ledger.withLock { l in
             l.total += size
             if l.reading { l.addedWhileReading += size }
             l.warnedFull = false
         }
         return .queued(id: message.id)
+    }
+
+    /// Waits until no other notification for `token` is being checked or stored here.
+    private func takeTurn(_ token: String) async {
+        await withCheckedContinuation { (turn: CheckedContinuation<Void, Never>) in
+            let now = turns.withLock { t in
+                guard t[token] != nil else {
+                    t[token] = FIFOQueue()
+                    return true
+                }
+                t[token]?.append(turn)
+                return false
+            }
+            if now { turn.resume() }
+        }
+    }
+
+    /// Hands `token`'s turn to the next notification waiting for it, if any.
+    private func passTurn(_ token: String) {
+        let next = turns.withLock { t in
+            guard let turn = t[token]?.popFirst() else {
+                t[token] = nil
+                return nil as CheckedContinuation<Void, Never>?
+            }
+            return turn
+        }
+        next?.resume()
     }
 
     /// The stored bytes: the kept figure, or a new reading when the kept one is older than `age` (or none was taken).

@@ -12,7 +12,8 @@ import PushRelayStore
 ///
 /// Local first: a notification for a device with a live channel goes there; an unconfirmed one falls back to its
 /// cloud route after `channel.confirm_timeout_ms`. A replacement channel takes over the old one's unconfirmed
-/// messages; `fallback: false` keeps them queued for the device instead, and queued messages are replayed on subscribe.
+/// messages; `fallback: false` keeps them queued for the device instead (within `LocalOnlyQueue`'s bounds: past them a
+/// notification takes the cloud route), and queued messages are replayed on subscribe.
 final class PushChannelHub: PushChannelPort {
     let store: any PushChannelStorage
     let settings: PushChannelSettings
@@ -21,6 +22,8 @@ final class PushChannelHub: PushChannelPort {
     let instances: PushChannelInstances?
     let confirmedEvents: PushChannelConfirmedEvents
     let bindings: PushChannelBindingRegistry
+    /// The bounds of the messages stored for a device: a no-fallback channel's messages go under them.
+    let waiting: LocalOnlyQueue
     let clock: any TimePort
     let logger: Logger
 
@@ -28,6 +31,7 @@ final class PushChannelHub: PushChannelPort {
         store: any PushChannelStorage,
         settings: PushChannelSettings,
         fallback: any PushChannelFallback,
+        waiting: LocalOnlyQueue,
         routing: (any PushChannelRouting)?,
         work: BackgroundWork,
         clock: any TimePort,
@@ -52,12 +56,14 @@ final class PushChannelHub: PushChannelPort {
                 settings: settings,
                 channels: channels,
                 confirmations: confirmations,
+                waiting: waiting,
                 clock: clock,
                 logger: logger
             )
         }
         self.confirmedEvents = PushChannelConfirmedEvents(clock: clock)
         self.bindings = PushChannelBindingRegistry(store: store, clock: clock, logger: logger)
+        self.waiting = waiting
         self.store = store
         self.settings = settings
         self.clock = clock
@@ -88,11 +94,37 @@ final class PushChannelHub: PushChannelPort {
             store.count(.delivered, token: n.pushToken, now: now)
             return RandomID.hex128()
         }
-        guard confirmations.reserve(on: sub) else { return nil }
         var message = PushChannelMessage(n, platform: platform, state: .unconfirmed, fallback: sub.fallback, now: now, settings: settings)
         message.webhookID = sub.webhookID
-        // Queue the durable copy first (a confirm's delete is then ordered after it), send the event without
-        // waiting for the disk, and answer Home Assistant once the copy is committed.
+        guard !sub.fallback else {
+            guard confirmations.reserve(on: sub) else { return nil }
+            await storeAndSend(message, n, on: sub)
+            return message.id
+        }
+        // Without a fallback the message stays stored until the device confirms it: it goes under the bounds of every
+        // message stored for a device (`LocalOnlyQueue`). Past them, or without a pending place, the cloud route.
+        do {
+            let result = try await waiting.admit(message) {
+                guard confirmations.reserve(on: sub) else { throw NoPendingPlace() }
+                await storeAndSend(message, n, on: sub)
+            }
+            guard case .queued = result else { return nil }
+            return message.id
+        } catch is NoPendingPlace {
+            return nil
+        } catch {
+            logger.error("could not read the stored channel messages; taking the cloud route", metadata: ["error": .string("\(error)")])
+            return nil
+        }
+    }
+
+    /// The channel's pending places are all taken.
+    private struct NoPendingPlace: Error {}
+
+    /// Stores `message` and sends it on `sub`, whose pending place is reserved. Queues the durable copy first (a
+    /// confirm's delete is then ordered after it), sends the event without waiting for the disk, and returns once the
+    /// copy is committed.
+    private func storeAndSend(_ message: PushChannelMessage, _ n: HANotification, on sub: PushChannelSubscription) async {
         let saved = store.enqueueSave(message, count: .delivered)
         confirmations.send(message, n, on: sub, reserved: true)
         do {
@@ -100,7 +132,6 @@ final class PushChannelHub: PushChannelPort {
         } catch {
             logger.error("could not store a channel message; it is tracked in memory only", metadata: ["error": .string("\(error)")])
         }
-        return message.id
     }
 
     // MARK: Events that wait for a confirm
@@ -135,6 +166,10 @@ final class PushChannelHub: PushChannelPort {
     func observe(_ n: HANotification, evidence: PushChannelPairEvidence) async {
         guard let webhookID = n.registrationInfo.webhookID, !webhookID.isEmpty else { return }
         let binding = PushChannelBinding(pushToken: n.pushToken, webhookID: webhookID)
+        guard evidence == .proof else {
+            await bindings.refresh(binding)
+            return
+        }
         guard await bindings.observe(binding) != nil else { return }
         channels.paired(with: binding)
         await enforce(binding)
@@ -166,10 +201,6 @@ final class PushChannelHub: PushChannelPort {
     /// credential, and `stillAllowed` is asked again once it is registered: a binding committed meanwhile (whose
     /// enforcement may have run before the registration) removes it again. A paired subscription that finds the
     /// channel limits reached may evict the oldest provisional channel (`PushChannelAdmission`): that one's connection
-        guard evidence == .proof else {
-            await bindings.refresh(binding)
-            return
-        }
     /// is closed, and its unconfirmed messages fall back (or stay queued) as on any disconnect.
     func subscribe(
         _ sub: PushChannelSubscription,

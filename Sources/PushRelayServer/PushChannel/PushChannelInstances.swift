@@ -19,6 +19,8 @@ final class PushChannelInstances: Sendable {
     let settings: PushChannelSettings
     let channels: PushChannelIndex
     let confirmations: PushChannelConfirmations
+    /// The bounds of the messages stored for a device: a message for a no-fallback channel goes under them.
+    let waiting: LocalOnlyQueue
     let clock: any TimePort
     let logger: Logger
     /// Messages another instance handed here and that were sent on a confirming channel, with when to forget them.
@@ -32,9 +34,11 @@ final class PushChannelInstances: Sendable {
         settings: PushChannelSettings,
         channels: PushChannelIndex,
         confirmations: PushChannelConfirmations,
+        waiting: LocalOnlyQueue,
         clock: any TimePort,
         logger: Logger
     ) {
+        self.waiting = waiting
         self.routing = routing
         self.store = store
         self.settings = settings
@@ -46,7 +50,9 @@ final class PushChannelInstances: Sendable {
 
     /// Hands a notification to the instance that holds its device's channel, when another live instance does.
     /// Returns the message id, or nil: then the caller takes the cloud route. While no other live instance holds any
-    /// channel (the last heartbeat said so, and no presence claim came since), the database is not asked.
+    /// channel (the last heartbeat said so, and no presence claim came since), the database is not asked. A message for
+    /// a channel without a fallback stays stored until the device confirms it, so it goes under `waiting`'s bounds
+    /// (past them: nil).
     func deliver(_ n: HANotification, platform: HAPlatform) async -> String? {
         guard othersMayHoldChannels else { return nil }
         let holder: PushChannelHolder?
@@ -59,7 +65,11 @@ final class PushChannelInstances: Sendable {
         guard let holder else { return nil }
         let message = PushChannelMessage(n, platform: platform, state: .unconfirmed, fallback: holder.fallback, now: clock.now(), settings: settings)
         do {
-            try await store.save(message, count: .delivered)
+            if holder.fallback {
+                try await store.save(message, count: .delivered)
+            } else {
+                guard case .queued = try await waiting.admit(message, save: { try await store.save(message, count: .delivered) }) else { return nil }
+            }
         } catch {
             logger.warning("could not store a message for another instance's channel", metadata: ["error": .string("\(error)")])
             return nil

@@ -147,7 +147,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             )
             // Logged like every delivery, under the device's quota key.
             let log = try await s.storage.deliveries.recentDeliveries(pushToken: nil, limit: 5)
-            #expect(log.first?.pushToken == "matrix:\(MatrixFakes.fcmApp):fcm-token-1")
+            #expect(log.first?.pushToken == "matrix:fcm-token-1")
             #expect(log.first?.platform == .matrix(format: .fcm))
             #expect(log.first?.outcome == .delivered)
         }
@@ -378,7 +378,7 @@ func expectMatrixError(_ r: HTTPReply, status: Int, errcode: String, sourceLocat
             }
             #expect(f.env.fcm.records.count == 2)
             let limits = try await s.storage.quota.rateLimits(
-                pushToken: "matrix:\(MatrixFakes.fcmApp):limited",
+                pushToken: "matrix:limited",
                 appID: MatrixFakes.fcmApp,
                 day: UTCDay(s.clock.now()),
                 policy: QuotaPolicy(dailyLimit: 2)

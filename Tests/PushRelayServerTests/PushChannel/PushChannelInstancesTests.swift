@@ -60,6 +60,7 @@ import Testing
             settings: settings,
             channels: channels,
             confirmations: confirmations,
+            waiting: LocalOnlyQueue(store: store, settings: settings, clock: clock),
             clock: clock,
             logger: logger
         )
