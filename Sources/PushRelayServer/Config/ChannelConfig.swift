@@ -24,6 +24,9 @@ public struct PushChannelSettings: Sendable {
     public var maxFrameBytes = 65_536
     /// Frames waiting to be written to one connection; a reader slower than this is closed (its messages fall back).
     public var outboundBuffer = 256
+    /// Bytes of frames waiting to be written to one connection (the one being written included); past it the
+    /// connection is closed as for `outboundBuffer`. A single frame larger than this still goes to an empty queue.
+    public var outboundBufferBytes = 1024 * 1024
     /// Time a client has to authenticate after connecting.
     public var authTimeoutMs = 10_000
     /// Server pings; a connection that does not answer is closed.
@@ -44,7 +47,8 @@ extension PushRelayConfig {
     /// (`SecurityConfig.swift` reads both).
     static let channelKeys: [ConfigKey] = [
         "confirm_timeout_ms", "offline_ttl", "max_channels", "max_channels_per_address", "max_pending", "max_queued_per_token",
-        "max_queued_bytes", "max_frame_bytes", "outbound_buffer", "auth_timeout_ms", "ping_interval_ms", "max_failed_auths_per_minute",
+        "max_queued_bytes", "max_frame_bytes", "outbound_buffer", "outbound_buffer_bytes", "auth_timeout_ms", "ping_interval_ms",
+        "max_failed_auths_per_minute",
     ]
 }
 
@@ -61,6 +65,7 @@ extension PushChannelSettings {
         if let v = try r.int("channel.max_queued_bytes", range: 65_536...(1 << 40)) { maxQueuedBytes = v }
         if let v = try r.int("channel.max_frame_bytes", range: 1024...(16 * 1024 * 1024)) { maxFrameBytes = v }
         if let v = try r.int("channel.outbound_buffer", range: 1...100_000) { outboundBuffer = v }
+        if let v = try r.int("channel.outbound_buffer_bytes", range: 4096...(1 << 30)) { outboundBufferBytes = v }
         if let v = try r.int("channel.auth_timeout_ms", range: 100...600_000) { authTimeoutMs = v }
         if let v = try r.int("channel.ping_interval_ms", range: 1000...3_600_000) { pingIntervalMs = v }
     }

@@ -5,9 +5,9 @@ import NIOWebSocket
 import PushRelayCore
 import Synchronization
 
-/// One websocket connection's outbound side: a bounded queue drained by at most one writer task at a time, so a slow
-/// reader never blocks whoever delivers to it. When the queue is full, or the socket fails, each frame's failure
-/// handler runs (that is how unconfirmed-less messages fall back) and the connection closes with a reason.
+/// One websocket connection's outbound side: a queue bounded in frames and in bytes, drained by at most one writer task
+/// at a time, so a slow reader never blocks whoever delivers to it. When the queue is full, or the socket fails, each
+/// frame's failure handler runs (that is how unconfirmed-less messages fall back) and the connection closes with a reason.
 ///
 /// The writer task exists only while there is something to write: it starts with the first queued frame and ends when
 /// the queue is empty. An idle channel (almost all of them, almost always) holds no task and no task stack; a writer
@@ -55,6 +55,8 @@ final class PushChannelConnection: Sendable {
         /// Frames queued and not yet taken by the writer.
         var queue = FIFOQueue<Frame>()
         var queued: Int { queue.count }
+        /// UTF-8 bytes of the frames queued and of the one being written.
+        var bytes = 0
 
         /// A writer task is running (it alone writes to the socket).
         var writing = false
@@ -68,12 +70,16 @@ final class PushChannelConnection: Sendable {
         /// Command handling waiting for the queue to go below half its bound (see `waitForRoom`).
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
 
-        /// Whether a command may go ahead (see `waitForRoom`): closed, or the queue below half of `limit`.
-        func hasRoom(limit: Int) -> Bool { closed || queued < limit / 2 }
+        /// Whether a command may go ahead (see `waitForRoom`): closed, or the queue below half of its bounds.
+        func hasRoom(limit: Int, byteLimit: Int) -> Bool { closed || (queued < limit / 2 && bytes < byteLimit / 2) }
+
+        /// Whether a frame of `size` bytes fits: fewer than `limit` frames queued, and `byteLimit` bytes with it unless
+        /// nothing is queued or being written (a frame alone always fits).
+        func fits(size: Int, limit: Int, byteLimit: Int) -> Bool { queued < limit && (bytes == 0 || bytes + size <= byteLimit) }
 
         /// The room waiters to wake now, if there is room.
-        mutating func wakeRoomWaiters(limit: Int) -> [CheckedContinuation<Void, Never>] {
-            guard !roomWaiters.isEmpty, hasRoom(limit: limit) else { return [] }
+        mutating func wakeRoomWaiters(limit: Int, byteLimit: Int) -> [CheckedContinuation<Void, Never>] {
+            guard !roomWaiters.isEmpty, hasRoom(limit: limit, byteLimit: byteLimit) else { return [] }
             defer { roomWaiters = [] }
             return roomWaiters
         }
@@ -91,6 +97,7 @@ final class PushChannelConnection: Sendable {
     let id: Int
     let peer: String
     private let bufferLimit: Int
+    private let byteLimit: Int
     private let sink: Sink
     private let logger: Logger
     private let state = Locked(State())
@@ -121,10 +128,13 @@ final class PushChannelConnection: Sendable {
         }
     }
 
-    init(peer: String, bufferLimit: Int, sink: Sink, logger: Logger) {
+    /// `bufferLimit` frames and `byteLimit` bytes (`channel.outbound_buffer`, `channel.outbound_buffer_bytes`) may
+    /// wait for the socket; past either the connection closes as a slow reader.
+    init(peer: String, bufferLimit: Int, byteLimit: Int = PushChannelSettings().outboundBufferBytes, sink: Sink, logger: Logger) {
         self.id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         self.peer = peer
         self.bufferLimit = bufferLimit
+        self.byteLimit = byteLimit
         self.sink = sink
         self.logger = logger
     }
@@ -136,11 +146,13 @@ final class PushChannelConnection: Sendable {
     @discardableResult
     func send(_ text: String, onFailure: (@Sendable () -> Void)? = nil) -> Bool {
         enum Action { case queued, closed, overflow }
+        let size = text.utf8.count
         let (action, startWriter, waiters) = state.withLock { s -> (Action, Bool, [CheckedContinuation<Void, Never>]) in
             if s.closed { return (.closed, false, []) }
             let action: Action
-            if s.queued < bufferLimit {
+            if s.fits(size: size, limit: bufferLimit, byteLimit: byteLimit) {
                 s.queue.append(Frame(text: text, onFailure: onFailure))
+                s.bytes += size
                 action = .queued
             } else {
                 // The frames already queued still go out; the writer then closes with the reason.
@@ -148,7 +160,7 @@ final class PushChannelConnection: Sendable {
                 s.reason = .overflow
                 action = .overflow
             }
-            return (action, s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit))
+            return (action, s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit))
         }
         for w in waiters { w.resume() }
         if startWriter { startWriterTask() }
@@ -160,15 +172,23 @@ final class PushChannelConnection: Sendable {
         return true
     }
 
+    /// Closes the connection: what is queued goes out, then a close frame with the reason. A connection turned away
+    /// (failed or timed-out authentication, a binding replaced, an eviction) closes its socket after the sink's grace
+    /// period (`Sink.closeSoon`) even if those writes never complete: a peer that does not read cannot keep it.
     func markClosed(_ reason: CloseReason) {
-        let (startWriter, waiters) = state.withLock { s -> (Bool, [CheckedContinuation<Void, Never>]) in
-            guard !s.closed else { return (false, []) }
+        let (closedNow, startWriter, waiters) = state.withLock { s -> (Bool, Bool, [CheckedContinuation<Void, Never>]) in
+            guard !s.closed else { return (false, false, []) }
             s.closed = true
             s.reason = reason
-            return (s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit))
+            return (true, s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit))
         }
         for w in waiters { w.resume() }
         if startWriter { startWriterTask() }
+        guard closedNow else { return }
+        switch reason {
+        case .authFailed, .bindingReplaced, .evicted: sink.closeSoon()
+        case .overflow, .writeFailed, .serverShutdown, .clientGone: break
+        }
     }
 
     /// Returns once the outbound queue is below half its bound, or the connection is closed. Command handling waits
@@ -176,10 +196,10 @@ final class PushChannelConnection: Sendable {
     /// (its socket stops being read) instead of overflowing the queue; only events can overflow it.
     func waitForRoom() async {
         // The usual case, without suspending (a suspension is a task switch per command).
-        if state.withLock({ $0.hasRoom(limit: bufferLimit) }) { return }
+        if state.withLock({ $0.hasRoom(limit: bufferLimit, byteLimit: byteLimit) }) { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { s -> Bool in
-                if s.hasRoom(limit: bufferLimit) { return true }
+                if s.hasRoom(limit: bufferLimit, byteLimit: byteLimit) { return true }
                 s.roomWaiters.append(c)
                 return false
             }
@@ -209,23 +229,29 @@ final class PushChannelConnection: Sendable {
         while true {
             // One frame at a time, so the queue's bound counts every frame not yet written.
             let (next, failed, closing, waiters) = state.withLock { s -> (Frame?, Bool, CloseReason?, [CheckedContinuation<Void, Never>]) in
-                if let frame = s.take() { return (frame, s.writeFailed, nil, s.wakeRoomWaiters(limit: bufferLimit)) }
+                if let frame = s.take() { return (frame, s.writeFailed, nil, s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit)) }
                 if !s.closed { s.writing = false }
-                return (nil, s.writeFailed, s.closed ? s.reason : nil, s.wakeRoomWaiters(limit: bufferLimit))
+                return (nil, s.writeFailed, s.closed ? s.reason : nil, s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit))
             }
             for w in waiters { w.resume() }
             guard let frame = next else {
                 if let closing { await close(closing) }
                 return
             }
+            let size = frame.text.utf8.count
             if failed {
+                state.withLock { $0.bytes -= size }
                 frame.onFailure?()
                 continue
             }
             do {
                 try await sink.write(frame.text)
+                state.withLock { $0.bytes -= size }
             } catch {
-                state.withLock { $0.writeFailed = true }
+                state.withLock { s in
+                    s.bytes -= size
+                    s.writeFailed = true
+                }
                 frame.onFailure?()
                 markClosed(.writeFailed)
             }

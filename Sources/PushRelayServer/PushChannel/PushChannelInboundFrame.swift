@@ -13,13 +13,15 @@ public enum PushChannelInboundFrame: Equatable, Sendable {
     case invalidText
     /// A binary message: the session answers that only text is spoken.
     case binary
-    /// A ping: answered with a pong carrying the same data.
+    /// A ping: answered with a pong carrying the same data (by `PushChannelSocketFlowHandler`, once the channel is
+    /// writable).
     case ping(ByteBuffer)
     /// A fragmented control frame (RFC 6455 §5.5 forbids them): the socket closes.
     case fragmentedControl
     /// The peer's close frame, with its status code (1000 when it gave none).
     case close(WebSocketErrorCode)
-    /// A pong or anything else: nothing to do (any frame shows the peer is alive).
+    /// A pong or anything else: nothing to do here (a pong that answers the keepalive is
+    /// `PushChannelSocketFlowHandler`'s).
     case ignored
 
     public init(_ frame: WebSocketFrame) {

@@ -5,46 +5,25 @@ import PushRelayCore
 import PushRelayEventLoopClock
 import Synchronization
 
-/// The websocket frames of one connection, on its event loop: text to the session, ping/pong/close handled here, and
-/// a keepalive ping every `pingInterval` on `clock` that closes a peer which did not answer the previous one.
+/// The websocket frames of one connection, on its event loop: text to the session, close frames and protocol errors
+/// handled here. Pings, pongs, the keepalive and reading while the peer does not read are
+/// `PushChannelSocketFlowHandler`'s, just before this one.
 final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
     private let session: PushChannelSessionRunner
     private let closing: SocketClosing
-    private let pingInterval: Duration
     private let clock: any TimePort
-    private var keepalive: ScheduledTimer?
-    private var awaitingPong = false
     private var gone = false
 
-    init(session: PushChannelSessionRunner, closing: SocketClosing, pingInterval: Duration, clock: any TimePort) {
+    init(session: PushChannelSessionRunner, closing: SocketClosing, clock: any TimePort) {
         self.session = session
         self.closing = closing
-        self.pingInterval = pingInterval
         self.clock = clock
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        keepalive = clock.scheduleRepeating(every: pingInterval, on: context.eventLoop.assumeIsolated()) {
-            self.ping(context: context)
-        }
-    }
-
-    private func ping(context: ChannelHandlerContext) {
-        guard !gone else { return }
-        if awaitingPong {
-            session.endpoint.logger.debug("websocket peer did not answer a ping; closing", metadata: ["peer": .string(session.connection.peer)])
-            context.close(promise: nil)
-            return
-        }
-        awaitingPong = true
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "pushrelay"))), promise: nil)
-    }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        awaitingPong = false
         switch PushChannelInboundFrame(unwrapInboundIn(data)) {
         case .text(let text):
             session.received(.text(text))
@@ -52,8 +31,9 @@ final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHan
             close(context: context, code: .dataInconsistentWithMessage, reason: "text frame is not valid UTF-8")
         case .binary:
             session.received(.binary)
-        case .ping(let data):
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: data)), promise: nil)
+        case .ping:
+            // Answered by `PushChannelSocketFlowHandler`, which passes no ping on.
+            break
         case .fragmentedControl:
             context.close(promise: nil)
         case .close(let code):
@@ -76,13 +56,16 @@ final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHan
         }
     }
 
-    /// Closes from this side: a close frame with the code and reason, then the socket. If a close frame was sent
+    /// Closes from this side: a close frame with the code and reason, then the socket, once the frame is written or
+    /// after `SocketClosing.timeout` (a peer that does not read never lets it out). If a close frame was sent
     /// already, only the socket.
     private func close(context: ChannelHandlerContext, code: WebSocketErrorCode, reason: String) {
         guard closing.claim() else {
             context.close(promise: nil)
             return
         }
+        let channel = context.channel
+        clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { channel.close(promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.close(code, reason: reason))).whenComplete { _ in context.close(promise: nil) }
     }
 
@@ -108,8 +91,6 @@ final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHan
     private func end() {
         guard !gone else { return }
         gone = true
-        keepalive?.cancel()
-        keepalive = nil
         session.socketClosed()
     }
 }

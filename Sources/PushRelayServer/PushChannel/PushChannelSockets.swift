@@ -27,6 +27,10 @@ final class PushChannelSockets: Sendable {
 
     var count: Int { live.withLock { $0.connections.count } }
 
+    /// A websocket's write buffer: bytes written to the socket and not yet taken by the peer's TCP window, past which
+    /// the channel is not writable (and so not read).
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 16 * 1024, high: 64 * 1024)
+
     /// Runs on the channel's event loop, right after the upgrade response. `peer` is the client's address (the
     /// connection's peer, or the client a trusted proxy names).
     func attach(to channel: any Channel, peer: String) throws {
@@ -34,6 +38,7 @@ final class PushChannelSockets: Sendable {
         let connection = PushChannelConnection(
             peer: peer,
             bufferLimit: settings.outboundBuffer,
+            byteLimit: settings.outboundBufferBytes,
             sink: .init(channel: channel, closing: shared, clock: endpoint.clock),
             logger: endpoint.logger
         )
@@ -55,15 +60,19 @@ final class PushChannelSockets: Sendable {
             for waiter in waiters { waiter.offer(true) }
             channel.close(promise: nil)
         }
+        // Past the high mark the channel is not writable and the socket is not read (`PushChannelSocketFlowHandler`)
+        // until what waits is down to the low mark.
+        try channel.syncOptions?.setOption(ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
         try channel.pipeline.syncOperations.addHandler(PushChannelInboundFrame.frameAggregator(maxFrameBytes: settings.maxFrameBytes))
         try channel.pipeline.syncOperations.addHandler(
-            PushChannelSocketHandler(
-                session: session,
-                closing: shared,
+            PushChannelSocketFlowHandler(
                 pingInterval: .milliseconds(Int64(settings.pingIntervalMs)),
-                clock: endpoint.clock
+                clock: endpoint.clock,
+                peer: peer,
+                logger: endpoint.logger
             )
         )
+        try channel.pipeline.syncOperations.addHandler(PushChannelSocketHandler(session: session, closing: shared, clock: endpoint.clock))
         live.withLock { $0.connections[connection.id] = connection }
         endpoint.opened(connection)
         if lifecycle.isClosing { connection.markClosed(.serverShutdown) }

@@ -48,13 +48,16 @@ import Testing
             let ws = try await WSTestClient.subscribed(port: s.port, token: PushChannelTests.token)
             _ = await clock.nextScheduled(where: isKeepalive)
             for round in 1...3 {
-                // The server pings; once its next round is armed, the ping is out. The peer answers (the test client
-                // answers pings as phones do, and a command read after the ping is an answer too) before the next
-                // round comes.
+                // The server pings; once its next round is armed, the ping is out. The peer answers with a pong that
+                // carries the ping's payload (the test client answers pings as phones do, before it reads what came
+                // after the ping). A command sent once a reply has been read goes after that pong, so its reply shows
+                // the server has the pong before the next round comes.
                 clock.advance(by: Self.pingInterval)
                 _ = await clock.nextScheduled(where: isKeepalive)
-                ws.send(["id": .int(Int64(10 + round)), "type": "ping"])
-                #expect(try await ws.receive() == ["id": .int(Int64(10 + round)), "type": "pong"])
+                for id in [Int64(10 + 2 * round), Int64(11 + 2 * round)] {
+                    ws.send(["id": .int(id), "type": "ping"])
+                    #expect(try await ws.receive() == ["id": .int(id), "type": "pong"])
+                }
             }
             #expect(!ws.isClosed, "open after three rounds")
             let r = try await s.android(PushChannelTests.body("still here"))
@@ -158,10 +161,10 @@ import Testing
         let path = TestServer.tempPath()
         let logs = try await TestServer.with(dbPath: path, providers: ["cloud": cloud], configure: PushChannelTests.cloud()) {
             (s: TestServer) async throws in
+            try await s.bind(PushChannelTests.token)
             let ws = try await WSTestClient.subscribed(port: s.port, token: PushChannelTests.token)
             let r = try await s.android(PushChannelTests.body("in flight at shutdown"))
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true)
-            try await s.bind(PushChannelTests.token)
             _ = try await ws.receive()
             return s.logs
         }
