@@ -207,6 +207,51 @@ extension MatrixNotification {
         return copy
     }
 
+    /// The largest string (in UTF-8 bytes) `retryCopy` keeps whole: no format sends more of one field (FCM cuts each
+    /// to 1024 bytes, WebPush the body to 1000 characters and the whole message to under 4 KiB, APNs each field to
+    /// 1024 characters and the payload to 4 KiB).
+    public static let retryFieldBytes = 4096
+
+    /// What the retry queue stores for `device`: the notification narrowed to it, keeping only what a format sends.
+    /// Each string field and string in `content` is cut to its first `retryFieldBytes` bytes (whole characters),
+    /// another `content` value longer than that as JSON is left out, and of the device only the `data` keys a format
+    /// reads (`format`, `default_payload` up to `retryFieldBytes` as JSON, `endpoint`, `auth`, `events_only`,
+    /// `only_last_per_room`) are kept, without its `tweaks`. Translated again it gives what the notification gave, within each format's limits.
+    public func retryCopy(for device: MatrixDevice) -> MatrixNotification {
+        func cut(_ s: String?) -> String? {
+            guard let s, s.utf8.count > Self.retryFieldBytes else { return s }
+            var used = 0
+            var end = s.startIndex
+            for c in s {
+                used += c.utf8.count
+                if used > Self.retryFieldBytes { break }
+                end = s.index(after: end)
+            }
+            return String(s[..<end])
+        }
+        var copy = self
+        copy.eventID = cut(eventID)
+        copy.roomID = cut(roomID)
+        copy.type = cut(type)
+        copy.sender = cut(sender)
+        copy.senderDisplayName = cut(senderDisplayName)
+        copy.roomName = cut(roomName)
+        copy.roomAlias = cut(roomAlias)
+        copy.membership = cut(membership)
+        copy.content = content.map { content in
+            content.compactMapValues { value in
+                if case .string(let s) = value { return .string(cut(s) ?? s) }
+                return JSONWriter.bytes(value).count > Self.retryFieldBytes ? nil : value
+            }
+        }
+        var kept = device
+        kept.data = device.data.filter { ["format", "default_payload", "endpoint", "auth", "events_only", "only_last_per_room"].contains($0.key) }
+        if let d = kept.data["default_payload"], JSONWriter.bytes(d).count > Self.retryFieldBytes { kept.data["default_payload"] = nil }
+        kept.tweaks = [:]
+        copy.devices = [kept]
+        return copy
+    }
+
     /// The notification as request JSON (`{"notification": {...}}`), absent fields left out.
     public var json: JSONValue {
         var o: [String: JSONValue] = [:]

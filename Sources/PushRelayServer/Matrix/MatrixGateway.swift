@@ -213,7 +213,7 @@ final class MatrixGateway: Sendable {
             let at = clock.now()
             let next = at.addingTimeInterval(Double(settings.retry.delayMs(afterAttempts: 1, retryAfterSeconds: retryAfter)) / 1000)
             let items = transient.map { (d, f) in
-                (appID: d.appID, pushkey: d.pushkey, eventID: n.eventID, notification: n.only(d).json.jsonString(), lastError: f.message)
+                (appID: d.appID, pushkey: d.pushkey, eventID: n.eventID, notification: n.retryCopy(for: d).json.jsonString(), lastError: f.message)
             }
             do {
                 let queued = try await store.queuedCount()

@@ -141,6 +141,36 @@ import Testing
         }
     }
 
+    // MARK: The Matrix retry queue
+
+    @Test func theMatrixRetryQueueStoresOnlyWhatItWillSend() async throws {
+        try await withMatrix { s, fakes in
+            fakes.env.fcm.script("fcm-busy", [.unavailable(retryAfter: nil)])
+            var n = message
+            n["content"] = [
+                "msgtype": "m.text", "body": .string(String(repeating: "b", count: 100_000)),
+                "junk": ["x": .string(String(repeating: "j", count: 20_000))],
+            ]
+            n["room_name"] = .string(String(repeating: "r", count: 40_000))
+            let busy = device(MatrixFakes.fcmApp, "fcm-busy", data: ["format": "full", "junk": .string(String(repeating: "d", count: 20_000))])
+            let r = try await s.notify(n, devices: [busy, device(MatrixFakes.fcmApp, "fcm-ok")])
+            #expect(r.status == 200, "\(r.rawBody)")
+            let queued = try await s.storage.matrix.queued()
+            #expect(queued.map(\.pushkey) == ["fcm-busy"])
+            let stored = try #require(queued.first?.notification)
+            #expect(stored.utf8.count < 3 * MatrixNotification.retryFieldBytes, "\(stored.utf8.count) bytes stored for a 180 KB notification")
+            // What the retry sends is what the first attempt sent.
+            let sent = try #require(fakes.env.fcm.records.first { $0.token == "fcm-ok" }?.body)
+            let again = try MatrixNotification(body: JSONParser.parse(Array(stored.utf8)))
+            guard case .send(let translated, _) = MatrixFCMTranslation.translate(again, device: again.devices[0]) else {
+                Issue.record("the stored notification does not translate")
+                return
+            }
+            #expect(translated.fcmMessage["data"]?["content_body"] == sent["message"]?["data"]?["content_body"])
+            #expect(translated.fcmMessage["data"]?["room_name"] == sent["message"]?["data"]?["room_name"])
+        }
+    }
+
     // MARK: Messages stored for a device
 
     @Test func aNoFallbackChannelsMessagesGoUnderThePerTokenBound() async throws {
