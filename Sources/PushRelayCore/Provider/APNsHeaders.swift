@@ -48,7 +48,7 @@ public enum APNsHeaders {
     /// Apple's limit on `apns-collapse-id`, in bytes.
     public static let collapseIDLimit = 64
 
-    /// Every value first passes `HeaderFieldValue` (visible ASCII, no leading or trailing space, not empty; a collapse id
+    /// Every value first passes `HeaderFieldValue` (visible characters, no leading or trailing space, not empty; a collapse id
     /// at most `collapseIDLimit` bytes), then Apple's own rule for its header.
     private static func valueProblem(_ name: String, _ value: String) -> String? {
         if let problem = HeaderFieldValue.problem(value, maxBytes: name == "apns-collapse-id" ? collapseIDLimit : nil) {

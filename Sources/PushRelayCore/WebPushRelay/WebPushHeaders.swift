@@ -59,7 +59,7 @@ public struct WebPushHeaders: Sendable, Equatable {
     public var ttlSeconds: Int?
     public var urgency: WebPushUrgency
     /// `Topic`: replaces an undelivered message with the same topic (APNs collapse id, FCM collapse key). At most
-    /// `maxTopicBytes` of visible ASCII with inner spaces (`HeaderFieldValue`); anything else is refused.
+    /// `maxTopicBytes` of visible characters with inner spaces (`HeaderFieldValue`); anything else is refused.
     public var topic: String?
     /// `Unsubscribe-URL`: where to say the subscription is gone (Mastodon sends it).
     public var unsubscribeURL: String?

@@ -65,7 +65,7 @@ final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHan
             return
         }
         let channel = context.channel
-        clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { channel.close(promise: nil) }
+        clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { SocketClosing.reset(channel) }
         context.writeAndFlush(wrapOutboundOut(.close(code, reason: reason))).whenComplete { _ in context.close(promise: nil) }
     }
 

@@ -5,6 +5,10 @@ import PushRelayCore
 import PushRelayEventLoopClock
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
 final class PushChannelSockets: Sendable {
     let endpoint: PushChannelEndpoint
@@ -115,6 +119,15 @@ final class SocketClosing: Sendable {
     func claim() -> Bool { !sent.exchange(true, ordering: .relaxed) }
     /// How long to wait for the peer's close frame before closing the socket anyway.
     static let timeout = Duration.seconds(2)
+
+    /// Closes the socket with a reset (`SO_LINGER` 0) once `timeout` is over: the peer did not answer the close frame
+    /// (most often because it does not read), so the kernel is not left retrying what is unsent for seconds more.
+    static func reset(_ channel: any Channel) {
+        if channel.isActive, let socket = channel as? any SocketOptionProvider {
+            _ = socket.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+        }
+        channel.close(promise: nil)
+    }
 }
 
 extension WebSocketErrorCode {
@@ -145,11 +158,11 @@ extension PushChannelConnection.Sink {
                 guard closing.claim() else { return }
                 // Scheduled first: a peer that stopped reading never lets the close frame out, and must not keep the
                 // socket (and what is queued for it) open for that.
-                clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { channel.close(promise: nil) }
+                clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { SocketClosing.reset(channel) }
                 try? await channel.writeAndFlush(WebSocketFrame.close(code, reason: reason)).get()
             },
             closeSoon: {
-                clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { channel.close(promise: nil) }
+                clock.schedule(after: SocketClosing.timeout, on: channel.eventLoop) { SocketClosing.reset(channel) }
             }
         )
     }

@@ -9,8 +9,9 @@ import Glibc
 
 /// What one connection with no credentials can make the real `pushrelay serve` hold: `Benchmarks/stranger.py`'s
 /// flooding patterns against one server with 2 s authentication, request and idle timeouts. Each may grow the
-/// server's RSS by at most 64 MB and must be closed by the server within 4.5 s (a run ends at the close): the timeout,
-/// then the server's wait for the peer (a websocket's close frame, 2 s; an HTTP answer that cannot be written, 1 s).
+/// server's RSS by at most 64 MB and must be closed by the server within 10 s (a run ends at the close, about 4 s
+/// in: the timeout, then the server's wait for the peer, a websocket's close frame 2 s or an HTTP answer that cannot be
+/// written 1 s, then a reset).
 ///
 /// The patterns: a websocket that never authenticates and sends 125-byte pings without reading; the same, then one
 /// empty pong every two thirds of a second; pipelined Home Assistant posts (`{}`) that are never read; pipelined
@@ -19,7 +20,7 @@ import Glibc
     static let patterns = [
         (1, "websocket ping flood"), (2, "websocket stalled with pongs"), (3, "pipelined Home Assistant posts"), (4, "pipelined Matrix notifies"),
     ]
-    static let seconds = "4.5"
+    static let seconds = "10"
 
     @Test func aFloodingStrangerIsClosedByItsTimeoutAndGrowsTheServerByAtMost64MB() async throws {
         let dir = TempPath.directory(prefix: "pushrelay-stranger")
