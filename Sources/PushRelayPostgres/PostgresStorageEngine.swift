@@ -173,12 +173,14 @@ public final class PostgresStorageEngine: StorageEngine {
             database: configuration.database,
             tls: Self.clientTLS(configuration.tls)
         )
-        // A fixed pool: every connection is opened at start and kept (reopened when lost). postgres-nio arms an idle
-        // timer and a keep-alive timer each time a connection goes back to a pool that may shrink, and cancels them
-        // at the next lease, which cost a fifth of the request path's CPU; the pool's own keep-alive query is off,
-        // and PostgreSQL's TCP keep-alives (`sessionLimits`) keep idle connections' paths through NAT open instead.
+        // At least one connection is kept, up to `poolSize`. Not a fixed pool (minimum = maximum), though that saves
+        // arming an idle timer at each release: postgres-nio 1.33's pool then stops the process on a precondition
+        // (`createNewDemandConnectionIfPossible`, minimum <= active) when a lease comes after its connection circuit
+        // breaker dropped the connections backing off during a PostgreSQL restart; the one connection it keeps
+        // retrying satisfies a minimum of one. The pool's own keep-alive query is off, and PostgreSQL's TCP
+        // keep-alives (`sessionLimits`) keep idle connections' paths through NAT open instead.
         config.options.maximumConnections = configuration.poolSize
-        config.options.minimumConnections = configuration.poolSize
+        config.options.minimumConnections = 1
         config.options.keepAliveBehavior = nil
         config.options.connectTimeout = configuration.connectTimeout
         config.options.additionalStartupParameters = Self.sessionLimits

@@ -77,13 +77,16 @@ final class PushChannelHub: PushChannelPort {
     /// reached): then the caller takes the cloud route.
     func deliver(_ n: HANotification, platform: HAPlatform, toProvisional: Bool) async -> String? {
         guard let sub = channels.subscription(for: n, provisional: toProvisional) else {
-            guard let instances else { return nil }
-            // Another instance's channel may be provisional: only a bound pair goes there unless `toProvisional`.
+            guard let instances, instances.othersMayHoldChannels else { return nil }
+            // Another instance's channel may be provisional: unless `toProvisional`, only a bound pair goes there, or a
+            // webhook id an admin's channel token is for (a channel token's channel is never provisional).
             if !toProvisional {
                 guard let webhookID = n.registrationInfo.webhookID,
-                    channels.subscription(for: n, provisional: true) == nil,
-                    await bindings.verdict(pushToken: n.pushToken, webhookID: webhookID) == .bound
+                    channels.subscription(for: n, provisional: true) == nil
                 else { return nil }
+                if await bindings.verdict(pushToken: n.pushToken, webhookID: webhookID) != .bound {
+                    guard await hasChannelToken(webhookID: webhookID) else { return nil }
+                }
             }
             return await instances.deliver(n, platform: platform)
         }
@@ -156,6 +159,17 @@ final class PushChannelHub: PushChannelPort {
         if confirmedEvents.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
         if await confirmations.confirm(confirmID, webhookID: webhookID, connection: connection) { return true }
         return await instances?.confirm(confirmID, webhookID: webhookID, connection: connection) ?? false
+    }
+
+    /// Whether a live channel token is for `webhookID` (read only for a pair that is not bound, on its way to another
+    /// instance; storage errors say no, and the notification takes the cloud route).
+    private func hasChannelToken(webhookID: String) async -> Bool {
+        do {
+            return try await store.listTokens().contains { $0.webhookID == webhookID && $0.revokedAt == nil }
+        } catch {
+            logger.warning("could not read channel tokens; the notification takes the cloud route", metadata: ["error": .string("\(error)")])
+            return false
+        }
     }
 
     // MARK: Bindings
