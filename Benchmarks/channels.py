@@ -79,7 +79,7 @@ async def run_poster(args):
     """The Home Assistant side: POSTs notifications to random devices; prints {text: send time} as JSON."""
     sent, failures = {}, 0
     queue = asyncio.Queue()
-    for n in range(args.messages):
+    for n in range(args.channels if args.warm else args.messages):
         queue.put_nowait(n)
 
     # With --max-rate, each poster waits for its next slot, so the offered load is the same whatever the server's
@@ -99,12 +99,17 @@ async def run_poster(args):
                 if queue.empty():
                     break
             n = queue.get_nowait()
-            i = random.randrange(args.channels)
-            text = f"bench message {n}"
+            # Warming posts once to every device, so that Home Assistant's first post binds each pair (it goes by the
+            # cloud route while the channel is provisional); the measured posts then find bound channels.
+            i = n if args.warm else random.randrange(args.channels)
+            text = f"bench {'warm' if args.warm else 'message'} {n}"
             body = {"message": text, "push_token": device_token(i),
                     "registration_info": {"app_id": "io.homeassistant.companion.android", "webhook_id": device_webhook(i)}}
             t0 = time.perf_counter()
             status, payload = await post(reader, writer, body)
+            if args.warm:
+                failures += status != 201
+                continue
             if status != 201 or not json.loads(payload)["messageId"].startswith("local:"):
                 failures += 1
                 continue
@@ -160,6 +165,7 @@ async def main():
     ap.add_argument("--concurrency", default="1,4,16", help="poster connections; a comma-separated list measures each")
     ap.add_argument("--max-rate", type=float, default=0, help="cap on notifications per second over all posters (0: none)")
     ap.add_argument("--poster", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     # A full garbage collection walks every object of 10,000 websockets and stalls this loop for hundreds of
     # milliseconds, which would be measured as delivery latency: the load generator runs without the cyclic GC.
@@ -181,6 +187,12 @@ async def main():
 
     print(f"channels held: {args.channels} (connected in {connect_s:.1f} s)")
     print(f"server RSS: {rss_before:.0f} MB idle -> {rss_held:.0f} MB with channels   (target <= 300 MB)")
+    warm = await asyncio.create_subprocess_exec(
+        sys.executable, os.path.abspath(__file__), "--poster", "--warm", "--port", str(args.port), "--channels",
+        str(args.channels), "--concurrency", "16", stdout=asyncio.subprocess.PIPE)
+    warmed = json.loads((await warm.communicate())[0])
+    print(f"Home Assistant's first post to each device: {args.channels - warmed['failures']} answered 201 (pairs bound)")
+    await asyncio.sleep(1)
     for level in [int(c) for c in str(args.concurrency).split(",")]:
         await measure_latency(args, level)
     print(f"server RSS after deliveries: {rss_mb(args.pid):.0f} MB")
