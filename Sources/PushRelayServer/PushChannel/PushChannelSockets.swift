@@ -5,10 +5,6 @@ import PushRelayCore
 import PushRelayEventLoopClock
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.
 final class PushChannelSockets: Sendable {
     let endpoint: PushChannelEndpoint
@@ -123,9 +119,7 @@ final class SocketClosing: Sendable {
     /// Closes the socket with a reset (`SO_LINGER` 0) once `timeout` is over: the peer did not answer the close frame
     /// (most often because it does not read), so the kernel is not left retrying what is unsent for seconds more.
     static func reset(_ channel: any Channel) {
-        if channel.isActive, let socket = channel as? any SocketOptionProvider {
-            _ = socket.setSoLinger(linger(l_onoff: 1, l_linger: 0))
-        }
+        channel.resetOnClose()
         channel.close(promise: nil)
     }
 }

@@ -2,10 +2,6 @@ import NIOCore
 import PushRelayCore
 import PushRelayEventLoopClock
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Closes a plain HTTP connection whose client is too slow: a request not sent in full within `http.request_timeout`
 /// of its first byte is answered 408 and the connection closes (slowloris, a body trickled byte by byte), and a
 /// keep-alive connection idle for `http.idle_timeout` is closed. Both close the connection even while answers wait to
@@ -72,7 +68,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .idle, .unwrittenAnswer:
             timer?.cancel()
             timer = nil
-            if expiry == .unwrittenAnswer || !context.channel.isWritable { Self.resetOnClose(context.channel) }
+            if expiry == .unwrittenAnswer || !context.channel.isWritable { context.channel.resetOnClose() }
             context.close(promise: nil)
         case .requestTimeout:
             let error = APIError(
@@ -85,13 +81,6 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // The timer goes on: it closes the connection if the answer is stuck behind others the client does not read.
             context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in bound.value.close(promise: nil) }
         }
-    }
-
-    /// Makes the coming close a reset (`SO_LINGER` 0): for a client that does not read, whose unsent answers the kernel
-    /// would otherwise keep, with the socket, while it retries them for seconds after the close.
-    static func resetOnClose(_ channel: any Channel) {
-        guard let socket = channel as? any SocketOptionProvider else { return }
-        _ = socket.setSoLinger(linger(l_onoff: 1, l_linger: 0))
     }
 
     /// Takes the guard out of an upgraded (websocket) connection's pipeline.
