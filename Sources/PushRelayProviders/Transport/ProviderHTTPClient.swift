@@ -11,7 +11,9 @@ import PushRelayCore
 ///
 /// Every outcome that is not an HTTP answer (refused connection, TLS failure, reset, GOAWAY, deadline) is a
 /// `DeliveryFailure.transient`, so callers only ever see typed outcomes. A request the server says it did not
-/// process (streams above a GOAWAY's last stream id, `REFUSED_STREAM`) is sent once more on a new connection. A request
+/// process is sent again at once: after `REFUSED_STREAM` once, above a GOAWAY's last stream id on the next connection
+/// (as often as connections rotate, within the deadline); one that never left (held under the server's stream cap when
+/// its connection got a GOAWAY) goes to the next connection without counting as a resend. A request
 /// that was written and then got no answer (the connection closed or was found dead, the stream was reset, the
 /// deadline passed) may have been processed: its failure says so (`DeliveryFailure.possiblyDeliveredReasons`) and
 /// nobody sends it again. Call `shutdown()` once before release.
@@ -72,9 +74,10 @@ final class ProviderHTTPClient: Sendable {
         guard request.origin.secure, !http1Origins.withLock({ $0.contains(request.origin) }) else {
             return try await viaHTTP1(request, deadline: deadline, providerName: providerName)
         }
-        var attempt = 0
+        var refusedOnce = false
+        var tries = 0
         while true {
-            attempt += 1
+            tries += 1
             let connection: UpstreamHTTP2Connection
             do {
                 connection = try await pool.connection(to: request.origin, at: request.connectAddresses)
@@ -86,7 +89,16 @@ final class ProviderHTTPClient: Sendable {
             }
             do {
                 return try await connection.execute(request, deadline: deadline).get()
-            } catch UpstreamStreamFailure.notProcessed where attempt == 1 && deadline > clock.instant {
+            } catch UpstreamStreamFailure.notSent where tries < Self.maxTries && deadline > clock.instant {
+                // It never left: the connection it waited on stopped taking requests.
+                continue
+            } catch UpstreamStreamFailure.aboveGoAway where tries < Self.maxTries && deadline > clock.instant {
+                // Sent, not processed, and its connection is rotating: on the next one.
+                figures.resent(.notProcessed)
+                continue
+            } catch UpstreamStreamFailure.notProcessed where !refusedOnce && tries < Self.maxTries && deadline > clock.instant {
+                // REFUSED_STREAM: once more at once; refused again, it waits for the dispatcher's backoff.
+                refusedOnce = true
                 figures.resent(.notProcessed)
                 continue
             } catch {
@@ -94,6 +106,11 @@ final class ProviderHTTPClient: Sendable {
             }
         }
     }
+
+    /// Times one request is tried at most: once more after `REFUSED_STREAM`, and on the next connection each time the
+    /// one it was on rotated with a GOAWAY before processing it or before it was sent (a front end rotating its
+    /// connections every few streams).
+    static let maxTries = 8
 
     private func viaHTTP1(
         _ request: UpstreamRequest,
@@ -161,10 +178,10 @@ final class ProviderHTTPClient: Sendable {
         switch error as? UpstreamStreamFailure {
         case .timedOut:
             return .transient(reason: "Timeout", message: "\(providerName): no answer from \(target) in time. \(notResent)", retryAfterSeconds: nil)
-        case .notProcessed:
+        case .notProcessed, .notSent, .aboveGoAway:
             return .transient(
                 reason: "ConnectionError",
-                message: "\(providerName): \(target) refused the request on two connections (GOAWAY or REFUSED_STREAM)",
+                message: "\(providerName): \(target) did not take the request on any connection tried (GOAWAY or REFUSED_STREAM)",
                 retryAfterSeconds: nil
             )
         case .reset(let code):

@@ -14,7 +14,8 @@ import PushRelayCore
 typealias UpstreamHTTP2Connection = UpstreamConnection<UpstreamHTTP2Handler>
 
 extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
-    /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface) on `eventLoop`, within `timeout`; at the
+    /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface, the server's SETTINGS) on `eventLoop`,
+    /// within `timeout`; at the
     /// first of `addresses` when there are any, else wherever `resolver` says the origin's host is now. Its timers run on
     /// `clock`.
     static func connect(
@@ -49,7 +50,11 @@ extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
                         let sync = channel.pipeline.syncOperations
                         try sync.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: UpstreamHTTP2Handler.settings))
                         try sync.addHandler(handler)
-                        ready.succeed(UpstreamHTTP2Connection(channel: channel, handler: handler, usable: usable))
+                        // Ready once the server's first SETTINGS frame is in: until then the client would take the
+                        // server's stream cap for unlimited, and a server that starts low (APNs at one stream, nghttp2
+                        // wherever it is set) refuses every stream over it.
+                        let connection = UpstreamHTTP2Connection(channel: channel, handler: handler, usable: usable)
+                        handler.whenSettingsReceived { ready.succeed(connection) }
                     }
                 }
             )

@@ -39,6 +39,11 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     private let pingAfter: Duration
     private let pingTimeout: Duration
     private var pingsSent: UInt64 = 0
+    /// Told once, when the server's first SETTINGS frame arrives (nil once told).
+    private var onSettings: (() -> Void)?
+    private var settingsReceived = false
+    /// Frames of this handler's that NIOHTTP2 refused and whose error `errorCaught` has still to be told.
+    private var refusedWrites = 0
 
     /// A silent connection with requests waiting is pinged after this…
     static let defaultPingAfter = Duration.seconds(1)
@@ -83,12 +88,18 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
         HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
     ]
 
+    /// Calls `body` once the server's first SETTINGS frame has arrived (at once if it has).
+    func whenSettingsReceived(_ body: @escaping () -> Void) {
+        if settingsReceived { return body() }
+        onSettings = body
+    }
+
     /// Sends `request` on a new stream; `promise` gets the answer or an `UpstreamHTTP2StateMachine.Failure`.
     func start(_ request: UpstreamRequest, deadline: ContinuousClock.Instant, promise: EventLoopPromise<UpstreamResponse>) {
         guard let context else {
             // The connection closed before this request got to it: nothing was written, so it is safe to send on
             // another connection.
-            promise.fail(Machine.Failure.notProcessed)
+            promise.fail(Machine.Failure.notSent)
             return
         }
         switch machine.start(promise, deadline: deadline, now: clock.instant) {
@@ -99,10 +110,16 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
             idleTimer = nil
             let hasBody = request.body.readableBytes > 0
             let head = HTTP2Frame.FramePayload.headers(.init(headers: request.headerBlock, endStream: !hasBody))
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: head)), promise: nil)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: head)),
+                promise: watchedWrite(streamID, headers: true, context: context)
+            )
             if hasBody {
                 let data = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(request.body), endStream: true))
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: data)), promise: nil)
+                context.write(
+                    wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: data)),
+                    promise: watchedWrite(streamID, headers: false, context: context)
+                )
             }
             scheduleFlush(context: context)
             armDeadlineTimer(context: context)
@@ -127,6 +144,12 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
                 scheduleFlush(context: context)
             }
             perform(action, context: context)
+        case .settings(.settings):
+            if !settingsReceived {
+                settingsReceived = true
+                onSettings?()
+                onSettings = nil
+            }
         case .rstStream(let code):
             perform(machine.receivedReset(streamID: frame.streamID, code: code), context: context)
         case .goAway(let lastStreamID, _, _):
@@ -152,6 +175,14 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
         if let streamError = error as? NIOHTTP2Errors.StreamError {
             // One stream broke (the server's frames for it made no sense): that request fails, the others go on.
             perform(machine.receivedReset(streamID: streamError.streamID, code: .protocolError), context: context)
+            return
+        }
+        if refusedWrites > 0 {
+            // NIOHTTP2 refused one of this handler's own frames (`watchedWrite` has dealt with its stream) and reports
+            // the refusal here too. It wrote nothing and the connection is sound: the other streams go on. Closing
+            // here once failed every stream still waiting on a connection that had sent GOAWAY, answered as
+            // "possibly delivered" although the server was about to answer them (issue 54).
+            refusedWrites -= 1
             return
         }
         // Anything else (TLS, a connection-level protocol error, the socket) ends the connection: no new request
@@ -182,6 +213,36 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
         }
         closeIfDrained(context: context)
         if machine.openStreams == 0 { armIdleTimer() }
+    }
+
+    /// A promise for one of a request's frames that tells what NIOHTTP2 did with it.
+    ///
+    /// NIOHTTP2 refuses a frame before encoding it when the connection's state forbids it: most often a HEADERS frame
+    /// it held back under the server's `SETTINGS_MAX_CONCURRENT_STREAMS` and could not send once a GOAWAY came
+    /// (`CreatedStreamAfterGoaway`). It fails the frame's promise, then reports the same error to `errorCaught`. A
+    /// refused HEADERS frame means the request never left: it fails as `.notSent` (tried on another connection)
+    /// unless the GOAWAY already failed it so. A HEADERS frame written marks its stream sent, so that a GOAWAY tells
+    /// a request the server was sent and did not process from one that never left. A refused DATA frame leaves a request the server cannot
+    /// have finished reading: its stream is reset. Failures of the socket or TLS below are left to `channelInactive`.
+    private func watchedWrite(_ streamID: HTTP2StreamID, headers: Bool, context: ChannelHandlerContext) -> EventLoopPromise<Void> {
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        let future = promise.futureResult.assumeIsolated()
+        if headers {
+            future.whenSuccess { self.machine.sent(streamID: streamID) }
+        }
+        future.whenFailure { error in
+            guard error is any NIOHTTP2Error, let context = self.context else { return }
+            if !(error is NIOHTTP2Errors.StreamError) {
+                // A refusal for the connection's state comes to `errorCaught` right after this, in the same call; one
+                // for the stream's does not. Whatever is not told by the end of this turn is forgotten.
+                if self.refusedWrites == 0 {
+                    context.eventLoop.assumeIsolated().execute { self.refusedWrites = 0 }
+                }
+                self.refusedWrites += 1
+            }
+            self.perform(self.machine.refusedWrite(streamID: streamID, headers: headers), context: context)
+        }
+        return promise
     }
 
     private func reset(_ streamID: HTTP2StreamID, context: ChannelHandlerContext) {

@@ -7,9 +7,16 @@ import NIOHTTP2
 enum UpstreamStreamFailure: Error, Equatable, Sendable {
     /// The connection closed (or failed) before the answer was complete. The request may have been processed.
     case connectionClosed
-    /// The server said it did not process the request (GOAWAY with a lower last stream ID, or `REFUSED_STREAM`):
-    /// it is safe to send again on another connection.
+    /// The server said it did not process the request (`REFUSED_STREAM`, or an HTTP/1.1 connection that closed before
+    /// it was written): it is safe to send again.
     case notProcessed
+    /// The server sent GOAWAY with a last stream ID below this request's stream: it was sent and not processed, and
+    /// the connection takes no more. Safe to send again on another connection, as often as connections rotate.
+    case aboveGoAway
+    /// The request never left this process: the connection stopped taking requests (GOAWAY, close) while the request
+    /// still waited for a stream under the server's `SETTINGS_MAX_CONCURRENT_STREAMS`, or before it got to the
+    /// connection. It goes to another connection as if it had not been tried; it is not a resend.
+    case notSent
     /// The server reset the stream with this HTTP/2 error code.
     case reset(code: Int)
     /// The deadline passed before the answer was complete. The request may have been processed.
@@ -59,6 +66,9 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     private struct Stream {
         var waiter: Waiter
         var deadline: ContinuousClock.Instant
+        /// Its HEADERS frame has been written to the socket (until then it may wait in the HTTP/2 layer below for a
+        /// stream under the server's cap).
+        var sent = false
         var status: Int?
         var headers = HTTPHeaders()
         var body: [UInt8] = []
@@ -88,7 +98,7 @@ struct UpstreamHTTP2StateMachine<Waiter> {
 
     /// Starts a request: the stream ID to send its HEADERS on, or the reason it cannot start here.
     mutating func start(_ waiter: Waiter, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Result<HTTP2StreamID, Failure> {
-        guard case .open = state else { return .failure(.notProcessed) }
+        guard case .open = state else { return .failure(.notSent) }
         guard deadline > now else { return .failure(.timedOut) }
         let id = nextStreamID
         nextStreamID = HTTP2StreamID(Int(id) + 2)
@@ -153,14 +163,34 @@ struct UpstreamHTTP2StateMachine<Waiter> {
         return .fail(stream.waiter, .reset(code: Int(code.networkCode)))
     }
 
-    /// GOAWAY: streams above `lastStreamID` were not processed and fail with `.notProcessed`; the others may finish.
+    /// The HTTP/2 layer below refused to send one of a request's frames (the stream's state forbade it; nothing was
+    /// written). A refused HEADERS frame: the request never left, so it is `.notSent`. A refused DATA frame: the
+    /// server has the head without the whole body, so the stream is reset.
+    mutating func refusedWrite(streamID: HTTP2StreamID, headers: Bool) -> StreamAction {
+        guard let stream = streams.removeValue(forKey: streamID) else { return .none }
+        if headers { return .fail(stream.waiter, .notSent) }
+        return .failAndReset(stream.waiter, .reset(code: Int(HTTP2ErrorCode.cancel.networkCode)), streamID)
+    }
+
+    /// The stream's HEADERS frame reached the socket.
+    mutating func sent(streamID: HTTP2StreamID) {
+        streams[streamID]?.sent = true
+    }
+
+    /// GOAWAY: streams above `lastStreamID` were not processed: those whose HEADERS went out fail with
+    /// `.aboveGoAway`, those still held for a stream under the server's cap with `.notSent`. The others may finish.
+    /// A later GOAWAY can only lower the last stream ID.
     mutating func receivedGoAway(lastStreamID: HTTP2StreamID) -> [(Waiter, Failure)] {
         if case .closed = state { return [] }
-        state = .draining(lastStreamID: lastStreamID)
+        if case .draining(let earlier) = state, earlier < lastStreamID {
+            state = .draining(lastStreamID: earlier)
+        } else {
+            state = .draining(lastStreamID: lastStreamID)
+        }
         var failed: [(Waiter, Failure)] = []
         for (id, stream) in streams where id > lastStreamID {
             streams[id] = nil
-            failed.append((stream.waiter, .notProcessed))
+            failed.append((stream.waiter, stream.sent ? .aboveGoAway : .notSent))
         }
         return failed
     }

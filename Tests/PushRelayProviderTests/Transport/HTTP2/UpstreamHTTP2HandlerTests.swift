@@ -115,6 +115,88 @@ import Testing
         #expect(answerA.status == 404)
     }
 
+    /// What NIOHTTP2 does with HEADERS frames over the server's `SETTINGS_MAX_CONCURRENT_STREAMS`: holds them, and
+    /// after a GOAWAY refuses them (`CreatedStreamAfterGoaway`), failing their promise and then reporting the same
+    /// error to the handlers after it.
+    final class StreamCapLayer: ChannelOutboundHandler {
+        typealias OutboundIn = HTTP2Frame
+        typealias OutboundOut = HTTP2Frame
+        let holding: Set<HTTP2StreamID>
+        var held: [(HTTP2Frame, EventLoopPromise<Void>?)] = []
+        var context: ChannelHandlerContext?
+
+        init(holding: Set<HTTP2StreamID>) { self.holding = holding }
+
+        func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            let frame = unwrapOutboundIn(data)
+            if holding.contains(frame.streamID) {
+                held.append((frame, promise))
+            } else {
+                context.write(data, promise: promise)
+            }
+        }
+
+        func refuseHeld() {
+            for (_, promise) in held {
+                let error = NIOHTTP2Errors.createdStreamAfterGoaway()
+                promise?.fail(error)
+                context?.fireErrorCaught(error)
+            }
+            held = []
+        }
+    }
+
+    @Test func aGoAwayWithStreamsHeldUnderTheCapFailsThemNotSentAndKeepsTheConnection() throws {
+        let h = try Harness()
+        let layer = StreamCapLayer(holding: [3])
+        try h.channel.pipeline.syncOperations.addHandler(layer, position: .before(h.handler))
+        let a = h.send()
+        let b = h.send()
+        h.loop.run()
+        #expect(try h.outbound().map(\.streamID) == [1, 1])
+        try h.channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: 1, errorCode: .noError, opaqueData: nil)))
+        guard case .failure(let error) = Self.result(b) else {
+            Issue.record("stream 3 was above the last stream ID")
+            return
+        }
+        #expect(error as? UpstreamStreamFailure == .notSent, "it never left: not a resend")
+        // The layer below now refuses the held frames and reports it; the connection stays for stream 1's answer.
+        layer.refuseHeld()
+        h.loop.run()
+        #expect(h.channel.isActive)
+        #expect(Self.result(a) == nil)
+        try h.answer(1, status: 200, body: "{}")
+        #expect(try Self.result(a)?.get().status == 200)
+    }
+
+    @Test func aConnectionErrorAfterARefusedFrameStillClosesTheConnection() throws {
+        let h = try Harness()
+        let layer = StreamCapLayer(holding: [3])
+        try h.channel.pipeline.syncOperations.addHandler(layer, position: .before(h.handler))
+        let a = h.send()
+        let b = h.send()
+        h.loop.run()
+        layer.refuseHeld()
+        h.loop.run()
+        guard case .failure(let refused) = Self.result(b) else {
+            Issue.record("a refused HEADERS frame fails its request")
+            return
+        }
+        #expect(refused as? UpstreamStreamFailure == .notSent)
+        #expect(h.channel.isActive)
+        // A later error of the connection itself is not mistaken for a refused frame.
+        h.channel.pipeline.fireErrorCaught(NIOHTTP2Errors.noSuchStream(streamID: 7))
+        h.loop.run()
+        #expect(!h.channel.isActive)
+        guard case .failure(let error) = Self.result(a) else {
+            Issue.record("stream 1 waited on a connection that closed")
+            return
+        }
+        #expect(error as? UpstreamStreamFailure == .connectionClosed)
+    }
+
     @Test func goAwaySendsTheUnprocessedBackAndClosesOnceDrained() throws {
         let h = try Harness()
         let a = h.send()
@@ -127,7 +209,7 @@ import Testing
             Issue.record("stream 3 was above the last stream ID")
             return
         }
-        #expect(error as? UpstreamStreamFailure == .notProcessed)
+        #expect(error as? UpstreamStreamFailure == .aboveGoAway)
         #expect(Self.result(a) == nil)
         #expect(h.channel.isActive)
         try h.answer(1, status: 200, body: "{}")

@@ -92,17 +92,56 @@ import Testing
     @Test func goAwayFailsOnlyTheStreamsItDidNotProcessAndStopsNewOnes() throws {
         var m = Machine()
         let first = try started(&m, 1)
-        _ = try started(&m, 2)
+        let second = try started(&m, 2)
         _ = try started(&m, 3)
+        m.sent(streamID: first)
+        m.sent(streamID: second)
         let failed = m.receivedGoAway(lastStreamID: first)
         #expect(Set(failed.map(\.0)) == [2, 3])
-        #expect(failed.allSatisfy { $0.1 == .notProcessed })
+        // Stream 2 reached the server, which did not process it; stream 3 was still held under the stream cap.
+        #expect(failed.first { $0.0 == 2 }?.1 == .aboveGoAway)
+        #expect(failed.first { $0.0 == 3 }?.1 == .notSent)
         #expect(m.state == .draining(lastStreamID: first))
-        #expect(m.start(9, deadline: later, now: now) == .failure(.notProcessed))
+        #expect(m.start(9, deadline: later, now: now) == .failure(.notSent))
         guard case .succeed(1, _) = m.receivedHeaders(streamID: first, headers: Self.head(200), endStream: true) else {
             Issue.record("a stream at or below the last stream ID still gets its answer")
             return
         }
+    }
+
+    @Test func aSecondGoAwayCanLowerTheLastStreamIDButNotRaiseIt() throws {
+        var m = Machine()
+        let ids = try (1...4).map { try started(&m, $0) }
+        for id in ids { m.sent(streamID: id) }
+        #expect(m.receivedGoAway(lastStreamID: ids[2]).map(\.0) == [4])
+        // nghttp2's close() sends a second GOAWAY; a higher last id there changes nothing.
+        #expect(m.receivedGoAway(lastStreamID: ids[3]).isEmpty)
+        #expect(m.state == .draining(lastStreamID: ids[2]))
+        let lowered = m.receivedGoAway(lastStreamID: ids[0])
+        #expect(Set(lowered.map(\.0)) == [2, 3] && lowered.allSatisfy { $0.1 == .aboveGoAway })
+        #expect(m.state == .draining(lastStreamID: ids[0]))
+    }
+
+    @Test func aFrameTheHTTP2LayerRefusedFailsItsStream() throws {
+        var m = Machine()
+        let a = try started(&m, 1)
+        let b = try started(&m, 2)
+        m.sent(streamID: a)
+        // HEADERS refused: the request never left.
+        guard case .fail(2, .notSent) = m.refusedWrite(streamID: b, headers: true) else {
+            Issue.record("a refused HEADERS frame means not sent")
+            return
+        }
+        // DATA refused after its HEADERS went: the server holds a request without its body; the stream is reset.
+        guard case .failAndReset(1, .reset, a) = m.refusedWrite(streamID: a, headers: false) else {
+            Issue.record("a refused DATA frame resets its stream")
+            return
+        }
+        guard case .none = m.refusedWrite(streamID: a, headers: true) else {
+            Issue.record("a stream already failed is left alone")
+            return
+        }
+        #expect(m.openStreams == 0)
     }
 
     @Test func resetsFailTheirStreamAndRefusedStreamsMaySendAgain() throws {
@@ -143,7 +182,7 @@ import Testing
         let failed = m.closed()
         #expect(Set(failed.map(\.0)) == [1, 2] && failed.allSatisfy { $0.1 == .connectionClosed })
         #expect(m.state == .closed)
-        #expect(m.start(3, deadline: later, now: now) == .failure(.notProcessed))
+        #expect(m.start(3, deadline: later, now: now) == .failure(.notSent))
     }
 
     @Test func readBytesAreHandedBackToTheConnectionWindowInBatches() throws {
