@@ -184,9 +184,19 @@ public final class PostgresStorageEngine: StorageEngine {
         config.options.keepAliveBehavior = nil
         config.options.connectTimeout = configuration.connectTimeout
         config.options.additionalStartupParameters = Self.sessionLimits
-        let client = PostgresClient(configuration: config, backgroundLogger: logger)
+        let client = PostgresClient(configuration: config, backgroundLogger: Self.poolLogger(logger))
         self.client = client
         runTask = Task { await client.run() }
+    }
+
+    /// What postgres-nio's pool may log: warnings and worse, unless the operator asked for debug lines. It logs every
+    /// failed connection attempt at `info`, the ones it makes while closing (`clientClosedConnection`) included, so a
+    /// successful `migrate` ended on lines that read as errors. A PostgreSQL that cannot be reached is reported by
+    /// PushRelay's own lines (the storage fault log and `/ready`), once, in words an operator can act on.
+    static func poolLogger(_ logger: Logger) -> Logger {
+        var pool = logger
+        if pool.logLevel > .debug { pool.logLevel = max(pool.logLevel, .warning) }
+        return pool
     }
 
     deinit {

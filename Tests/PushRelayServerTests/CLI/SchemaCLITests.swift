@@ -1,6 +1,7 @@
 import Foundation
 import PushRelaySQLite
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 /// Only `serve` and `migrate` change the schema: every other command refuses a database it would have to migrate, in
@@ -39,5 +40,19 @@ import Testing
         // Nothing is pending for --finish: it prints the version as migrate does.
         let finish = try await CLI.run(["migrate", "--finish"], env: env)
         #expect(finish.status == 0 && finish.out.contains("schema version \(known)"), "\(finish.err)")
+    }
+
+    /// An operator reads every line `migrate` prints as something to act on: against PostgreSQL, a successful run
+    /// prints its result and nothing from the connection pool closing behind it.
+    @Test func migrateFinishAgainstPostgreSQLEndsQuietly() async throws {
+        let pg = try await PostgresTestDatabase.create()
+        let env = ["PUSHRELAY_STORAGE_BACKEND": "postgres", "PUSHRELAY_STORAGE_POSTGRES_URL": pg.url]
+        for arguments in [["migrate"], ["migrate", "--finish"], ["migrate", "--finish"]] {
+            let run = try await CLI.run(arguments, env: env)
+            #expect(run.status == 0, "\(arguments): \(run.err)")
+            #expect(run.out.contains("schema version"), "\(run.out)")
+            #expect(!run.err.contains("Connection creation failed") && !run.err.contains("clientClosedConnection"), "\(arguments): \(run.err)")
+        }
+        try await pg.drop()
     }
 }
