@@ -85,8 +85,11 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     private var unacknowledgedBytes = 0
     /// When a frame last arrived from the server (or, with no request waiting, when the next one started).
     private var lastHeard: ContinuousClock.Instant?
-    /// When the PING now waiting for its answer was sent.
+    /// When the PING now waiting for its answer was sent, and how long it has waited by `checkLiveness`'s count.
     private var pingSentAt: ContinuousClock.Instant?
+    private var pingWaited = Duration.zero
+    /// When `checkLiveness` last ran.
+    private var lastCheck: ContinuousClock.Instant?
 
     init(maxBodyBytes: Int = UpstreamResponse.maxBodyBytes, windowUpdateThreshold: Int = 32 * 1024) {
         self.maxBodyBytes = maxBodyBytes
@@ -213,7 +216,18 @@ struct UpstreamHTTP2StateMachine<Waiter> {
     /// The liveness rule, asked on every deadline tick while requests wait: when nothing has been heard for
     /// `pingAfter`, send a PING; when it has gone unanswered (and nothing else has arrived) for `pingTimeout`, the
     /// connection is dead: a NAT or load balancer forgot it, or the server is gone without a word.
-    mutating func checkLiveness(now: ContinuousClock.Instant, pingAfter: Duration, pingTimeout: Duration) -> LivenessAction {
+    ///
+    /// The PING's wait is counted in the time between checks, each gap counted up to `maxCheckGap`: a check that comes
+    /// seconds after the one before means this process was not running (its CPU was taken), and a server is not judged
+    /// for the time its answer sat unread.
+    mutating func checkLiveness(
+        now: ContinuousClock.Instant,
+        pingAfter: Duration,
+        pingTimeout: Duration,
+        maxCheckGap: Duration = .milliseconds(250)
+    ) -> LivenessAction {
+        let gap = lastCheck.map { min($0.duration(to: now), maxCheckGap) } ?? .zero
+        lastCheck = now
         guard !streams.isEmpty, state != .closed else {
             pingSentAt = nil
             return .none
@@ -223,11 +237,13 @@ struct UpstreamHTTP2StateMachine<Waiter> {
             if lastHeard >= sent {
                 pingSentAt = nil
             } else {
-                return sent.duration(to: now) >= pingTimeout ? .dead : .none
+                pingWaited += gap
+                return pingWaited >= pingTimeout ? .dead : .none
             }
         }
         guard lastHeard.duration(to: now) >= pingAfter else { return .none }
         pingSentAt = now
+        pingWaited = .zero
         return .ping
     }
 

@@ -60,8 +60,14 @@ import Testing
         /// Moves the handler's clock on (its timers fire on the loop's thread), then runs what they handed to the
         /// loop (the flushes).
         func advance(by amount: TimeAmount) {
-            clock.advance(by: Duration(amount))
-            loop.run()
+            // In the handler's deadline ticks, as time passes for a process that is running.
+            var left = Duration(amount)
+            while left > .zero {
+                let step = min(left, UpstreamHTTP2Handler.deadlineTick)
+                clock.advance(by: step)
+                loop.run()
+                left -= step
+            }
         }
 
         func outbound() throws -> [HTTP2Frame] {

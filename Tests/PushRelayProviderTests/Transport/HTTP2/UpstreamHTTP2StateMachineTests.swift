@@ -22,6 +22,18 @@ import Testing
         try machine.start(waiter, deadline: later, now: now).get()
     }
 
+    /// Asks the liveness rule on every 25 ms tick from `from` (exclusive) to `to` (inclusive), as the handler does;
+    /// returns the first action that is not `.none`, or `.none`.
+    func ticks(_ m: inout Machine, from: Duration, to: Duration) -> Machine.LivenessAction {
+        var t = from
+        while t < to {
+            t = min(t + .milliseconds(25), to)
+            let action = m.checkLiveness(now: now + t, pingAfter: .seconds(1), pingTimeout: .seconds(2))
+            if action != .none { return action }
+        }
+        return .none
+    }
+
     @Test func silenceWithRequestsWaitingIsPingedThenDead() throws {
         var m = Machine()
         let second = Duration.seconds(1)
@@ -29,11 +41,26 @@ import Testing
         _ = try started(&m, 1)
         #expect(m.checkLiveness(now: now + .milliseconds(999), pingAfter: second, pingTimeout: second * 2) == .none)
         #expect(m.checkLiveness(now: now + second, pingAfter: second, pingTimeout: second * 2) == .ping)
-        #expect(m.checkLiveness(now: now + .milliseconds(2999), pingAfter: second, pingTimeout: second * 2) == .none, "one PING at a time")
-        #expect(m.checkLiveness(now: now + .seconds(3), pingAfter: second, pingTimeout: second * 2) == .dead)
+        #expect(ticks(&m, from: second, to: .milliseconds(2975)) == .none, "one PING at a time")
+        #expect(ticks(&m, from: .milliseconds(2975), to: .seconds(3)) == .dead)
         let failed = m.closed(.connectionDead)
         #expect(failed.map(\.0) == [1] && failed.map(\.1) == [.connectionDead])
         #expect(m.checkLiveness(now: now + .seconds(9), pingAfter: second, pingTimeout: second * 2) == .none)
+    }
+
+    @Test func aStallOfThisProcessIsNotCountedAgainstTheServer() throws {
+        var m = Machine()
+        _ = try started(&m, 1)
+        #expect(m.checkLiveness(now: now + .seconds(1), pingAfter: .seconds(1), pingTimeout: .seconds(2)) == .ping)
+        // The next check comes 5 s late: the process had no CPU, and the PING's answer may be waiting unread.
+        #expect(m.checkLiveness(now: now + .seconds(6), pingAfter: .seconds(1), pingTimeout: .seconds(2)) == .none)
+        m.heard(now: now + .milliseconds(6010))
+        #expect(ticks(&m, from: .seconds(6), to: .milliseconds(6500)) == .none, "answered: alive")
+        #expect(m.openStreams == 1)
+        // Without an answer, 2 s of checks on time still give it up.
+        #expect(ticks(&m, from: .milliseconds(6500), to: .milliseconds(7100)) == .ping)
+        #expect(ticks(&m, from: .milliseconds(7100), to: .milliseconds(9000)) == .none)
+        #expect(ticks(&m, from: .milliseconds(9000), to: .seconds(10)) == .dead)
     }
 
     @Test func anythingHeardAfterThePingKeepsTheConnection() throws {
