@@ -119,9 +119,11 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply pending schema migrations to the configured database (SQLite or PostgreSQL).",
         discussion: """
-            Without --finish, applies the migrations that instances of older versions can keep serving on (what \
-            'serve' applies when it starts). With --finish, applies the rest too (the ones that drop or rename what \
-            older versions use); it refuses while an instance of an older version is alive on the database.
+            Without --finish, applies what 'serve' applies when it starts: the expand migrations, which instances of \
+            older versions keep serving on, and the breaking ones (a migration file without a kind line), after which \
+            instances of older versions refuse the database, so a release with one replaces every instance \
+            together. With --finish, applies the contract migrations too (the ones that drop or rename what older \
+            versions use); it refuses while an instance of an older version is alive on the database.
             """
     )
     @OptionGroup var options: ConfigOption

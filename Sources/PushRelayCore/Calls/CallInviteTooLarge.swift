@@ -1,4 +1,4 @@
-/// A call invite that cannot fit the provider's limit once encoded (`/api/v1/call` answers 413).
+/// A call invite that cannot fit the provider's limit once encoded (`/api/v1/calls` answers 413).
 public struct CallInviteTooLarge: Error, Sendable, Equatable, CustomStringConvertible {
     /// The encoded payload's size in bytes, as the provider would count it.
     public var size: Int

@@ -6,6 +6,6 @@ public enum DeliveryKind: String, Sendable {
     case rateLimitNotice = "rate_limit_notice"
     /// A WebPush message relayed to APNs or FCM.
     case webPushRelay = "webpush_relay"
-    /// A call-invite push (`POST /api/v1/call`).
+    /// A call-invite push (`POST /api/v1/calls`).
     case callInvite = "call_invite"
 }
