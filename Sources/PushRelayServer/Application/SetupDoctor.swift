@@ -47,6 +47,9 @@ public enum SetupDoctor {
 
     static func storage(_ config: PushRelayConfig, openStorage: @Sendable () async throws -> Storage) async -> [SetupCheck] {
         let location = config.storage.location
+        if config.storage.backend == .sqlite, !FileManager.default.fileExists(atPath: config.storage.sqlitePath) {
+            return [firstStart(sqlitePath: config.storage.sqlitePath, location: location)]
+        }
         let storage: Storage
         do {
             storage = try await openStorage()
@@ -74,6 +77,30 @@ public enum SetupDoctor {
         let checks = [opened] + (await writes(config, engine: storage.engine))
         try? await storage.engine.flushAndClose()
         return checks
+    }
+
+    /// A SQLite database that does not exist yet is not a fault before the first start: `serve` (or `migrate`) creates
+    /// it, provided its directory exists and this user may write there. Nothing is created here.
+    static func firstStart(sqlitePath: String, location: String) -> SetupCheck {
+        let directory = URL(fileURLWithPath: sqlitePath).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue
+        guard exists, FileManager.default.isWritableFile(atPath: directory) else {
+            return SetupCheck(
+                subject: "storage",
+                check: "open",
+                passed: false,
+                detail: "\(location) does not exist yet, and \(directory) \(exists ? "is not writable by this user" : "is not a directory")",
+                remedy:
+                    "Create \(directory), writable by the user PushRelay runs as, or point storage.sqlite_path (or PUSHRELAY_STORAGE_SQLITE_PATH, which wins) at a directory that is."
+            )
+        }
+        return SetupCheck(
+            subject: "storage",
+            check: "open",
+            passed: true,
+            detail: "\(location) does not exist yet: 'pushrelay serve' creates it at its first start (\(directory) is writable)"
+        )
     }
 
     /// The free space of the file system holding `path`, which fails below `minimum` bytes.

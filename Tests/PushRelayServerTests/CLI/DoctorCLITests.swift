@@ -32,4 +32,20 @@ import Testing
         #expect(storage.contains { $0.hasPrefix("ok   storage: free disk: ") && $0.contains(" GiB free in ") }, "\(doctor.out)")
         #expect(lines.last == "every check passed")
     }
+
+    /// Before the first start there is no database: the doctor says where `serve` will create it, creates nothing,
+    /// and passes; a directory that cannot hold it fails with what to do.
+    @Test func aFreshSetupBeforeItsFirstStartPasses() async throws {
+        let db = TestServer.tempPath()
+        let fresh = try await CLI.run(["doctor"], env: ["PUSHRELAY_STORAGE_SQLITE_PATH": db])
+        #expect(fresh.status == 0, "\(fresh.out)\(fresh.err)")
+        #expect(fresh.out.contains("ok   storage: open: SQLite \(db) does not exist yet: 'pushrelay serve' creates it"), "\(fresh.out)")
+        #expect(fresh.out.split(separator: "\n").last == "every check passed", "\(fresh.out)")
+        #expect(!FileManager.default.fileExists(atPath: db), "the doctor created nothing")
+
+        let nowhere = db + "-missing/sub/test.sqlite"
+        let missing = try await CLI.run(["doctor"], env: ["PUSHRELAY_STORAGE_SQLITE_PATH": nowhere])
+        #expect(missing.status != 0)
+        #expect(missing.out.contains("FAIL storage: open:") && missing.out.contains("is not a directory"), "\(missing.out)")
+    }
 }
