@@ -49,7 +49,7 @@ import Testing
         try await withFrontEnd(kind, configure: Self.configure) { s, frontEnd in
             try await frontEnd.set {
                 $0.goAwayEvery = 40
-                $0.goAwayCloseAfter = .milliseconds(300)
+                $0.goAwayCloseAfterMs = 300
             }
             let answers = try await Self.flood(s, count: 300, concurrency: 24, prefix: "goaway")
             #expect(answers.values.filter { $0.0 == 201 }.count == 300, "\(answers.filter { $0.value.0 != 201 })")
@@ -74,7 +74,7 @@ import Testing
             try await frontEnd.set {
                 $0.maxConcurrentStreams = cap
                 $0.goAwayEvery = 50
-                $0.goAwayCloseAfter = .milliseconds(20)
+                $0.goAwayCloseAfterMs = 20
                 $0.answerDelayMs = delayed ? 0...20 : nil
             }
             let answers = try await Self.flood(s, count: 400, concurrency: 64, prefix: "cap\(cap)")
@@ -97,7 +97,7 @@ import Testing
         try await withFrontEnd(kind, configure: Self.configure) { s, frontEnd in
             try await frontEnd.set {
                 $0.goAwayEvery = 25
-                $0.goAwayCloseAfter = .milliseconds(300)
+                $0.goAwayCloseAfterMs = 300
                 $0.goAwayWithShutdownError = true
             }
             let answers = try await withThrowingTaskGroup(of: Int.self) { group in

@@ -21,7 +21,8 @@ struct FrontEndKnobs: Sendable {
     var maxConcurrentStreams: Int?
     var goAwayEvery: Int?
     var goAwayLimit: Int?
-    var goAwayCloseAfter: Duration = .seconds(1)
+    /// How long after its GOAWAY the front end closes the connection.
+    var goAwayCloseAfterMs = 1000
     /// APNs' shutdown: `INTERNAL_ERROR` with `{"reason":"Shutdown"}`.
     var goAwayWithShutdownError = false
     var refuseEvery: Int?
@@ -52,9 +53,7 @@ struct FrontEndUnderTest: Sendable {
                 "maxConcurrentStreams": knobs.maxConcurrentStreams.map { .int(Int64($0)) } ?? .null,
                 "goAwayEvery": knobs.goAwayEvery.map { .int(Int64($0)) } ?? .null,
                 "goAwayLimit": knobs.goAwayLimit.map { .int(Int64($0)) } ?? .null,
-                "goAwayCloseAfterMs": .int(
-                    knobs.goAwayCloseAfter.components.seconds * 1000 + knobs.goAwayCloseAfter.components.attoseconds / 1_000_000_000_000_000
-                ),
+                "goAwayCloseAfterMs": .int(Int64(knobs.goAwayCloseAfterMs)),
                 "goAwayError": knobs.goAwayWithShutdownError ? .object(["code": "INTERNAL_ERROR", "debugData": #"{"reason":"Shutdown"}"#]) : .null,
                 "refuseEvery": knobs.refuseEvery.map { .int(Int64($0)) } ?? .null,
                 "resetAfterProcessingEvery": knobs.resetAfterProcessingEvery.map { .int(Int64($0)) } ?? .null,
@@ -68,9 +67,7 @@ struct FrontEndUnderTest: Sendable {
                 $0.maxConcurrentStreams = knobs.maxConcurrentStreams
                 $0.goAwayEvery = knobs.goAwayEvery
                 $0.goAwayLimit = knobs.goAwayLimit
-                $0.goAwayCloseAfter = .nanoseconds(
-                    Int64(knobs.goAwayCloseAfter.components.seconds) * 1_000_000_000 + knobs.goAwayCloseAfter.components.attoseconds / 1_000_000_000
-                )
+                $0.goAwayCloseAfter = .milliseconds(Int64(knobs.goAwayCloseAfterMs))
                 $0.goAwayError = knobs.goAwayWithShutdownError ? (.internalError, #"{"reason":"Shutdown"}"#) : nil
                 $0.refuseEvery = knobs.refuseEvery
                 $0.resetAfterProcessingEvery = knobs.resetAfterProcessingEvery

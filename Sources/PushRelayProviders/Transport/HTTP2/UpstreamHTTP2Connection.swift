@@ -15,9 +15,8 @@ typealias UpstreamHTTP2Connection = UpstreamConnection<UpstreamHTTP2Handler>
 
 extension UpstreamConnection where Handler == UpstreamHTTP2Handler {
     /// Opens a connection to `origin` (TCP, TLS with ALPN `h2`, HTTP/2 preface, the server's SETTINGS) on `eventLoop`,
-    /// within `timeout`; at the
-    /// first of `addresses` when there are any, else wherever `resolver` says the origin's host is now. Its timers run on
-    /// `clock`.
+    /// within `timeout`; at the first of `addresses` when there are any, else wherever `resolver` says the origin's host
+    /// is now. Its timers run on `clock`.
     static func connect(
         to origin: UpstreamOrigin,
         at addresses: [SocketAddress] = [],

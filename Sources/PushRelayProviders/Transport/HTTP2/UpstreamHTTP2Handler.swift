@@ -222,8 +222,9 @@ final class UpstreamHTTP2Handler: ChannelInboundHandler, UpstreamExchangeHandler
     /// (`CreatedStreamAfterGoaway`). It fails the frame's promise, then reports the same error to `errorCaught`. A
     /// refused HEADERS frame means the request never left: it fails as `.notSent` (tried on another connection)
     /// unless the GOAWAY already failed it so. A HEADERS frame written marks its stream sent, so that a GOAWAY tells
-    /// a request the server was sent and did not process from one that never left. A refused DATA frame leaves a request the server cannot
-    /// have finished reading: its stream is reset. Failures of the socket or TLS below are left to `channelInactive`.
+    /// a request the server was sent and did not process from one that never left. A refused DATA frame leaves a
+    /// request the server cannot have finished reading: its stream is reset. Failures of the socket or TLS below are
+    /// left to `channelInactive`.
     private func watchedWrite(_ streamID: HTTP2StreamID, headers: Bool, context: ChannelHandlerContext) -> EventLoopPromise<Void> {
         let promise = context.eventLoop.makePromise(of: Void.self)
         let future = promise.futureResult.assumeIsolated()

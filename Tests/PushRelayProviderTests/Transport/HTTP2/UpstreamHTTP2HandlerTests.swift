@@ -154,13 +154,20 @@ import Testing
         }
     }
 
-    @Test func aGoAwayWithStreamsHeldUnderTheCapFailsThemNotSentAndKeepsTheConnection() throws {
+    /// A harness whose second request (stream 3) is held under the stream cap by a `StreamCapLayer`, with both
+    /// requests started and the first one's frames written: the harness, the layer and the two answers' futures.
+    static func secondHeldUnderTheCap() throws -> (Harness, StreamCapLayer, EventLoopFuture<UpstreamResponse>, EventLoopFuture<UpstreamResponse>) {
         let h = try Harness()
         let layer = StreamCapLayer(holding: [3])
         try h.channel.pipeline.syncOperations.addHandler(layer, position: .before(h.handler))
         let a = h.send()
         let b = h.send()
         h.loop.run()
+        return (h, layer, a, b)
+    }
+
+    @Test func aGoAwayWithStreamsHeldUnderTheCapFailsThemNotSentAndKeepsTheConnection() throws {
+        let (h, layer, a, b) = try Self.secondHeldUnderTheCap()
         #expect(try h.outbound().map(\.streamID) == [1, 1])
         try h.channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: 1, errorCode: .noError, opaqueData: nil)))
         guard case .failure(let error) = Self.result(b) else {
@@ -178,12 +185,7 @@ import Testing
     }
 
     @Test func aConnectionErrorAfterARefusedFrameStillClosesTheConnection() throws {
-        let h = try Harness()
-        let layer = StreamCapLayer(holding: [3])
-        try h.channel.pipeline.syncOperations.addHandler(layer, position: .before(h.handler))
-        let a = h.send()
-        let b = h.send()
-        h.loop.run()
+        let (h, layer, a, b) = try Self.secondHeldUnderTheCap()
         layer.refuseHeld()
         h.loop.run()
         guard case .failure(let refused) = Self.result(b) else {
