@@ -281,11 +281,19 @@ public enum PushRelayApplication {
     }
 
     /// The storage engine's figures as `/metrics` gauges.
+    /// The engine's own statistics, and `pushrelay_storage_writable`: 1 while the database takes writes, 0 during a
+    /// fault (while `/ready` answers 503 `NotReady`). A stop's drain leaves it at 1, so an alert on it does not fire
+    /// on a restart.
     private static func storageGauges(_ engine: any StorageEngine) -> [PushRelayMetrics.Probe] {
-        engine.statistics().indices.map { i in
-            let s = engine.statistics()[i]
-            return .init(name: s.name, help: s.help) { engine.statistics()[i].value }
-        }
+        let writable = PushRelayMetrics.Probe(
+            name: "pushrelay_storage_writable",
+            help: "1 while the database takes writes, 0 while it refuses them (GET /ready answers 503 NotReady)."
+        ) { engine.health.isOK ? 1 : 0 }
+        return [writable]
+            + engine.statistics().indices.map { i in
+                let s = engine.statistics()[i]
+                return .init(name: s.name, help: s.help) { engine.statistics()[i].value }
+            }
     }
 
     /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).
