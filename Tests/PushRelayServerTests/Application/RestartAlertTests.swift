@@ -83,7 +83,9 @@ import Glibc
     /// One round: `GET /ready`, then `GET /metrics`, each within 2 s.
     static func probe(port: Int) async -> Round {
         var round = Round()
-        round.ready = try? await Int(HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/ready"), timeout: .seconds(2)).status.code)
+        round.ready = try? await Int(
+            HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/ready"), timeout: .seconds(2)).status.code
+        )
         guard let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(2)),
             response.status == .ok, let body = try? await response.body.collect(upTo: 4 << 20)
         else { return round }
@@ -107,11 +109,11 @@ import Glibc
         var evaluations = ""
         for i in rounds.indices {
             evaluations += """
-                  - eval_time: \(i * 15)s
-                    alertname: PushRelayStorageNotReady
-                    exp_alerts: []
+                      - eval_time: \(i * 15)s
+                        alertname: PushRelayStorageNotReady
+                        exp_alerts: []
 
-            """
+                """
         }
         let test = """
             rule_files:
