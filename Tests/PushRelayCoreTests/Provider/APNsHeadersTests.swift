@@ -6,6 +6,7 @@ import Testing
         #expect(APNsHeaders.problem(["apns-priority": "5", "APNS-Expiration": "0", "apns-collapse-id": "door", "apns-push-type": "alert"]) == nil)
         #expect(APNsHeaders.problem(["apns-topic": "x", "apns-id": "y", "authorization": "z"]) == nil, "PushRelay's own: ignored")
         #expect(APNsHeaders.passed(["apns-topic": "x", "APNS-Priority": "10"]) == ["apns-priority": "10"])
+        #expect(APNsHeaders.passed(["apns-unknown": "1", "apns-priority": "5"]) == ["apns-priority": "5"], "only documented names pass")
     }
 
     @Test func anythingElseIsNamed() {
@@ -14,6 +15,8 @@ import Testing
             (["x-custom": "1"], "'x-custom'"), (["apns-priority": "7"], "apns-priority"), (["apns-expiration": "-1"], "apns-expiration"),
             (["apns-push-type": "bogus"], "apns-push-type"), (["apns-collapse-id": "a\r\nb"], "apns-collapse-id"),
             (["bad\nname": "1"], "'bad?name'"),
+            // Names that look like Apple's but are not documented: the allow-list is by name, not by prefix.
+            (["apns-unknown": "1"], "'apns-unknown'"), (["apns-": "1"], "'apns-'"), (["APNS-Request-ID": "x"], "'APNS-Request-ID'"),
         ] as [([String: String], String)] {
             let problem = APNsHeaders.problem(headers)
             #expect(problem?.contains(named) == true, "\(headers): \(problem ?? "nil")")

@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayStore
+import PushRelayTestHarness
 import Testing
 
 @testable import PushRelayServer
@@ -182,6 +183,30 @@ import Testing
             #expect(try await device.receive()["event"]?["message"] == "Front door code is 4711")
             #expect(attacker.pendingFrames.isEmpty, "the stranger's socket got nothing of the device's")
             #expect(cloud.callCount == 2, "the binding post and the stranger's own went by the cloud")
+        }
+    }
+
+    @Test func aPushTokenAloneCannotReadTheDevicesQueuedMessages() async throws {
+        try await withServer { s, _ in
+            _ = try await Self.post(s, "binds the device")
+            // The device's channel asks for no fallback: what it does not confirm stays stored for it.
+            let device = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: Self.webhook, id: 1, fallback: false)
+            _ = try await Self.post(s, "Front door code is 4711")
+            #expect(try await device.receive()["event"]?["message"] == "Front door code is 4711")
+            device.close()
+            _ = await device.waitUntilClosed()
+            let store = SQLitePushChannelStore(database: s.database)
+            try await eventually("the message is queued for the device") { (try? await store.all().map(\.state)) == [.queued] }
+            // A stranger who knows the token moves its binding with a post of their own and subscribes under that pair.
+            _ = try await Self.post(s, "stranger's post", webhookID: "hook-attacker")
+            let attacker = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: "hook-attacker", id: 1)
+            // The channel answers in order: whatever the subscription replayed comes before the pong.
+            attacker.send(["type": "ping", "id": 2])
+            #expect(try await attacker.receive() == ["id": 2, "type": "pong"], "the stranger got the device's queued message")
+            // The device's message is still there for the device: Home Assistant's next post binds the pair back.
+            _ = try await Self.post(s, "binds it back")
+            let again = try await WSTestClient.subscribed(port: s.port, token: Self.device, webhookID: Self.webhook, id: 1, fallback: false)
+            #expect(try await again.receive()["event"]?["message"] == "Front door code is 4711")
         }
     }
 

@@ -27,6 +27,8 @@ import Testing
                 (["te": "gzip"], "'te'"), (["connection": "close"], "'connection'"), (["content-length": "1"], "'content-length'"),
                 (["x-custom": "1"], "'x-custom'"), (["apns-collapse-id": "a\r\nx-injected: 1"], "apns-collapse-id"),
                 (["apns-priority": "7"], "apns-priority"), (["apns-expiration": "soon"], "apns-expiration"),
+                // An `apns-` name Apple does not document: refused by name like any other.
+                (["apns-unknown": "1"], "'apns-unknown'"),
             ]
             for round in 0..<3 {
                 for (i, h) in hostile.enumerated() {
