@@ -154,13 +154,15 @@ struct CLI {
 
     @Test func serveShutsDownGracefullyOnSIGTERM() async throws {
         let (pid, port, log) = try await Self.startServer()
-        #expect(await probe(port: port))
-        // `serve` re-executed itself with glibc's allocator tuned (AllocatorTuning), keeping its process id.
-        #expect(Self.environment(of: pid).contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=1024"), "\(Self.environment(of: pid))")
-        // A connected push channel does not hold the server open.
-        let ws = try await WSTestClient.subscribed(port: port, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
-        kill(pid, SIGTERM)
-        let status = await ProcessSpawn.waitForExit(pid)
+        let ws = try await ProcessSpawn.stoppingOnThrow(pid) {
+            #expect(await probe(port: port))
+            // `serve` re-executed itself with glibc's allocator tuned (AllocatorTuning), keeping its process id.
+            #expect(Self.environment(of: pid).contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=1024"), "\(Self.environment(of: pid))")
+            // A connected push channel does not hold the server open.
+            return try await WSTestClient.subscribed(port: port, token: "sigterm-test-token-" + String(repeating: "z", count: 20))
+        }
+        // A server that ignores SIGTERM is killed after 30 s, and the test fails.
+        let status = await ProcessSpawn.stop(pid, SIGTERM, within: .seconds(30))
         #expect(status == 0, "\(log())")
         #expect(log().contains("database closed"), "\(log())")
         #expect(log().contains("nothing leaves this machine"), "the sandbox warning is logged")
@@ -176,8 +178,7 @@ struct CLI {
             #expect(await probe(port: port))
             let tunables = Self.environment(of: pid).filter { $0.hasPrefix("GLIBC_TUNABLES=") }
             #expect(tunables == (expected.map { [$0] } ?? []), "\(extra)")
-            kill(pid, SIGTERM)
-            #expect(await ProcessSpawn.waitForExit(pid) == 0, "\(log())")
+            #expect(await ProcessSpawn.stop(pid, SIGTERM, within: .seconds(30)) == 0, "\(log())")
         }
     }
 

@@ -90,6 +90,33 @@ public enum ProcessSpawn {
         }
     }
 
+    /// Sends `signal` and waits for the child to end, at most `limit`: past it, SIGKILL ends the child and the result
+    /// is nil, so that a child that ignores the signal fails its test instead of hanging it or outliving it.
+    public static func stop(_ pid: pid_t, _ signal: Int32 = SIGTERM, within limit: Duration = .seconds(30)) async -> Int32? {
+        let killed = Locked(false)
+        kill(pid, signal)
+        let killer = Task {
+            try await Task.sleep(for: limit)
+            killed.withLock { $0 = true }
+            kill(pid, SIGKILL)
+        }
+        let status = await waitForExit(pid)
+        killer.cancel()
+        return killed.withLock { $0 } ? nil : status
+    }
+
+    /// Runs `body`, and if it throws, kills the child `pid` (SIGKILL) and waits for it before passing the error on:
+    /// a test that starts a process stops it whatever the outcome.
+    public static func stoppingOnThrow<T>(_ pid: pid_t, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            kill(pid, SIGKILL)
+            _ = await waitForExit(pid)
+            throw error
+        }
+    }
+
     /// The environment tests start children with: this process's, without any PUSHRELAY_ setting, plus `extra`.
     public static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }

@@ -67,11 +67,19 @@ import Testing
         .head(HTTPRequest(method: .post, scheme: nil, authority: nil, path: path, headerFields: headers))
     }
 
-    /// The next `count` response parts, waiting for them (the answer is prepared by a task).
+    /// The next `count` response parts, waiting for them (the answer is prepared by a task) at most 10 s.
     static func responses(_ channel: NIOAsyncTestingChannel, count: Int) async throws -> [HTTPResponsePart] {
-        var out: [HTTPResponsePart] = []
-        while out.count < count { out.append(try await channel.waitForOutboundWrite(as: HTTPResponsePart.self)) }
-        return out
+        try await within(.seconds(10), "\(count) response parts") {
+            var out: [HTTPResponsePart] = []
+            while out.count < count { out.append(try await channel.waitForOutboundWrite(as: HTTPResponsePart.self)) }
+            return out
+        }
+    }
+
+    /// Waits (at most 10 s) for the handler to close the channel; a channel left open fails the test instead of
+    /// hanging it (`closeFuture.get()` ignores the suite's time limit).
+    static func closed(_ channel: NIOAsyncTestingChannel) async throws {
+        try await within(.seconds(10), "the channel's close") { try await channel.closeFuture.get() }
     }
 
     @Test func aNotifyPostIsAnsweredByTheEndpointWithTheJSONHeaders() async throws {
@@ -125,7 +133,7 @@ import Testing
         #expect(head.status == .contentTooLarge)
         #expect(head.headerFields[.connection] == "close")
         #expect(seen.all.isEmpty)
-        try await channel.closeFuture.get()  // closed after the answer (the suite's time limit catches a channel left open)
+        try await Self.closed(channel)  // closed after the answer
     }
 
     @Test func aBodyDeclaredPastTheLimitIsDroppedAnd413() async throws {
@@ -142,7 +150,7 @@ import Testing
         #expect(head.status == .contentTooLarge)
         #expect(head.headerFields[.connection] == "close")
         #expect(seen.all.isEmpty)
-        try await channel.closeFuture.get()
+        try await Self.closed(channel)
     }
 
     @Test func a413OfTheRouteItselfKeepsTheConnection() async throws {
@@ -177,7 +185,7 @@ import Testing
         }
         #expect(head.status == .created)
         #expect(head.headerFields[.connection] == "close")
-        try await channel.closeFuture.get()
+        try await Self.closed(channel)
     }
 
     @Test func connectionCloseIsHonouredAfterTheAnswer() async throws {
@@ -192,7 +200,7 @@ import Testing
         }
         #expect(head.status == .created)
         #expect(head.headerFields[.connection] == "close")
-        try await channel.closeFuture.get()  // closed after the answer (the suite's time limit catches a channel left open)
+        try await Self.closed(channel)  // closed after the answer
     }
 
     @Test func anAnswerDecidedWithoutWaitingIsWrittenWithinTheReadAndTheConnectionGoesOn() async throws {
@@ -323,7 +331,7 @@ import Testing
         #expect(try await Self.answeredBodies(channel).isEmpty, "nothing is answered while the channel is not writable")
         #expect(channel.isActive, "up to the bound, requests wait")
         try await channel.writeInbound(Self.post("/api/sendPush/android/v1"))
-        try await channel.closeFuture.get()
+        try await Self.closed(channel)
         #expect(try await Self.answeredBodies(channel).isEmpty)
     }
 
