@@ -7,7 +7,7 @@ enum HomeAssistantNotifyFuzzing {
         guard let body = try? JSONParser.parse(bytes), let notification = try? HANotification(body: body) else { return }
         let android = AndroidTranslation.translate(notification)
         JSONBodyFuzzing.roundTrip(android.fcmMessage)
-        let ios = IOSTranslation.translate(notification, options: IOSTranslationOptions(now: Date(timeIntervalSince1970: 1_790_000_000)))
+        let ios = IOSTranslation.translate(notification, now: Date(timeIntervalSince1970: 1_790_000_000))
         if let apns = ios.apns { JSONBodyFuzzing.roundTrip(apns.payload) }
         JSONBodyFuzzing.roundTrip(PushChannelWire.notificationEvent(notification, confirmID: "fuzz"))
     }

@@ -113,7 +113,7 @@ struct ProviderLoad: AsyncParsableCommand {
             "registration_info": ["app_id": "io.homeassistant.companion.android", "webhook_id": .string("hook-\(i)")],
             "data": ["tag": "bench"],
         ])
-        let translated = platform == .ios ? IOSTranslation.translate(n) : AndroidTranslation.translate(n)
+        let translated = platform == .ios ? IOSTranslation.translate(n, now: Date()) : AndroidTranslation.translate(n)
         return Delivery(platform: platform, pushToken: token, appID: n.registrationInfo.appID, notification: translated)
     }
 

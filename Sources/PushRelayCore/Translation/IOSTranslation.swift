@@ -5,12 +5,9 @@ public struct IOSTranslationOptions: Sendable {
     /// `registration_info.app_id` globs treated as the Home Assistant companion app: only these get commands,
     /// the `push` merge, categories, attachments and the other companion-app keys.
     public var companionAppIDs: [String]
-    /// The current time for Live Activity timestamps; nil means the clock at translation time. Set it in tests.
-    public var now: Date?
 
-    public init(companionAppIDs: [String] = ["*io.robbie.HomeAssistant*"], now: Date? = nil) {
+    public init(companionAppIDs: [String] = ["*io.robbie.HomeAssistant*"]) {
         self.companionAppIDs = companionAppIDs
-        self.now = now
     }
 
     public func isCompanionApp(_ appID: String?) -> Bool {
@@ -42,9 +39,10 @@ public enum IOSTranslation {
     /// Kiosk keys copied when present (0 is a meaningful level/volume).
     static let kioskKeys = ["level", "volume", "mode"]
 
-    public static func translate(_ n: HANotification, options: IOSTranslationOptions = .init()) -> TranslatedNotification {
+    /// `now` is the time relative Live Activity times count from (the caller's time port): nothing here reads a clock.
+    public static func translate(_ n: HANotification, options: IOSTranslationOptions = .init(), now: Date) -> TranslatedNotification {
         if let liveActivityToken = n.liveActivityToken {
-            return LiveActivityTranslation.translate(n, liveActivityToken: liveActivityToken, now: options.now ?? Date())
+            return LiveActivityTranslation.translate(n, liveActivityToken: liveActivityToken, now: now)
         }
         let d = n.data
         let isCompanion = options.isCompanionApp(n.registrationInfo.appID)

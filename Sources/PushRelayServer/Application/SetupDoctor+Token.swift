@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushRelayCore
 import PushRelayProviders
@@ -157,7 +158,8 @@ extension SetupDoctor {
         ])
         let translated =
             platform == .ios
-            ? IOSTranslation.translate(n, options: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs))
+            // The doctor's notification has no Live Activity: no time of the translation's shows in it.
+            ? IOSTranslation.translate(n, options: IOSTranslationOptions(companionAppIDs: config.iosCompanionAppIDs), now: Date())
             : AndroidTranslation.translate(n)
         return Delivery(platform: platform, pushToken: token, appID: appID, notification: translated)
     }

@@ -22,7 +22,7 @@ struct HomeAssistantCloudSender: Sendable {
     func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {
         switch platform {
         case .android: return AndroidTranslation.translate(n)
-        case .ios: return IOSTranslation.translate(n, options: iosOptions)
+        case .ios: return IOSTranslation.translate(n, options: iosOptions, now: clock.now())
         }
     }
 

@@ -32,7 +32,7 @@ import Testing
             pushToken: String(repeating: "ab", count: 32),
             registrationInfo: .init(appID: "io.robbie.HomeAssistant", webhookID: "hook")
         )
-        let t = IOSTranslation.translate(n)
+        let t = IOSTranslation.translate(n, now: Date())
         #expect(EncryptedNotification.canSeal(t, platform: .ios))
         #expect(try JSONParser.parse(EncryptedNotification.plaintext(t, platform: .ios)) == t.apns?.payload)
         let s = EncryptedNotification.apply(t, platform: .ios, sealed: Self.sealed, alertText: "New notification")
@@ -70,7 +70,7 @@ import Testing
             pushToken: String(repeating: "ab", count: 32),
             registrationInfo: .init(appID: "io.robbie.HomeAssistant", webhookID: "hook-secret")
         )
-        let t = IOSTranslation.translate(n)
+        let t = IOSTranslation.translate(n, now: Date())
         #expect(EncryptedNotification.canSeal(t, platform: .ios))
         let sealed = EncryptedNotification.apply(t, platform: .ios, sealed: SealedPayload(ciphertext: "c", iv: "i", tag: "g"), alertText: "x")
         let payload = sealed.apns?.payload

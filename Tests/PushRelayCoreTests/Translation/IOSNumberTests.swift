@@ -18,7 +18,7 @@ import Testing
             pushToken: String(repeating: "ab", count: 32),
             registrationInfo: .init(appID: "io.robbie.HomeAssistant")
         )
-        #expect(IOSTranslation.translate(n).apns?.payload["aps"]?["badge"] == nil)
+        #expect(IOSTranslation.translate(n, now: Date()).apns?.payload["aps"]?["badge"] == nil)
     }
 
     @Test func aRelativeLiveActivityTimeBeyondAnyClockIsLeftOut() {
@@ -29,7 +29,7 @@ import Testing
             registrationInfo: .init(appID: "io.robbie.HomeAssistant"),
             liveActivityToken: String(repeating: "cd", count: 32)
         )
-        let t = IOSTranslation.translate(n, options: .init(now: Date(timeIntervalSince1970: 1_800_000_000)))
+        let t = IOSTranslation.translate(n, now: Date(timeIntervalSince1970: 1_800_000_000))
         #expect(t.fcmMessage["apns"]?["payload"]?["aps"]?["content-state"]?["countdown_end"] == nil)
         #expect(t.fcmMessage["apns"]?["payload"]?["aps"]?["content-state"]?["message"] == "washing")
     }

@@ -159,7 +159,7 @@ import Testing
                 registrationInfo: .init(appID: bundleID),
                 liveActivityToken: activity
             )
-            let translated = IOSTranslation.translate(n)
+            let translated = IOSTranslation.translate(n, now: Date())
             _ = try await provider.send(Delivery(platform: .ios, pushToken: deviceToken(7), appID: bundleID, notification: translated))
             let r = try #require(fake.records.first)
             #expect(r.path == "/3/device/\(activity)")

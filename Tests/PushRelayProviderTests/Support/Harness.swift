@@ -122,7 +122,7 @@ func androidDelivery(token: String, message: String = "Hello", data: [String: JS
 /// An iOS delivery as the core translation builds it.
 func iosDelivery(token: String, message: String = "Hello", title: String? = "Title", data: [String: JSONValue] = [:]) -> Delivery {
     let n = HANotification(message: message, title: title, data: data, pushToken: token, registrationInfo: .init(appID: "io.robbie.HomeAssistant"))
-    return Delivery(platform: .ios, pushToken: token, appID: "io.robbie.HomeAssistant", notification: IOSTranslation.translate(n))
+    return Delivery(platform: .ios, pushToken: token, appID: "io.robbie.HomeAssistant", notification: IOSTranslation.translate(n, now: Date()))
 }
 
 /// A direct APNs delivery with hand-written headers and payload.
