@@ -4,8 +4,8 @@
 public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The storage was closed (the server is stopping); nothing more is carried out.
     case closed
-    /// The database requires a schema newer than this build knows (`found`): a newer PushRelay finished a migration
-    /// this one cannot run after (`SchemaPlan`).
+    /// The database requires a schema newer than this build knows (`found`): a newer PushRelay applied a migration
+    /// this one cannot run after, a breaking one or a contract one (`SchemaPlan`).
     case schemaTooNew(found: Int, known: Int)
     /// The database lacks migrations this build needs (it is at `found`, this build needs `needs`), and the command
     /// does not migrate: only `serve` and `migrate` do.
@@ -25,7 +25,7 @@ public enum StorageError: Error, CustomStringConvertible, Sendable, Equatable {
             return "the database is closed"
         case .schemaTooNew(let found, let known):
             return
-                "the database schema needs a PushRelay that knows schema version \(found) or later, and this one knows \(known): a newer PushRelay finished a migration (migrate --finish); upgrade this one to that version"
+                "the database schema needs a PushRelay that knows schema version \(found) or later, and this one knows \(known): a newer PushRelay applied a migration this one cannot run after (a breaking one, or a contract one with migrate --finish); upgrade this one to that version"
         case .schemaTooOld(let found, let needs):
             return
                 "the database schema is at version \(found) and this PushRelay needs \(needs): run 'pushrelay migrate' (or start 'pushrelay serve'), which migrates it"
