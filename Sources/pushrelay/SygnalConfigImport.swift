@@ -1,17 +1,18 @@
 import Foundation
 import PushRelayCore
+import PushRelayServer
 
 /// Converts the `apps:` section of a Sygnal config (`sygnal.yaml`) into PushRelay's `providers:` and `matrix.apps:`.
 ///
 /// Every Sygnal app becomes one provider (named after the app id) and one `matrix.apps` entry routing to it.
 /// Anything without a PushRelay equivalent is kept as a comment next to where it would go, so nothing is dropped
 /// silently. The output is YAML text ready to merge into a PushRelay config.
-public enum SygnalConfigImport {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+enum SygnalConfigImport {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
     }
 
-    public static func convert(yaml: String, source: String = "sygnal.yaml") throws -> String {
+    static func convert(yaml: String, source: String = "sygnal.yaml") throws -> String {
         let root: JSONValue
         do {
             root = try YAMLTree.parse(yaml, source: source)
