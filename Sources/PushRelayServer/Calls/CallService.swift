@@ -217,7 +217,7 @@ final class CallService: Sendable {
         // Calls are not counted against a daily quota. A token a provider reported dead (to a call or to any other
         // notification) is answered dead without a send: the pipeline's dead-token memory is the one owner of that.
         let delivery = Delivery(platform: device.platform, pushToken: token, appID: device.appID, notification: notification, kind: .callInvite)
-        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: true))) {
+        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: true), client: ClientAddress.current)) {
         case .delivered:
             return CallSent(notificationUUID: invite.notificationUUID, deliveredVia: via)
         case .failed(let failure, _):

@@ -24,13 +24,25 @@ struct Dispatch: Sendable {
     /// The delivery log's `platform` column.
     var logPlatform: DeliveryPlatform
     var quota: Quota
+    /// The address of the client the dispatch is made for (the request's, as the entry point was given it): past the
+    /// provider's in-flight bound it waits in that client's line (`ProviderGate`). nil: work no request is waiting for
+    /// (a retry, a fallback), in one shared line.
+    var client: String?
 
-    init(_ delivery: Delivery, provider: String, account: String? = nil, logPlatform: DeliveryPlatform? = nil, quota: Quota) {
+    init(
+        _ delivery: Delivery,
+        provider: String,
+        account: String? = nil,
+        logPlatform: DeliveryPlatform? = nil,
+        quota: Quota,
+        client: String?
+    ) {
         self.delivery = delivery
         self.provider = provider
         self.account = account ?? delivery.pushToken
         self.logPlatform = logPlatform ?? DeliveryPlatform(delivery.platform)
         self.quota = quota
+        self.client = client
     }
 }
 

@@ -194,7 +194,7 @@ final class Dispatcher: Sendable {
         let deadline = clock.instant + runner.deadline
         // Past the bound the dispatch waits for a place; one refused after its wait costs no quota figure, no storage
         // write and no log line of its own.
-        guard await runner.gate.acquire() else { return .failed(shed(d.provider, runner), rateLimits: nil) }
+        guard await runner.gate.acquire(client: d.client) else { return .failed(shed(d.provider, runner), rateLimits: nil) }
         defer { runner.gate.release() }
         if let refusal = runner.admit() { return .failed(refusal, rateLimits: nil) }
         // The storage's share of the deadline: a reservation that has not committed by then is answered as a storage

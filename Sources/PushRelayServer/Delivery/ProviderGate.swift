@@ -29,7 +29,7 @@ final class ProviderGate: Sendable {
     /// Takes a place, waiting for one up to `maxWait` in the line of `client` (the request's address, an IPv6 client's
     /// by its /64 as `AddressKey.key(for:)` counts it; one shared line when nil). True: the caller holds a place and
     /// must `release` it. False: refused (the wait ended, or the task was cancelled).
-    func acquire(client: String? = ClientAddress.current) async -> Bool {
+    func acquire(client: String?) async -> Bool {
         // nil: a place was free and is taken; else the id this dispatch waits under.
         let waiting: UInt64? = state.withLock { s in
             if s.line.tryAcquire() { return nil }

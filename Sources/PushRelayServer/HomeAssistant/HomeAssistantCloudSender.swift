@@ -84,7 +84,9 @@ struct HomeAssistantCloudSender: Sendable {
         let quotaMode: Dispatch.Quota = exempt ? .uncounted(checkDead: true) : .counted(policy, webhookID: n.registrationInfo.webhookID)
         // A Live Activity push is counted (and remembered dead) on the token APNs receives, the activity's own.
         let account = n.liveActivityToken ?? token
-        switch await dispatcher.dispatch(Dispatch(delivery, provider: providerName, account: account, quota: quotaMode)) {
+        switch await dispatcher.dispatch(
+            Dispatch(delivery, provider: providerName, account: account, quota: quotaMode, client: ClientAddress.current)
+        ) {
         case .delivered(let receipt, let limits):
             guard let limits = await limits.asyncOr({ await rateLimits(pushToken: account, appID: appID) }) else {
                 return (.storageUnavailable, .none)
@@ -144,7 +146,7 @@ struct HomeAssistantCloudSender: Sendable {
             resetsAt: reservation.rateLimits.resetsAt
         )
         let delivery = Delivery(platform: platform, pushToken: token, appID: appID, notification: notice, kind: .rateLimitNotice)
-        _ = await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: false)))
+        _ = await dispatcher.dispatch(Dispatch(delivery, provider: provider, quota: .uncounted(checkDead: false), client: ClientAddress.current))
         logger.info(
             "sent rate-limit notice",
             metadata: ["token": .string(TokenDisplay.short(token)), "maximum": .stringConvertible(reservation.maximum)]

@@ -289,7 +289,8 @@ final class MatrixGateway: Sendable {
             provider: app.provider,
             account: Self.deviceKey(device),
             logPlatform: .matrix(format: app.format.kind),
-            quota: quota
+            quota: quota,
+            client: ClientAddress.current
         )
         switch await dispatcher.dispatch(dispatch) {
         case .delivered:

@@ -119,7 +119,9 @@ final class WebPushRelayService: Sendable {
             : .uncounted(checkDead: false)
         // The relay's own quota row and dead-token memory: a sender who knows a device token spends only the relay's
         // allowance, never the device's Home Assistant quota, and cannot mark the token dead for Home Assistant.
-        switch await dispatcher.dispatch(Dispatch(delivery, provider: provider, account: Self.account(target.token), quota: quota)) {
+        switch await dispatcher.dispatch(
+            Dispatch(delivery, provider: provider, account: Self.account(target.token), quota: quota, client: ClientAddress.current)
+        ) {
         case .delivered(let receipt, _):
             let id = receipt.messageID.split(separator: "/").last.map(String.init) ?? receipt.messageID
             return .accepted(messageID: id, ttl: headers.acceptedTTL)

@@ -52,7 +52,12 @@ import Testing
         kind: DeliveryKind = .notification
     ) -> Dispatch {
         let n = AndroidTranslation.translate(try! HANotification(body: ["message": "Hi", "push_token": .string(token)]))
-        return Dispatch(Delivery(platform: .android, pushToken: token, appID: "app", notification: n, kind: kind), provider: provider, quota: quota)
+        return Dispatch(
+            Delivery(platform: .android, pushToken: token, appID: "app", notification: n, kind: kind),
+            provider: provider,
+            quota: quota,
+            client: nil
+        )
     }
 
     @Test func countedDispatchesStopAtTheLimitAndTheNoticeIsDecidedOnce() async throws {

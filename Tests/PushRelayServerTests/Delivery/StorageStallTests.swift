@@ -51,7 +51,8 @@ import Testing
         let dispatch = Dispatch(
             Delivery(platform: .android, pushToken: "tok:stall", appID: "app", notification: n),
             provider: "scripted",
-            quota: .counted(QuotaPolicy(dailyLimit: 5))
+            quota: .counted(QuotaPolicy(dailyLimit: 5)),
+            client: nil
         )
 
         let stalled = 4
