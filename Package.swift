@@ -156,11 +156,23 @@ let package = Package(
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         // Generates the Swift files that carry the migrations, the API contract and the console in the binary.
         .plugin(name: "EmbedPlugin", capability: .buildTool()),
+        // The server's Prometheus metrics: the recorder every part of the server counts into (`PushRelayMetrics`) and
+        // the router's `MetricsMiddleware`. It names nothing else of the server.
+        .target(
+            name: "PushRelayServerMetrics",
+            dependencies: [
+                "PushRelayCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
                 "PushRelayProviders",
@@ -347,6 +359,7 @@ let package = Package(
             name: "PushRelayServerTests",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",
                 "PushRelaySQLite",

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import PushRelayCore
+import PushRelayServerMetrics
 import PushRelayStore
 
 /// The admin token check: `Authorization: Bearer <admin.token>`, compared in constant time, and counted against the

@@ -5,6 +5,7 @@ import NIOCore
 import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelayProviders
+import PushRelayServerMetrics
 import PushRelayStore
 import ServiceLifecycle
 

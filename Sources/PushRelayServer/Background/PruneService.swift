@@ -1,5 +1,6 @@
 import Logging
 import PushRelayCore
+import PushRelayServerMetrics
 import PushRelayStore
 import ServiceLifecycle
 

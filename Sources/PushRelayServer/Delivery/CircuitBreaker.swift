@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayServerMetrics
 
 /// One provider instance's circuit breaker (rules in `CircuitBreakerState`): a provider failing most deliveries is
 /// not called for a cool-down, and the dispatches meanwhile get a fast 503 with `Retry-After`, counted nowhere. State

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayServerMetrics
 import PushRelayStore
 
 /// The one delivery pipeline every entry point uses: reserve quota → deliver → record → remember dead tokens → metrics.

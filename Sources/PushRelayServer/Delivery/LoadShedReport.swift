@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayServerMetrics
 
 /// Counts dispatches refused after waiting in vain for a place at their provider's in-flight bound, and logs them at most once per
 /// interval (with how many there were), so that an overload does not also flood the log.

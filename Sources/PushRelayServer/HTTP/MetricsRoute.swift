@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import PushRelayServerMetrics
 
 /// `GET /metrics`: the recorded metrics and the gauges, read at each scrape, in Prometheus's text format.
 struct MetricsRoute<Context: PeerAddressContext> {

@@ -1,3 +1,4 @@
+import PushRelayServerMetrics
 /// The push channel's figures, read when asked (`/metrics`, the console's overview).
 struct PushChannelFigures: Sendable {
     let hub: PushChannelHub

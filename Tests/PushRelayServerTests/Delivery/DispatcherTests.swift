@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayProviders
 import PushRelaySQLite
+import PushRelayServerMetrics
 import PushRelayStore
 import PushRelayTestSupport
 import Testing

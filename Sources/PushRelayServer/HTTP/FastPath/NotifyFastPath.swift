@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import PushRelayCore
+import PushRelayServerMetrics
 import Synchronization
 
 /// POST routes answered from the connection's NIO pipeline instead of Hummingbird's router: the notify POSTs (Home

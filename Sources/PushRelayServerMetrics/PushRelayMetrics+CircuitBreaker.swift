@@ -2,12 +2,12 @@ import Prometheus
 
 extension PushRelayMetrics {
     /// The states a breaker changes to (the `to` label).
-    static let circuitTransitions = ["open", "closed"]
+    package static let circuitTransitions = ["open", "closed"]
 
     /// A provider's circuit breaker: whether it is open now, and (with `transition`) one more change to `open` or `closed`.
     /// Without a `transition` (the breaker starting), both transition counters are exported at 0, so that a panel or an
     /// alert on them sees the series before the first change.
-    func recordCircuit(provider: String, open: Bool, transition: String?) {
+    package func recordCircuit(provider: String, open: Bool, transition: String?) {
         registry.makeGauge(
             name: "pushrelay_provider_circuit_open",
             labels: [("provider", provider)],

@@ -9,29 +9,35 @@ import PushRelayCore
 ///
 /// The registry is the application's own (swift-prometheus), not the process-wide `MetricsSystem`, so several servers
 /// in one process (the tests) keep separate figures.
-final class PushRelayMetrics: Sendable {
+package final class PushRelayMetrics: Sendable {
     /// A gauge read when Prometheus scrapes.
-    struct Probe: Sendable {
-        let name: String
-        let help: String
-        let read: @Sendable () -> Double
+    package struct Probe: Sendable {
+        package let name: String
+        package let help: String
+        package let read: @Sendable () -> Double
+
+        package init(name: String, help: String, read: @escaping @Sendable () -> Double) {
+            self.name = name
+            self.help = help
+            self.read = read
+        }
     }
 
-    let registry = PrometheusCollectorRegistry()
+    package let registry = PrometheusCollectorRegistry()
     private let transportExports = Locked<[TransportExport]>([])
-    static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
+    package static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
         .milliseconds(Int64($0 * 1000))
     }
 
     /// The server-wide counters are exported at 0 from the start, so that a rate or an alert on them sees a series.
-    init() {
+    package init() {
         _ = storageTimeouts
         _ = prunedRows
     }
 
     /// Routes are the router's patterns (`/admin/v1/quotas/{token}`), never raw paths: tokens stay out of label values,
     /// and unknown paths all count as `unmatched`.
-    func record(route: String?, method: String, status: Int, duration: Duration) {
+    package func record(route: String?, method: String, status: Int, duration: Duration) {
         // Hummingbird names an unmatched request's endpoint "NotFound"; patterns always start with "/".
         let route = route.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "unmatched"
         registry.makeCounter(
@@ -48,7 +54,7 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// The `status_class` label of `status`: 2xx, 3xx, 4xx or 5xx.
-    static func statusClass(_ status: Int) -> String {
+    package static func statusClass(_ status: Int) -> String {
         switch status {
         case 200..<300: return "2xx"
         case 300..<400: return "3xx"
@@ -59,7 +65,7 @@ final class PushRelayMetrics: Sendable {
 
     /// One provider call of the dispatcher (retries included), by provider instance and outcome (`delivered` or the
     /// failure class).
-    func recordDelivery(provider: String, outcome: String, duration: Duration) {
+    package func recordDelivery(provider: String, outcome: String, duration: Duration) {
         registry.makeCounter(
             name: "pushrelay_deliveries_total",
             labels: [("provider", provider), ("outcome", outcome)],
@@ -74,14 +80,14 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// A dispatch refused after waiting `delivery.max_wait_ms` for a place at its provider's `delivery.max_in_flight` bound.
-    func recordShed(provider: String) {
+    package func recordShed(provider: String) {
         shedCounter(provider: provider).increment()
     }
 
     /// Exports the per-provider counters the dashboard and the alerts query at 0 from the start (a series appears only
     /// once it exists, so a rate or an alert on it would see nothing before the first event), and the provider's
     /// transport figures, brought up to date at each scrape.
-    func exportProviderCounters(provider: String, transport: ProviderTransportFigures = ProviderTransportFigures()) {
+    package func exportProviderCounters(provider: String, transport: ProviderTransportFigures = ProviderTransportFigures()) {
         _ = shedCounter(provider: provider)
         transportExports.withLock { $0.append(TransportExport(provider: provider, figures: transport, exported: [:])) }
     }
@@ -165,7 +171,7 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// Rows deleted by one pruning step (expired usage days, delivery-log rows and dead tokens).
-    func recordPruned(_ rows: Int) {
+    package func recordPruned(_ rows: Int) {
         prunedRows.increment(by: Int64(rows))
     }
 
@@ -178,7 +184,7 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// A dispatch answered 503 because its quota reservation did not commit within its share of the delivery deadline.
-    func recordStorageTimeout() {
+    package func recordStorageTimeout() {
         storageTimeouts.increment()
     }
 
@@ -192,7 +198,7 @@ final class PushRelayMetrics: Sendable {
     }
 
     /// The Prometheus text exposition of everything recorded, and of `gauges`, each read now.
-    func render(gauges: [Probe] = []) -> [UInt8] {
+    package func render(gauges: [Probe] = []) -> [UInt8] {
         exportTransport()
         for g in gauges {
             registry.makeGauge(name: g.name, labels: [], help: g.help).set(g.read())
