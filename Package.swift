@@ -167,11 +167,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The delivery pipeline every entry point calls (`Dispatcher`: the in-flight bound, the quota, the provider call
+        // with its deadline and retries, the breaker, the log), and the work nobody awaits (`BackgroundWork`, pruning).
+        .target(
+            name: "PushRelayDelivery",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelayServerMetrics",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayDelivery",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -359,6 +373,7 @@ let package = Package(
             name: "PushRelayServerTests",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayDelivery",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

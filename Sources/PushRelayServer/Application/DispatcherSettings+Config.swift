@@ -1,3 +1,4 @@
+import PushRelayDelivery
 extension DispatcherSettings {
     /// The dispatcher's settings from `delivery:`.
     init(_ delivery: DeliverySettings) {

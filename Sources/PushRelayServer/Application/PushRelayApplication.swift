@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayEventLoopClock
 import PushRelayProviders
 import PushRelayServerMetrics

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayStore
 
 /// Channel messages waiting for their confirm, and what becomes of a message that gets none: after

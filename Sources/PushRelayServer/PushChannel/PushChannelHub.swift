@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayStore
 
 /// The push channel's rules, put together from the parts that own them:

@@ -1,5 +1,6 @@
 import Logging
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayProviders
 import PushRelayStore
 

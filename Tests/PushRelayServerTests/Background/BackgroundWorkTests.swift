@@ -1,5 +1,6 @@
 import Logging
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayTestHarness
 import ServiceLifecycle
 import Testing

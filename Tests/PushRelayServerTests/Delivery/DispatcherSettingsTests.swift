@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayDelivery
 import Testing
 
 @testable import PushRelayServer

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayProviders
 import PushRelaySQLite
 import PushRelayServerMetrics

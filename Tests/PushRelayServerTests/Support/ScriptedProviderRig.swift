@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayDelivery
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestSupport

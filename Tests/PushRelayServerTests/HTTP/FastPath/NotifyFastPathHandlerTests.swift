@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
 import PushRelayCore
+import PushRelayDelivery
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing

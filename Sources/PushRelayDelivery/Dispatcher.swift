@@ -9,7 +9,7 @@ import PushRelayStore
 /// Home Assistant, Matrix, the WebPush relay and calls translate their input into a `Dispatch` and turn the
 /// `DispatchOutcome` into their own answer; none of them calls a provider, the quota or the delivery log directly.
 /// Each provider instance has one `DeliveryRunner` (in-flight bound, deadline, retries) shared by every entry point.
-final class Dispatcher: Sendable {
+package final class Dispatcher: Sendable {
     private let runners: [String: DeliveryRunner]
     private let quota: any QuotaLedger
     private let deliveries: any DeliveryLog
@@ -19,7 +19,7 @@ final class Dispatcher: Sendable {
     private let logger: Logger
     private let shedding: LoadShedReport
 
-    init(
+    package init(
         providers: [String: any PushProvider],
         quota: any QuotaLedger,
         deliveries: any DeliveryLog,
@@ -53,7 +53,7 @@ final class Dispatcher: Sendable {
     }
 
     /// Whether `name` is a provider this dispatcher can send through.
-    func has(provider name: String) -> Bool { runners[name] != nil }
+    package func has(provider name: String) -> Bool { runners[name] != nil }
 
     private func shed(_ provider: String, _ runner: DeliveryRunner) -> DeliveryFailure {
         let gate = runner.gate
@@ -69,7 +69,7 @@ final class Dispatcher: Sendable {
     /// Remembers `account` as dead for `delivery.dead_token_ttl`, as a provider's invalid-token answer does, for a
     /// rejection decided without a send (a Matrix pushkey a background retry found unusable), unless it is remembered
     /// already (the provider's own reason is kept). The pipeline's dead-token memory is the one every entry point reads.
-    func rememberDead(_ account: String, provider: String, reason: String, message: String) async throws {
+    package func rememberDead(_ account: String, provider: String, reason: String, message: String) async throws {
         let now = clock.now()
         guard try await deliveries.deadToken(account, now: now) == nil else { return }
         try await deliveries.markDead(
@@ -183,11 +183,11 @@ final class Dispatcher: Sendable {
 
     /// The storage's share of what is left of the deadline: all but the half the provider keeps, or half of what is
     /// left when the wait for a place took more than the other half.
-    static func storageBudget(remaining: Duration, deadline: Duration) -> Duration {
+    package static func storageBudget(remaining: Duration, deadline: Duration) -> Duration {
         remaining > deadline / 2 ? remaining - deadline / 2 : remaining / 2
     }
 
-    func dispatch(_ d: Dispatch) async -> DispatchOutcome {
+    package func dispatch(_ d: Dispatch) async -> DispatchOutcome {
         guard let runner = runners[d.provider] else {
             return .failed(.configuration(message: "provider '\(d.provider)' is not running"), rateLimits: nil)
         }
@@ -258,7 +258,7 @@ final class Dispatcher: Sendable {
 }
 
 extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
-    var failureMessage: String? {
+    package var failureMessage: String? {
         if case .failure(let f) = self { return f.message }
         return nil
     }

@@ -5,7 +5,7 @@ import PushRelayServerMetrics
 
 /// Counts dispatches refused after waiting in vain for a place at their provider's in-flight bound, and logs them at most once per
 /// interval (with how many there were), so that an overload does not also flood the log.
-final class LoadShedReport: Sendable {
+package final class LoadShedReport: Sendable {
     private struct State {
         var lastLog: ContinuousClock.Instant?
         var unreported = 0
@@ -17,14 +17,14 @@ final class LoadShedReport: Sendable {
     private let interval: Duration
     private let state = Locked(State())
 
-    init(metrics: PushRelayMetrics?, clock: any TimePort, logger: Logger, interval: Duration = .seconds(10)) {
+    package init(metrics: PushRelayMetrics?, clock: any TimePort, logger: Logger, interval: Duration = .seconds(10)) {
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
         self.interval = interval
     }
 
-    func shed(provider: String, limit: Int) {
+    package func shed(provider: String, limit: Int) {
         metrics?.recordShed(provider: provider)
         let now = clock.instant
         let report: Int? = state.withLock { s in

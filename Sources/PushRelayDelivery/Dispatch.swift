@@ -3,9 +3,9 @@ import PushRelayStore
 
 /// One delivery as every entry point hands it to the `Dispatcher`: what to send, through which provider, and how it
 /// counts against the daily quota.
-struct Dispatch: Sendable {
+package struct Dispatch: Sendable {
     /// How a dispatch counts against the daily quota.
-    enum Quota: Sendable {
+    package enum Quota: Sendable {
         /// A slot is reserved before the provider is called (refused when the limit is reached), and a failed delivery
         /// turns its slot into an error. A token remembered as dead is refused without counting. `webhookID` is kept
         /// with the day's usage row (Home Assistant's accepted posts bind it to the push token).
@@ -15,21 +15,21 @@ struct Dispatch: Sendable {
     }
 
     /// What the provider gets.
-    var delivery: Delivery
+    package var delivery: Delivery
     /// The provider instance (`providers.<name>`).
-    var provider: String
+    package var provider: String
     /// The key the quota, the dead-token memory and the delivery log know this target by: the push token, or for a
     /// Matrix device `matrix:<pushkey>`.
-    var account: String
+    package var account: String
     /// The delivery log's `platform` column.
-    var logPlatform: DeliveryPlatform
-    var quota: Quota
+    package var logPlatform: DeliveryPlatform
+    package var quota: Quota
     /// The address of the client the dispatch is made for (the request's, as the entry point was given it): past the
     /// provider's in-flight bound it waits in that client's line (`ProviderGate`). nil: work no request is waiting for
     /// (a retry, a fallback), in one shared line.
-    var client: String?
+    package var client: String?
 
-    init(
+    package init(
         _ delivery: Delivery,
         provider: String,
         account: String? = nil,
@@ -47,7 +47,7 @@ struct Dispatch: Sendable {
 }
 
 /// How a dispatch ended. Entry points turn it into their own wire answer.
-enum DispatchOutcome: Sendable {
+package enum DispatchOutcome: Sendable {
     /// The provider took it. `rateLimits` after counting, for a counted dispatch.
     case delivered(DeliveryReceipt, rateLimits: RateLimits?)
     /// The daily limit is reached: nothing was sent. `reservation.decision.sendNotice` is true for the one refusal per

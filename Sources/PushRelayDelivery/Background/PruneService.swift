@@ -11,22 +11,38 @@ import ServiceLifecycle
 /// The schedule follows the wall clock (`clock`), read every `checkEvery` on it: what is due depends on the date,
 /// not on how long the process has run, so a clock that jumps (or runs fast, as in `Benchmarks/soak.sh`) is followed
 /// within one check.
-struct PruneService: Service {
-    let admin: any QuotaAdministration
-    let clock: any TimePort
-    let retentionDays: Int
-    let metrics: PushRelayMetrics?
-    let logger: Logger
+package struct PruneService: Service {
+    package let admin: any QuotaAdministration
+    package let clock: any TimePort
+    package let retentionDays: Int
+    package let metrics: PushRelayMetrics?
+    package let logger: Logger
     /// Where the push-channel bindings are pruned (nil: they are not).
-    var bindings: (any PushChannelStorage)? = nil
+    package var bindings: (any PushChannelStorage)? = nil
     /// Steps of `PrunePace`'s default size, paused on `clock`.
-    var pace: PrunePace { PrunePace(clock: clock) }
+    package var pace: PrunePace { PrunePace(clock: clock) }
     /// How often the wall clock is read to see whether a prune is due.
-    var checkEvery: Duration = .seconds(5)
+    package var checkEvery: Duration = .seconds(5)
     /// Wall-clock seconds between prunes within one UTC day.
-    var interval: Double = 3600
+    package var interval: Double = 3600
 
-    func run() async throws {
+    package init(
+        admin: any QuotaAdministration,
+        clock: any TimePort,
+        retentionDays: Int,
+        metrics: PushRelayMetrics?,
+        logger: Logger,
+        bindings: (any PushChannelStorage)? = nil
+    ) {
+        self.admin = admin
+        self.clock = clock
+        self.retentionDays = retentionDays
+        self.metrics = metrics
+        self.logger = logger
+        self.bindings = bindings
+    }
+
+    package func run() async throws {
         var schedule = PruneSchedule(interval: interval)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let now = clock.now()

@@ -4,7 +4,7 @@ import PushRelayCore
 /// place, in its client's line (`FairWaitingLine`: the clients take turns), for `delivery.max_wait_ms` at most; only
 /// one that could not get a place in that time is refused. A waiting dispatch costs a suspended task and nothing
 /// else, and its connection reads nothing more until it is answered, so waiting clients do not resend.
-final class ProviderGate: Sendable {
+package final class ProviderGate: Sendable {
     private struct State {
         var line: FairWaitingLine<CheckedContinuation<Bool, Never>>
         var nextID: UInt64 = 0
@@ -14,12 +14,12 @@ final class ProviderGate: Sendable {
     }
 
     private let state: Locked<State>
-    let limit: Int
-    let maxWait: Duration
+    package let limit: Int
+    package let maxWait: Duration
     private let clock: any TimePort
 
     /// - Parameter clock: where the end of a wait is timed (the dispatcher's clock).
-    init(limit: Int, maxWait: Duration, clock: any TimePort) {
+    package init(limit: Int, maxWait: Duration, clock: any TimePort) {
         self.limit = limit
         self.maxWait = maxWait
         self.clock = clock
@@ -29,7 +29,7 @@ final class ProviderGate: Sendable {
     /// Takes a place, waiting for one up to `maxWait` in the line of `client` (the request's address, an IPv6 client's
     /// by its /64 as `AddressKey.key(for:)` counts it; one shared line when nil). True: the caller holds a place and
     /// must `release` it. False: refused (the wait ended, or the task was cancelled).
-    func acquire(client: String?) async -> Bool {
+    package func acquire(client: String?) async -> Bool {
         // nil: a place was free and is taken; else the id this dispatch waits under.
         let waiting: UInt64? = state.withLock { s in
             if s.line.tryAcquire() { return nil }
@@ -56,12 +56,12 @@ final class ProviderGate: Sendable {
     }
 
     /// Gives back a place `acquire` gave; the next waiter in turn gets it.
-    func release() {
+    package func release() {
         state.withLock { $0.line.release() }?.resume(returning: true)
     }
 
     /// Dispatches waiting for a place now.
-    var waiting: Int { state.withLock { $0.line.waiting } }
+    package var waiting: Int { state.withLock { $0.line.waiting } }
 
     /// Arms the timer for the earliest wait's end when none is armed for it. Called with the lock held.
     private func scheduleExpiry(_ s: inout State) {

@@ -7,27 +7,27 @@ import ServiceLifecycle
 ///
 /// Work submitted after shutdown began is not run. Everything submitted here must be safe to lose at that point: a
 /// channel message is stored, and the next start settles it (`PushChannelHub.recover`); an unsubscribe is a courtesy.
-final class BackgroundWork: Service, Sendable {
-    typealias Job = @Sendable () async -> Void
+package final class BackgroundWork: Service, Sendable {
+    package typealias Job = @Sendable () async -> Void
 
     private let jobs: AsyncStream<Job>
     private let submitter: AsyncStream<Job>.Continuation
     private let logger: Logger
 
-    init(logger: Logger) {
+    package init(logger: Logger) {
         (jobs, submitter) = AsyncStream.makeStream(of: Job.self)
         self.logger = logger
     }
 
     /// Runs `job` soon, as a child of this service's task.
-    func submit(_ job: @escaping Job) {
+    package func submit(_ job: @escaping Job) {
         if case .terminated = submitter.yield(job) {
             logger.debug("background work submitted during shutdown was not run")
         }
     }
 
     /// Runs submitted work until graceful shutdown, then waits for the work already running.
-    func run() async throws {
+    package func run() async throws {
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
                 for await job in jobs { group.addTask { await job() } }
