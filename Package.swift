@@ -167,6 +167,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The HTTP plumbing, naming no feature: the listener and its lifecycle, each connection's NIO pipeline, the route
+        // table, APIError and JSONResponse, the notify fast path, the slow-client guard, /metrics, and the logging.
+        .target(
+            name: "PushRelayHTTP",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayEventLoopClock",
+                "PushRelayStore",
+                "PushRelayServerMetrics",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The delivery pipeline every entry point calls (`Dispatcher`: the in-flight bound, the quota, the provider call
         // with its deadline and retries, the breaker, the log), and the work nobody awaits (`BackgroundWork`, pruning).
         .target(
@@ -186,6 +209,7 @@ let package = Package(
             dependencies: [
                 "PushRelayCore",
                 "PushRelayDelivery",
+                "PushRelayHTTP",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -227,6 +251,7 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayHTTP",
                 "PushRelayCore",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -373,6 +398,7 @@ let package = Package(
             name: "PushRelayServerTests",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayHTTP",
                 "PushRelayDelivery",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
@@ -421,7 +447,7 @@ if let sanitizer = Context.environment["PUSHRELAY_SANITIZE"], !sanitizer.isEmpty
 // instrumented, so the build folder's are reused.
 if Context.environment["PUSHRELAY_FUZZ"] == "1" {
     let sanitizers = ["-sanitize=fuzzer,address"]
-    let instrumented: Set = ["PushRelayCore", "PushRelayWebPush", "PushRelayServer", "PushRelayFuzzing"]
+    let instrumented: Set = ["PushRelayCore", "PushRelayWebPush", "PushRelayHTTP", "PushRelayServer", "PushRelayFuzzing"]
     for target in package.targets where instrumented.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(sanitizers)]
     }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PushRelayHTTP
 
 /// `GET /admin/`: the admin console, a static single page (`console/`, embedded as `ConsoleAssets`). The page holds no
 /// data and needs no credential; it asks for the admin token and reads `/admin/v1/…` with it. `/admin` redirects to

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayStore
 
 /// The endpoints the admin console reads and writes (all behind `AdminAuth`; documented in docs/admin-console.md):

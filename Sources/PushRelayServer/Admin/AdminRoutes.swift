@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayServerMetrics
 import PushRelayStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayStore
 
 /// `GET /health` (liveness) and `GET /ready` (readiness).

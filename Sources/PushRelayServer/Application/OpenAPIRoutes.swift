@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import PushRelayCore
+import PushRelayHTTP
 
 /// `GET /openapi.yaml` and `GET /openapi.json`: the API contract (`docs/openapi.yaml`, embedded in the binary), for
 /// client generators and API tools. Public, as the document holds no secret and every endpoint it lists checks its

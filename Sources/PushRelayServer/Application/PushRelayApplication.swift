@@ -5,6 +5,7 @@ import NIOCore
 import PushRelayCore
 import PushRelayDelivery
 import PushRelayEventLoopClock
+import PushRelayHTTP
 import PushRelayProviders
 import PushRelayServerMetrics
 import PushRelayStore

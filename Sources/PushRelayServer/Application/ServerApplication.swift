@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
+import PushRelayHTTP
 import ServiceLifecycle
 import UnixSignals
 

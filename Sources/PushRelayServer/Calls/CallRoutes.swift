@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PushRelayCore
+import PushRelayHTTP
 
 /// `/api/v1/devices` and `/api/v1/calls`, authenticated with `Authorization: Bearer <api key>`.
 struct CallRoutes {

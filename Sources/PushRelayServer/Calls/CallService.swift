@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayHTTP
 import PushRelayStore
 
 /// Why a call-service request was refused. `CallRoutes` turns it into the HTTP answer.

@@ -1,4 +1,5 @@
 import Logging
+import PushRelayHTTP
 
 extension PushRelayConfig {
     static let logKeys: [ConfigKey] = ["level", "format"]

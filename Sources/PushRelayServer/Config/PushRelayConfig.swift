@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayHTTP
 
 /// Everything `pushrelay serve` reads from its YAML file and `PUSHRELAY_*` environment variables.
 /// `config/pushrelay.example.yaml` documents every key; the defaults below are the embedded ones.

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayHTTP
 
 /// Who may use Home Assistant's routes (the notify POSTs and `checkRateLimits`), on the router and the fast path alike.
 ///

@@ -1,5 +1,6 @@
 import HTTPTypes
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayStore
 
 /// The wire answer to one Home Assistant notification, as the official relay gives it (shared by the router and the

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayHTTP
 import PushRelayProviders
 import PushRelayStore
 

@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayHTTP
 
 /// How Home Assistant's endpoints read a request body (shared by the router and the NIO fast path).
 enum HomeAssistantRequest {

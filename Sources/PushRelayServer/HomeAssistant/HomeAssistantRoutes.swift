@@ -1,5 +1,6 @@
 import Hummingbird
 import PushRelayCore
+import PushRelayHTTP
 
 /// The paths Home Assistant POSTs notifications to, and the platform each one is for: the one table both the router
 /// (`HomeAssistantRoutes`) and the pipeline's fast path (`NotifyFastPath`) serve.

@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import PushRelayCore
+import PushRelayHTTP
 
 /// `POST /_matrix/push/v1/notify` (Matrix Push Gateway API v1).
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayStore
 import Synchronization
 

@@ -3,6 +3,7 @@ import NIOCore
 import NIOWebSocket
 import PushRelayCore
 import PushRelayEventLoopClock
+import PushRelayHTTP
 import Synchronization
 
 /// The live websocket connections: attaches the handlers after an upgrade, and closes every connection on shutdown.

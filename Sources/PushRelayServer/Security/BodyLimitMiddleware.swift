@@ -1,4 +1,5 @@
 import Hummingbird
+import PushRelayHTTP
 
 /// Enforces `http.max_body_bytes` (`BodyLimit`) on every route of the router, also on those that never read a body
 /// (`/health`, `/metrics`, the admin GETs, the websocket path): a request that declares a longer `Content-Length` is

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PushRelayCore
+import PushRelayHTTP
 
 /// Counts failed credential checks per client address in one-minute windows, so that nobody can guess credentials
 /// faster than `security.max_failed_auths_per_minute` per address.

@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PushRelayCore
+import PushRelayHTTP
 
 /// `POST /relay-to/{production|development|fcm}/{token}[/{extra...}]` (toot-relay compatible) and
 /// `GET /relay-to/_health`.

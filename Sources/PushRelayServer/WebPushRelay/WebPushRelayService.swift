@@ -1,6 +1,7 @@
 import Logging
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayHTTP
 import PushRelayProviders
 import PushRelayStore
 

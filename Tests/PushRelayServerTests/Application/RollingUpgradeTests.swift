@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayPostgres
 import PushRelayStore
 import PushRelayTestHarness

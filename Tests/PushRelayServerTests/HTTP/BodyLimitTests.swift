@@ -1,5 +1,6 @@
 import HTTPTypes
 import PushRelayCore
+import PushRelayHTTP
 import Testing
 
 @testable import PushRelayServer

@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayHTTP
 import Testing
 
 @testable import PushRelayServer

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayEventLoopClock
+import PushRelayHTTP
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness

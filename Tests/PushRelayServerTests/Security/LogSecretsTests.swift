@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayHTTP
 import PushRelaySQLite
 import PushRelayServer
 import PushRelayStore

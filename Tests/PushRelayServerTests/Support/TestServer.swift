@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PushRelayCore
+import PushRelayHTTP
 import PushRelaySQLite
 import PushRelayStore
 import PushRelayTestHarness

@@ -5,6 +5,7 @@ import NIOEmbedded
 import NIOHTTPTypes
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayHTTP
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing

@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import PushRelayCore
+import PushRelayHTTP
 import Testing
 
 @testable import PushRelayServer

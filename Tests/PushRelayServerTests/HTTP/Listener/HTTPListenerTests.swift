@@ -1,4 +1,5 @@
 import NIOCore
+import PushRelayHTTP
 import Testing
 
 @testable import PushRelayServer

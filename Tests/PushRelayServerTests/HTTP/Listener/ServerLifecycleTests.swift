@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing

@@ -1,3 +1,4 @@
+import PushRelayHTTP
 import Testing
 
 @testable import PushRelayServer

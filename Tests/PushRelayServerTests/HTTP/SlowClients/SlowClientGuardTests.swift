@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import PushRelayCore
+import PushRelayHTTP
 import PushRelayTestSupport
 import Testing
 
