@@ -47,19 +47,18 @@ import Glibc
         var second: pid_t?
         do {
             try await Task.sleep(for: .seconds(1))
-            kill(first, SIGTERM)
-            #expect(await ProcessSpawn.waitForExit(first) == 0)
+            #expect(await ProcessSpawn.stop(first, SIGTERM, within: .seconds(30)) == 0)
             second = try await launcher.start(config: config, logFile: dir + "/second.log")
             try await Task.sleep(for: .seconds(1))
         } catch {
             prober.cancel()
+            if let second { _ = await ProcessSpawn.stop(second, SIGKILL) }
             throw error
         }
         prober.cancel()
         let rounds = await prober.value
         if let second {
-            kill(second, SIGTERM)
-            #expect(await ProcessSpawn.waitForExit(second) == 0)
+            #expect(await ProcessSpawn.stop(second, SIGTERM, within: .seconds(30)) == 0)
         }
 
         #expect(rounds.contains { $0.ready == 503 }, "the drain was not seen: \(rounds)")

@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func oneAddressesFailedLoginsLockOutThatAddressOnly() async throws {
-        try await Self.behindNginx { s, nginx in
+        try await Self.behindNginx { _, nginx in
             let port = nginx.port
             let (guesser, device) = try await onThread { () -> (JSONValue?, JSONValue?) in
                 // security.max_failed_auths_per_minute is 10: twelve guesses from 127.0.0.30.
@@ -83,7 +83,6 @@ import Testing
             #expect(guesser?["type"] == "auth_invalid")
             #expect(guesser?["message"]?.stringValue?.contains("Too many failed") == true, "\(String(describing: guesser))")
             #expect(device?["type"] == "auth_ok", "\(String(describing: device)) \(nginx.errors)")
-            _ = s
         }
     }
 }

@@ -18,25 +18,10 @@ final class BoundWebSocket {
 
     /// Connects from `source` to 127.0.0.1:`port` and upgrades `path`; throws unless the answer is 101.
     init(from source: String, port: Int, path: String = "/api/websocket") throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr(source)
-        var remote = sockaddr_in()
-        remote.sin_family = sa_family_t(AF_INET)
-        remote.sin_port = in_port_t(UInt16(port).bigEndian)
-        remote.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
-        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) } }
-        guard bound == 0, connected == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw Failure(description: "connect from \(source): \(reason)")
+        guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 200_000, from: source) else {
+            throw Failure(description: "connect from \(source) to port \(port): \(String(cString: strerror(errno)))")
         }
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.fd = fd
         write(
             Array(
                 ("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -45,7 +30,7 @@ final class BoundWebSocket {
         )
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if let end = Self.headerEnd(buffered) {
+            if let end = RawWebSocket.Capture(bytes: buffered).headerEnd {
                 let head = String(decoding: buffered[..<end], as: UTF8.self)
                 buffered.removeFirst(end)
                 guard head.hasPrefix("HTTP/1.1 101") else {
@@ -64,15 +49,7 @@ final class BoundWebSocket {
 
     /// Sends `value` as one masked text frame.
     func send(_ value: JSONValue) {
-        let payload = Array(value.jsonString().utf8)
-        var frame: [UInt8] = [0x81]
-        if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
-        } else {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        }
-        // A zero mask: the payload goes as it is.
-        write(frame + [0, 0, 0, 0] + payload)
+        write(RawWebSocket.frame(opcode: 0x1, fin: true, Array(value.jsonString().utf8)))
     }
 
     /// The next text frame as JSON; nil when the server closed the connection (a close frame or end of stream).
@@ -85,7 +62,7 @@ final class BoundWebSocket {
                 switch opcode {
                 case 0x1: return try JSONParser.parse(String(decoding: payload, as: UTF8.self))
                 case 0x8: return nil
-                case 0x9: write([0x8A, 0x80 | UInt8(payload.count)] + [0, 0, 0, 0] + payload)
+                case 0x9: write(RawWebSocket.frame(opcode: 0xA, fin: true, payload))
                 default: break
                 }
                 continue
@@ -108,14 +85,6 @@ final class BoundWebSocket {
 
     private func write(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    private static func headerEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-            return i + 4
-        }
-        return nil
     }
 
     /// The first whole server frame in `bytes`: opcode, payload and the frame's length (nil when it is not all there).

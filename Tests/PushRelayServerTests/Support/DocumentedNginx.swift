@@ -26,7 +26,7 @@ final class DocumentedNginx: Sendable {
     /// Starts nginx in front of 127.0.0.1:`upstream` and waits (up to 10 s) until it accepts connections.
     static func start(upstream: Int) async throws -> DocumentedNginx {
         var block = try documentedServerBlock()
-        let port = try freePort()
+        let port = try PostgresServerProcess.freePort()
         for (documented, replacement) in [
             ("listen 443 ssl http2;", "listen 127.0.0.1:\(port);"),
             ("proxy_pass http://127.0.0.1:8080;", "proxy_pass http://127.0.0.1:\(upstream);"),
@@ -59,10 +59,7 @@ final class DocumentedNginx: Sendable {
         )
         let nginx = DocumentedNginx(port: port, pid: pid, directory: directory)
         for _ in 0..<200 {
-            if let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 100_000) {
-                close(fd)
-                return nginx
-            }
+            if PostgresServerProcess.accepts(port: port) { return nginx }
             try await Task.sleep(for: .milliseconds(50))
         }
         await nginx.stop()
@@ -82,28 +79,6 @@ final class DocumentedNginx: Sendable {
 
     /// Stops nginx (SIGTERM, then SIGKILL after 5 s) and waits for it.
     func stop() async {
-        kill(pid, SIGTERM)
-        let pid = self.pid
-        let killer = Task {
-            try await Task.sleep(for: .seconds(5))
-            kill(pid, SIGKILL)
-        }
-        _ = await ProcessSpawn.waitForExit(pid)
-        killer.cancel()
-    }
-
-    /// A loopback port nothing listens on now (bound to port 0, then released).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else { throw ProcessSpawn.SpawnFailed(description: "no free port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        _ = await ProcessSpawn.stop(pid, SIGTERM, within: .seconds(5))
     }
 }

@@ -34,10 +34,30 @@ enum LoopbackSocket {
 
     /// A connected socket whose reads time out after `receiveTimeoutMicroseconds` (so a reader can watch a clock).
     /// `receiveBuffer` sets SO_RCVBUF before connecting (a small one makes a client that does not read fill up fast);
-    /// `noDelay` sends each write at once (TCP_NODELAY). Nil when the connection is refused.
-    static func connect(port: Int, receiveTimeoutMicroseconds: Int, receiveBuffer: Int32? = nil, noDelay: Bool = false) -> Int32? {
+    /// `noDelay` sends each write at once (TCP_NODELAY). `source` is the loopback address the connection comes from
+    /// (127.0.0.2, say: a proxy in front of the server then sees a client of its own). Nil when the connection is
+    /// refused.
+    static func connect(
+        port: Int,
+        receiveTimeoutMicroseconds: Int,
+        receiveBuffer: Int32? = nil,
+        noDelay: Bool = false,
+        from source: String? = nil
+    ) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                return nil
+            }
+        }
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         if noDelay {
             var one: Int32 = 1
