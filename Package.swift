@@ -203,6 +203,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The credential checks every entry point shares, naming no feature: constant-time secret comparison, the
+        // failed-credential limiter per address, the per-device payload cipher and the request body limit.
+        .target(
+            name: "PushRelaySecurity",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -210,6 +222,7 @@ let package = Package(
                 "PushRelayCore",
                 "PushRelayDelivery",
                 "PushRelayHTTP",
+                "PushRelaySecurity",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -400,6 +413,7 @@ let package = Package(
                 "PushRelayServer",
                 "PushRelayHTTP",
                 "PushRelayDelivery",
+                "PushRelaySecurity",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

@@ -7,6 +7,7 @@ import PushRelayDelivery
 import PushRelayEventLoopClock
 import PushRelayHTTP
 import PushRelayProviders
+import PushRelaySecurity
 import PushRelayServerMetrics
 import PushRelayStore
 import ServiceLifecycle

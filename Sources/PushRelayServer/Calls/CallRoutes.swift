@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import PushRelayCore
 import PushRelayHTTP
+import PushRelaySecurity
 
 /// `/api/v1/devices` and `/api/v1/calls`, authenticated with `Authorization: Bearer <api key>`.
 struct CallRoutes {

@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayDelivery
 import PushRelayHTTP
+import PushRelaySecurity
 import PushRelayStore
 
 /// Why a call-service request was refused. `CallRoutes` turns it into the HTTP answer.

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayHTTP
+import PushRelaySecurity
 
 /// Who may use Home Assistant's routes (the notify POSTs and `checkRateLimits`), on the router and the fast path alike.
 ///

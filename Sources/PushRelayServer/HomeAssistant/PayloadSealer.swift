@@ -1,5 +1,6 @@
 import Logging
 import PushRelayCore
+import PushRelaySecurity
 import PushRelayStore
 
 /// `encrypt_payloads`: seals a notification for a device registered with `POST /api/v1/devices`, so Apple and Google

@@ -1,3 +1,4 @@
+import PushRelaySecurity
 /// The limits on who may hold this instance's push channels, so that strangers cannot take the room of paired devices:
 /// any 32-character string authenticates a websocket as a push token, and before Home Assistant has sent a pair
 /// anyone may open a *provisional* channel with it.

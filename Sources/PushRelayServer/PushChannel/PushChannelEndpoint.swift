@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import PushRelayCore
 import PushRelayHTTP
+import PushRelaySecurity
 import PushRelayStore
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelaySecurity
 
 /// Which refused subscriptions count as failed credential checks (`security.max_failed_auths_per_minute`).
 ///

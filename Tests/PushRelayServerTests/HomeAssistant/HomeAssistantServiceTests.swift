@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelaySecurity
 import PushRelayStore
 import PushRelayTestSupport
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelaySQLite
+import PushRelaySecurity
 import PushRelayStore
 import Testing
 

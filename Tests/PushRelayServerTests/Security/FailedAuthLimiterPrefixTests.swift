@@ -1,4 +1,5 @@
 import Foundation
+import PushRelaySecurity
 import Testing
 
 @testable import PushRelayServer

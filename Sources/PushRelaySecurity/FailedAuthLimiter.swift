@@ -13,7 +13,7 @@ import PushRelayHTTP
 ///
 /// Addresses are counted by `AddressKey.key(for:)`: an IPv6 client by its /64 (one subscriber's network: whoever has
 /// one address of it usually has all of them), an IPv4 client by its address.
-final class FailedAuthLimiter: Sendable {
+package final class FailedAuthLimiter: Sendable {
     private struct Windows {
         var minute: Int64 = 0
         var current: [String: Int] = [:]
@@ -21,13 +21,13 @@ final class FailedAuthLimiter: Sendable {
         var previous: [String: Int] = [:]
     }
 
-    let limit: Int
+    package let limit: Int
     private let windows = Locked(Windows())
 
-    init(limit: Int) { self.limit = limit }
+    package init(limit: Int) { self.limit = limit }
 
     /// Whether `address` (its /64 for IPv6) has used up its failures for now.
-    func isBlocked(_ address: String, now: Date) -> Bool {
+    package func isBlocked(_ address: String, now: Date) -> Bool {
         let key = Self.key(for: address)
         return windows.withLock { w in
             Self.roll(&w, now: now)
@@ -37,7 +37,7 @@ final class FailedAuthLimiter: Sendable {
 
     /// Counts one failure of `address` (its /64 for IPv6). Returns whether the address is blocked now.
     @discardableResult
-    func recordFailure(_ address: String, now: Date) -> Bool {
+    package func recordFailure(_ address: String, now: Date) -> Bool {
         let key = Self.key(for: address)
         return windows.withLock { w in
             Self.roll(&w, now: now)
@@ -47,12 +47,13 @@ final class FailedAuthLimiter: Sendable {
     }
 
     /// The budget `address` counts in: `AddressKey.key(for:)`, the key of every per-address bound.
-    static func key(for address: String) -> String { AddressKey.key(for: address) }
+    package static func key(for address: String) -> String { AddressKey.key(for: address) }
 
     /// What `Retry-After` says to a blocked address: a blocked address is free again within a minute.
-    static let retryAfterSeconds = 60
+    package static let retryAfterSeconds = 60
     /// What a blocked address is told, whatever credential it sent.
-    static let blockedMessage = "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute)."
+    package static let blockedMessage =
+        "Too many failed credential checks from this address: try again in a minute (security.max_failed_auths_per_minute)."
 
     private static func roll(_ w: inout Windows, now: Date) {
         let minute = Int64(now.timeIntervalSince1970 / 60)
@@ -70,7 +71,7 @@ final class FailedAuthLimiter: Sendable {
 
 extension APIError {
     /// 429 for an address past its failed credential checks, with `Retry-After`.
-    static var tooManyFailedAttempts: APIError {
+    package static var tooManyFailedAttempts: APIError {
         APIError(
             .tooManyRequests,
             "TooManyFailedAttempts",

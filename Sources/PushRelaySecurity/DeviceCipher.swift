@@ -6,14 +6,14 @@ import PushRelayCore
 /// (stored blocks, see `ZlibStored`), then AES-256-GCM with the device's 32-byte key and a fresh random 12-byte nonce,
 /// no associated data. Returns base64 ciphertext, nonce (`iv`) and tag. Call invites (`CallService`) and Home
 /// Assistant's `encrypt_payloads` notifications (`PayloadSealer`) are sealed with it.
-enum DeviceCipher {
-    struct Sealed: Sendable {
-        var ciphertext: String
-        var iv: String
-        var tag: String
+package enum DeviceCipher {
+    package struct Sealed: Sendable {
+        package var ciphertext: String
+        package var iv: String
+        package var tag: String
     }
 
-    static func seal(_ plaintext: [UInt8], key: [UInt8]) throws -> Sealed {
+    package static func seal(_ plaintext: [UInt8], key: [UInt8]) throws -> Sealed {
         let compressed = ZlibStored.compress(plaintext)
         let box = try AES.GCM.seal(compressed, using: SymmetricKey(data: key), nonce: AES.GCM.Nonce())
         return Sealed(
@@ -24,7 +24,7 @@ enum DeviceCipher {
     }
 
     /// 32 random bytes from the system's secure generator.
-    static func newKey() -> [UInt8] {
+    package static func newKey() -> [UInt8] {
         SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     }
 }
