@@ -215,6 +215,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The configuration: the YAML file and its environment overrides, read section by section into
+        // `PushRelayConfig`, with each section's keys declared beside its reader. It names no feature's code.
+        .target(
+            name: "PushRelayConfiguration",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayHTTP",
+                "PushRelayProviders",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -223,6 +236,7 @@ let package = Package(
                 "PushRelayDelivery",
                 "PushRelayHTTP",
                 "PushRelaySecurity",
+                "PushRelayConfiguration",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -251,6 +265,7 @@ let package = Package(
             name: "PushRelayFuzzing",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayConfiguration",
                 "PushRelayWebPush",
                 "PushRelayServer",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -264,6 +279,7 @@ let package = Package(
             name: "pushrelay",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayConfiguration",
                 "PushRelayHTTP",
                 "PushRelayCore",
                 "PushRelayEventLoopClock",
@@ -414,6 +430,7 @@ let package = Package(
                 "PushRelayHTTP",
                 "PushRelayDelivery",
                 "PushRelaySecurity",
+                "PushRelayConfiguration",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

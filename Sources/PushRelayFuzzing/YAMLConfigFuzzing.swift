@@ -1,3 +1,4 @@
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayServer
 

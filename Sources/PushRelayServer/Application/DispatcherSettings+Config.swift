@@ -1,3 +1,4 @@
+import PushRelayConfiguration
 import PushRelayDelivery
 extension DispatcherSettings {
     /// The dispatcher's settings from `delivery:`.

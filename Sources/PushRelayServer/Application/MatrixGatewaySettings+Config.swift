@@ -1,3 +1,4 @@
+import PushRelayConfiguration
 extension MatrixGatewaySettings {
     /// The gateway's settings from `matrix:`.
     init(_ matrix: PushRelayConfig.Matrix) {

@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
 

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayDelivery
 import PushRelayEventLoopClock

@@ -1,4 +1,5 @@
 import Logging
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayStore
 

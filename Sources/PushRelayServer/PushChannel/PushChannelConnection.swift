@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOWebSocket
+import PushRelayConfiguration
 import PushRelayCore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
 import PushRelaySecurity

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOWebSocket
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelayHTTP

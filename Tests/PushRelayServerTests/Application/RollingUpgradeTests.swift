@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
 import PushRelayPostgres

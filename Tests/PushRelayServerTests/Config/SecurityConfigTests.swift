@@ -1,3 +1,4 @@
+import PushRelayConfiguration
 import Testing
 
 @testable import PushRelayServer

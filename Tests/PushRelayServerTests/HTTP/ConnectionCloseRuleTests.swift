@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
 import PushRelayTestHarness

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayServer

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayStore

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP2
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayServer
 import PushRelayTestHarness

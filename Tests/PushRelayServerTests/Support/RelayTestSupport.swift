@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayServer
 import PushRelayTestSupport

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOHTTP1
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
 import PushRelaySQLite

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayConfiguration
 import PushRelayCore
 import PushRelayServer
 import PushRelayTestHarness

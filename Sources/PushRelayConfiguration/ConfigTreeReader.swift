@@ -1,10 +1,14 @@
 import PushRelayCore
 
 /// Typed access to a parsed configuration tree, with errors that name the key.
-struct ConfigTreeReader {
-    let tree: [String: JSONValue]
+package struct ConfigTreeReader {
+    package let tree: [String: JSONValue]
 
-    func value(_ key: String) -> JSONValue? {
+    package init(tree: [String: JSONValue]) {
+        self.tree = tree
+    }
+
+    package func value(_ key: String) -> JSONValue? {
         var node: JSONValue = .object(tree)
         for part in key.split(separator: ".") {
             guard case .object(let o) = node, let next = o[String(part)] else { return nil }
@@ -15,9 +19,9 @@ struct ConfigTreeReader {
     }
 
     /// Whether the tree sets `key` (to anything but null).
-    func has(_ key: String) -> Bool { value(key) != nil }
+    package func has(_ key: String) -> Bool { value(key) != nil }
 
-    func checkUnknownKeys(_ known: [String: Set<String>]) throws {
+    package func checkUnknownKeys(_ known: [String: Set<String>]) throws {
         for key in tree.keys.sorted() where !(known[""]!.contains(key)) {
             throw ConfigError(key: key, problem: "unknown key (known: \(known[""]!.sorted().joined(separator: ", ")))")
         }
@@ -32,7 +36,7 @@ struct ConfigTreeReader {
         }
     }
 
-    func string(_ key: String) throws -> String? {
+    package func string(_ key: String) throws -> String? {
         guard let v = value(key) else { return nil }
         switch v {
         case .string(let s): return s
@@ -41,7 +45,7 @@ struct ConfigTreeReader {
         }
     }
 
-    func int(_ key: String, range: ClosedRange<Int>) throws -> Int? {
+    package func int(_ key: String, range: ClosedRange<Int>) throws -> Int? {
         guard let v = value(key) else { return nil }
         let n: Int?
         switch v {
@@ -55,7 +59,7 @@ struct ConfigTreeReader {
         return n
     }
 
-    func double(_ key: String) throws -> Double? {
+    package func double(_ key: String) throws -> Double? {
         guard let v = value(key) else { return nil }
         switch v {
         case .int(let i): return Double(i)
@@ -67,7 +71,7 @@ struct ConfigTreeReader {
         }
     }
 
-    func bool(_ key: String) throws -> Bool? {
+    package func bool(_ key: String) throws -> Bool? {
         guard let v = value(key) else { return nil }
         switch v {
         case .bool(let b): return b
@@ -77,7 +81,7 @@ struct ConfigTreeReader {
     }
 
     /// A duration in milliseconds, written as whole seconds (`3600`) or with a unit (`500ms`, `90s`, `30m`, `24h`, `7d`).
-    func durationMs(_ key: String) throws -> Int64? {
+    package func durationMs(_ key: String) throws -> Int64? {
         guard let v = try string(key) else { return nil }
         guard let ms = DurationText.milliseconds(v) else {
             throw ConfigError(key: key, problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")
@@ -85,13 +89,13 @@ struct ConfigTreeReader {
         return ms
     }
 
-    func object(_ key: String) throws -> [String: JSONValue]? {
+    package func object(_ key: String) throws -> [String: JSONValue]? {
         guard let v = value(key) else { return nil }
         guard case .object(let o) = v else { throw ConfigError(key: key, problem: "must be a mapping") }
         return o
     }
 
-    func array(_ key: String) throws -> [JSONValue]? {
+    package func array(_ key: String) throws -> [JSONValue]? {
         guard let v = value(key) else { return nil }
         guard case .array(let a) = v else { throw ConfigError(key: key, problem: "must be a list") }
         return a

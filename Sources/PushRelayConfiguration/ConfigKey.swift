@@ -1,15 +1,15 @@
 /// One key of a config section, declared once beside the section's reader: its name and whether a `PUSHRELAY_*`
 /// variable sets it. `PushRelayConfig.sections` gathers the sections; the unknown-key check (`knownKeys`) and the
 /// environment overrides (`overridableKeys`) are both read from there.
-struct ConfigKey: Sendable, Hashable, ExpressibleByStringLiteral {
+package struct ConfigKey: Sendable, Hashable, ExpressibleByStringLiteral {
     /// The key within its section (`port`); a key of a nested section starts with that section's name
     /// (`postgres.url` under `storage`).
-    let name: String
+    package let name: String
     /// Whether `PUSHRELAY_<SECTION>_<NAME>` (`PushRelayConfig.environmentVariable(for:)`) sets the key.
-    let fromEnvironment: Bool
+    package let fromEnvironment: Bool
 
     /// A key its `PUSHRELAY_*` variable may set, as a string literal declares one.
-    init(stringLiteral name: String) {
+    package init(stringLiteral name: String) {
         self.name = name
         self.fromEnvironment = true
     }
@@ -20,13 +20,13 @@ struct ConfigKey: Sendable, Hashable, ExpressibleByStringLiteral {
     }
 
     /// A key only the config file sets: no variable overrides it.
-    static func fileOnly(_ name: String) -> ConfigKey { ConfigKey(name: name, fromEnvironment: false) }
+    package static func fileOnly(_ name: String) -> ConfigKey { ConfigKey(name: name, fromEnvironment: false) }
 }
 
 extension Array where Element == ConfigKey {
     /// The names a mapping may hold: at the section's top level (`nil`), or in its nested section `nested`
     /// (`postgres` under `storage` holds `url`, `pool_size`, `tls`).
-    func names(in nested: String? = nil) -> Set<String> {
+    package func names(in nested: String? = nil) -> Set<String> {
         Set(
             compactMap { key in
                 let parts = key.name.split(separator: ".", maxSplits: 1).map(String.init)

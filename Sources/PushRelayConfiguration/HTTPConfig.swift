@@ -26,7 +26,7 @@ extension PushRelayConfig {
         public var trustedProxies = TrustedProxies()
     }
 
-    static let httpKeys: [ConfigKey] = [
+    package static let httpKeys: [ConfigKey] = [
         "host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "drain_period", "max_connections_per_address",
         "trusted_proxies",
     ]
@@ -35,7 +35,7 @@ extension PushRelayConfig {
 extension PushRelayConfig.HTTP {
     /// Reads `http.*` over the defaults. That the request timeout outlasts the delivery deadline is checked by
     /// `Delivery(reading:requestTimeoutMs:)`, once the deadline is known.
-    init(reading r: ConfigTreeReader) throws {
+    package init(reading r: ConfigTreeReader) throws {
         self.init()
         if let v = try r.string("http.host") {
             guard !v.isEmpty else { throw ConfigError(key: "http.host", problem: "must not be empty") }

@@ -39,13 +39,13 @@ public struct PushChannelSettings: Sendable {
     public var maxProvisionalChannels: Int { Self.provisionalShare(of: maxChannels) }
 
     /// The provisional channels' share of `maxChannels` channels: half, at least one.
-    static func provisionalShare(of maxChannels: Int) -> Int { max(1, maxChannels / 2) }
+    package static func provisionalShare(of maxChannels: Int) -> Int { max(1, maxChannels / 2) }
 }
 
 extension PushRelayConfig {
     /// `channel.max_failed_auths_per_minute` is the older name of `security.max_failed_auths_per_minute`
     /// (`SecurityConfig.swift` reads both).
-    static let channelKeys: [ConfigKey] = [
+    package static let channelKeys: [ConfigKey] = [
         "confirm_timeout_ms", "offline_ttl", "max_channels", "max_channels_per_address", "max_pending", "max_queued_per_token",
         "max_queued_bytes", "max_frame_bytes", "outbound_buffer", "outbound_buffer_bytes", "auth_timeout_ms", "ping_interval_ms",
         "max_failed_auths_per_minute",
@@ -54,7 +54,7 @@ extension PushRelayConfig {
 
 extension PushChannelSettings {
     /// Reads `channel.*` over the defaults.
-    init(reading r: ConfigTreeReader) throws {
+    package init(reading r: ConfigTreeReader) throws {
         self.init()
         if let v = try r.int("channel.confirm_timeout_ms", range: 100...600_000) { confirmTimeoutMs = v }
         if let ms = try r.durationMs("channel.offline_ttl") { offlineTTLms = ms }

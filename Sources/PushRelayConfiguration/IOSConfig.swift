@@ -1,9 +1,9 @@
 extension PushRelayConfig {
-    static let iosKeys: [ConfigKey] = ["companion_app_ids"]
+    package static let iosKeys: [ConfigKey] = ["companion_app_ids"]
 
     /// Reads `ios.companion_app_ids`: the app-id globs that get the Home Assistant companion app's iOS translation.
     /// Nil when not set.
-    static func iosCompanionAppIDs(reading r: ConfigTreeReader) throws -> [String]? {
+    package static func iosCompanionAppIDs(reading r: ConfigTreeReader) throws -> [String]? {
         guard let ids = try r.array("ios.companion_app_ids") else { return nil }
         return try ids.enumerated().map { (k, v) in
             guard case .string(let s) = v, !s.isEmpty else {

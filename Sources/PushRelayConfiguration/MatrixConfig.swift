@@ -48,18 +48,18 @@ extension PushRelayConfig {
 
     /// The section checks its own keys as it is read (its errors differ from `knownKeys`' ones); `retry` is a nested
     /// section. No variable sets them.
-    static let matrixKeys: [ConfigKey] = [
+    package static let matrixKeys: [ConfigKey] = [
         .fileOnly("apps"), .fileOnly("dedup_window"), .fileOnly("max_devices"), .fileOnly("retry.base_delay"), .fileOnly("retry.max_delay"),
         .fileOnly("retry.max_attempts"), .fileOnly("retry.poll_interval"), .fileOnly("retry.max_queued"),
     ]
-    static let matrixAppKeys: Set<String> = [
+    package static let matrixAppKeys: Set<String> = [
         "provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options",
     ]
 }
 
 extension PushRelayConfig.Matrix {
     /// Reads `matrix:` over the defaults (after `providers`, which the apps name).
-    init(reading root: ConfigTreeReader, providers: ProviderReferences) throws {
+    package init(reading root: ConfigTreeReader, providers: ProviderReferences) throws {
         self.init()
         guard let raw = root.value("matrix") else { return }
         guard case .object(let m) = raw else { throw ConfigError(key: "matrix", problem: "must be a mapping with 'apps'") }
@@ -89,7 +89,7 @@ extension PushRelayConfig.Matrix {
 
 extension PushRelayConfig.MatrixRetry {
     /// Reads `matrix.retry` (the section's mapping) over the defaults.
-    init(reading section: [String: JSONValue]) throws {
+    package init(reading section: [String: JSONValue]) throws {
         self.init()
         let keys = PushRelayConfig.matrixKeys.names(in: "retry")
         if let extra = section.keys.sorted().first(where: { !keys.contains($0) }) {
@@ -121,7 +121,7 @@ extension PushRelayConfig.MatrixRetry {
 extension PushRelayConfig.MatrixApp {
     /// Reads the entry `matrix.apps.<id>`: its provider (which must be defined), the payload shape (`platform`, else
     /// the provider's type, else fcm) and that shape's options.
-    init(id: String, reading value: JSONValue, providers: ProviderReferences) throws {
+    package init(id: String, reading value: JSONValue, providers: ProviderReferences) throws {
         let key = "matrix.apps.\(id)"
         guard case .object(let o) = value else { throw ConfigError(key: key, problem: "must be a mapping with at least 'provider'") }
         let keys = PushRelayConfig.matrixAppKeys

@@ -70,13 +70,13 @@ extension PushRelayConfig {
     }
 
     /// `postgres` is a nested section.
-    static let storageKeys: [ConfigKey] = ["backend", "sqlite_path", "postgres.url", "postgres.pool_size", "postgres.tls"]
+    package static let storageKeys: [ConfigKey] = ["backend", "sqlite_path", "postgres.url", "postgres.pool_size", "postgres.tls"]
 }
 
 extension PushRelayConfig.Storage {
     /// Reads `storage.*` over the defaults. With `backend: postgres` the URL is required (its grammar is checked where
     /// the storage is opened).
-    init(reading r: ConfigTreeReader) throws {
+    package init(reading r: ConfigTreeReader) throws {
         self.init()
         if let v = try r.string("storage.sqlite_path") {
             guard !v.isEmpty else { throw ConfigError(key: "storage.sqlite_path", problem: "must not be empty") }

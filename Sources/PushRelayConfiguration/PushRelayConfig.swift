@@ -48,7 +48,7 @@ extension PushRelayConfig {
     /// The config file's top-level entries, each section's keys declared once beside its reader with whether a
     /// `PUSHRELAY_*` variable sets them. `apps`, `providers` and `quota.app_limits` may be given in the environment
     /// as YAML or JSON text.
-    static let sections: [ConfigSection] = [
+    package static let sections: [ConfigSection] = [
         .section("http", httpKeys),
         .section("storage", storageKeys),
         .section("quota", quotaKeys),
@@ -70,13 +70,13 @@ extension PushRelayConfig {
 
     /// What the unknown-key check accepts, from `sections`: the top-level names (under ""), and each section's keys
     /// but those of a section that checks its own (`matrix:`).
-    static let knownKeys: [String: Set<String>] = sections.reduce(into: ["": []]) { known, section in
+    package static let knownKeys: [String: Set<String>] = sections.reduce(into: ["": []]) { known, section in
         known[""]!.insert(section.name)
         if case .keys(let keys) = section.content, !section.checksItsOwnKeys { known[section.name] = keys.names() }
     }
 
     /// Every key a variable overrides (`a.b_c` ↔ `PUSHRELAY_A_B_C`), from `sections`.
-    static let overridableKeys: [String] = sections.flatMap(\.overridableKeys)
+    package static let overridableKeys: [String] = sections.flatMap(\.overridableKeys)
 
     public static func environmentVariable(for key: String) -> String {
         "PUSHRELAY_" + key.replacingOccurrences(of: ".", with: "_").uppercased()
@@ -108,7 +108,7 @@ extension PushRelayConfig {
         return try PushRelayConfig(tree: tree, baseDirectory: base)
     }
 
-    static func setValue(_ value: JSONValue, at path: [String], in tree: inout [String: JSONValue]) {
+    package static func setValue(_ value: JSONValue, at path: [String], in tree: inout [String: JSONValue]) {
         guard let first = path.first else { return }
         if path.count == 1 {
             tree[first] = value

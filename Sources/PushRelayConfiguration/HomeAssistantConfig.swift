@@ -14,16 +14,16 @@ extension PushRelayConfig {
         public var allowedNetworks: [OutboundAddressPolicy.Network] = []
     }
 
-    static let homeAssistantKeys: [ConfigKey] = ["keys", "allowed_networks"]
+    package static let homeAssistantKeys: [ConfigKey] = ["keys", "allowed_networks"]
 }
 
 extension PushRelayConfig.HomeAssistant {
     /// The shortest key taken: a key is a secret, and a short one is guessed.
-    static let minimumKeyLength = 16
+    package static let minimumKeyLength = 16
 
     /// Reads `home_assistant.*` over the defaults. Each key or network may be given as a list, or as one string of them
     /// separated by commas (as `PUSHRELAY_HOME_ASSISTANT_KEYS` gives it).
-    init(reading r: ConfigTreeReader) throws {
+    package init(reading r: ConfigTreeReader) throws {
         self.init()
         keys = try Self.list(reading: r, "home_assistant.keys", expecting: "a string of at least \(Self.minimumKeyLength) characters")
         for (i, key) in keys.enumerated() {

@@ -13,13 +13,13 @@ public struct CallSettings: Sendable {
 
 extension PushRelayConfig {
     /// Also the keys of `voip:`, the section's older name. No variable sets them.
-    static let callKeys: [ConfigKey] = [.fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("channel_confirm_timeout_ms")]
+    package static let callKeys: [ConfigKey] = [.fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("channel_confirm_timeout_ms")]
 }
 
 extension CallSettings {
     /// Reads `calls.*` over the defaults (after `providers`: the providers it names must exist with the right type),
     /// falling back to `voip.*` key by key; each key read under the old name is appended to `deprecations`.
-    init(reading r: ConfigTreeReader, providers: ProviderReferences, deprecations: inout [Deprecation]) throws {
+    package init(reading r: ConfigTreeReader, providers: ProviderReferences, deprecations: inout [Deprecation]) throws {
         self.init()
         var found: [Deprecation] = []
         func key(_ name: String) -> String {

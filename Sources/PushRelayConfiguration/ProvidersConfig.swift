@@ -18,7 +18,7 @@ extension PushRelayConfig {
 
     /// Reads `providers:` (name → `{type, …options}`); nil when not set. Each entry's options are checked by its
     /// type (`ProviderType.check`: key files read, keys parsed), relative paths against `baseDirectory`.
-    static func providers(reading r: ConfigTreeReader, baseDirectory: String?) throws -> [String: ProviderConfig]? {
+    package static func providers(reading r: ConfigTreeReader, baseDirectory: String?) throws -> [String: ProviderConfig]? {
         guard let p = try r.object("providers") else { return nil }
         var providers: [String: ProviderConfig] = [:]
         for name in p.keys.sorted() {
@@ -43,7 +43,7 @@ extension PushRelayConfig {
 
 extension ConfigError {
     /// A provider's option error under `providers.<name>` (the option's own key appended when it names one).
-    init(provider name: String, _ error: ProviderConfigError) {
+    package init(provider name: String, _ error: ProviderConfigError) {
         self.init(key: error.key.isEmpty ? "providers.\(name)" : "providers.\(name).\(error.key)", problem: error.problem)
     }
 }

@@ -40,7 +40,7 @@ public struct DeliverySettings: Sendable {
 }
 
 extension PushRelayConfig {
-    static let deliveryKeys: [ConfigKey] = [
+    package static let deliveryKeys: [ConfigKey] = [
         "deadline_ms", "dead_token_ttl", "max_in_flight", "max_wait_ms", "retry_base_ms", "max_attempts", "breaker_failure_ratio",
         "breaker_min_requests", "breaker_window", "breaker_cool_down",
     ]
@@ -51,7 +51,7 @@ extension DeliverySettings {
     ///
     /// - Parameter requestTimeoutMs: `http.request_timeout`, which must be longer than the deadline (an answer may
     ///   wait for a delivery); refused here, naming `http.request_timeout`, as soon as the deadline is known.
-    init(reading r: ConfigTreeReader, requestTimeoutMs: Int64) throws {
+    package init(reading r: ConfigTreeReader, requestTimeoutMs: Int64) throws {
         self.init()
         if let v = try r.int("delivery.deadline_ms", range: 100...60_000) { deadlineMs = v }
         if let v = try r.double("delivery.breaker_failure_ratio") {

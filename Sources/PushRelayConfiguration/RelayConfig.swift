@@ -25,7 +25,7 @@ public struct WebPushRelaySettings: Sendable {
 
 extension PushRelayConfig {
     /// No variable sets them.
-    static let relayKeys: [ConfigKey] = [
+    package static let relayKeys: [ConfigKey] = [
         .fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("alert_text"), .fileOnly("unsubscribe_allowed_hosts"),
         .fileOnly("daily_limit_per_token"), .fileOnly("max_requests_per_minute_per_address"), .fileOnly("max_body_bytes"),
         .fileOnly("unsubscribe_allowed_private_networks"),
@@ -34,7 +34,7 @@ extension PushRelayConfig {
 
 extension WebPushRelaySettings {
     /// Reads `relay.*` over the defaults (after `providers`: the providers it names must exist with the right type).
-    init(reading r: ConfigTreeReader, providers: ProviderReferences) throws {
+    package init(reading r: ConfigTreeReader, providers: ProviderReferences) throws {
         self.init()
         apnsProvider = try providers.name(r, "relay.apns_provider", type: "apns")
         fcmProvider = try providers.name(r, "relay.fcm_provider", type: "fcm")

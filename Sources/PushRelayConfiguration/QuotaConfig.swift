@@ -11,7 +11,7 @@ extension PushRelayConfig {
         public var retentionDays = 30
     }
 
-    static let quotaKeys: [ConfigKey] = ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"]
+    package static let quotaKeys: [ConfigKey] = ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"]
 
     /// The quota rules the ledger applies, from `quota:`.
     public var quotaPolicy: QuotaPolicy {
@@ -26,7 +26,7 @@ extension PushRelayConfig {
 
 extension PushRelayConfig.Quota {
     /// Reads `quota.*` over the defaults; `quota.app_limits` (app-id glob → daily limit) comes out sorted by glob.
-    init(reading r: ConfigTreeReader) throws {
+    package init(reading r: ConfigTreeReader) throws {
         self.init()
         if let v = try r.int("quota.daily_limit", range: 0...10_000_000) { dailyLimit = v }
         if let v = try r.bool("quota.exempt_commands") { exemptCommands = v }

@@ -6,7 +6,7 @@ extension PushRelayConfig {
     /// Without `apps`, a file that configures `providers` routes everything to its only provider, and one with several
     /// providers is refused; a file with neither keeps `defaults`. Every entry must name a defined provider (or
     /// `AppProviders.localOnly`).
-    static func apps(
+    package static func apps(
         reading r: ConfigTreeReader,
         providers: ProviderReferences,
         providersGiven: Bool,

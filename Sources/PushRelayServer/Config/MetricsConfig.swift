@@ -1,8 +1,0 @@
-extension PushRelayConfig {
-    static let metricsKeys: [ConfigKey] = ["enabled"]
-
-    /// Reads `metrics.enabled`; nil when not set.
-    static func metricsEnabled(reading r: ConfigTreeReader) throws -> Bool? {
-        try r.bool("metrics.enabled")
-    }
-}
