@@ -52,56 +52,14 @@ final class PushChannelConnection: Sendable {
         case evicted
     }
 
-    private struct State {
-        /// Frames queued and not yet taken by the writer.
-        var queue = FIFOQueue<Frame>()
-        var queued: Int { queue.count }
-        /// UTF-8 bytes of the frames queued and of the one being written.
-        var bytes = 0
-
-        /// A writer task is running (it alone writes to the socket).
-        var writing = false
-        var closed = false
-        var reason: CloseReason?
-        /// A write failed: later frames fail without touching the socket.
-        var writeFailed = false
-        /// Closed, drained and the close frame (if any) written.
-        var finished = false
-        var finishWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Command handling waiting for the queue to go below half its bound (see `waitForRoom`).
-        var roomWaiters: [CheckedContinuation<Void, Never>] = []
-
-        /// Whether a command may go ahead (see `waitForRoom`): closed, or the queue below half of its bounds.
-        func hasRoom(limit: Int, byteLimit: Int) -> Bool { closed || (queued < limit / 2 && bytes < byteLimit / 2) }
-
-        /// Whether a frame of `size` bytes fits: fewer than `limit` frames queued, and `byteLimit` bytes with it unless
-        /// nothing is queued or being written (a frame alone always fits).
-        func fits(size: Int, limit: Int, byteLimit: Int) -> Bool { queued < limit && (bytes == 0 || bytes + size <= byteLimit) }
-
-        /// The room waiters to wake now, if there is room.
-        mutating func wakeRoomWaiters(limit: Int, byteLimit: Int) -> [CheckedContinuation<Void, Never>] {
-            guard !roomWaiters.isEmpty, hasRoom(limit: limit, byteLimit: byteLimit) else { return [] }
-            defer { roomWaiters = [] }
-            return roomWaiters
-        }
-
-        mutating func take() -> Frame? { queue.popFirst() }
-
-        /// Makes the caller the one to start the writer, unless one is running already.
-        mutating func claimWriter() -> Bool {
-            if writing { return false }
-            writing = true
-            return true
-        }
-    }
+    /// The queue's rules (`PushChannelConnectionState`), kept under the lock; this type runs what they return.
+    private typealias State = PushChannelConnectionState<Frame, CheckedContinuation<Void, Never>>
 
     let id: Int
     let peer: String
-    private let bufferLimit: Int
-    private let byteLimit: Int
     private let sink: Sink
     private let logger: Logger
-    private let state = Locked(State())
+    private let state: Locked<State>
     private static let counter = Atomic<Int>(0)
     private let authenticated = Atomic<Bool>(false)
 
@@ -134,62 +92,44 @@ final class PushChannelConnection: Sendable {
     init(peer: String, bufferLimit: Int, byteLimit: Int = PushChannelSettings().outboundBufferBytes, sink: Sink, logger: Logger) {
         self.id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         self.peer = peer
-        self.bufferLimit = bufferLimit
-        self.byteLimit = byteLimit
+        self.state = Locked(State(frameLimit: bufferLimit, byteLimit: byteLimit))
         self.sink = sink
         self.logger = logger
     }
 
-    var isClosed: Bool { state.withLock { $0.closed } }
+    var isClosed: Bool { state.withLock { $0.isClosed } }
     var closeReason: CloseReason? { state.withLock { $0.reason } }
 
     /// Queues a frame. Returns false (and runs `onFailure`) when the connection is closed or its buffer is full.
     @discardableResult
     func send(_ text: String, onFailure: (@Sendable () -> Void)? = nil) -> Bool {
-        enum Action { case queued, closed, overflow }
-        let size = text.utf8.count
-        let (action, startWriter, waiters) = state.withLock { s -> (Action, Bool, [CheckedContinuation<Void, Never>]) in
-            if s.closed { return (.closed, false, []) }
-            let action: Action
-            if s.fits(size: size, limit: bufferLimit, byteLimit: byteLimit) {
-                s.queue.append(Frame(text: text, onFailure: onFailure))
-                s.bytes += size
-                action = .queued
-            } else {
-                // The frames already queued still go out; the writer then closes with the reason.
-                s.closed = true
-                s.reason = .overflow
-                action = .overflow
-            }
-            return (action, s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit))
-        }
-        for w in waiters { w.resume() }
-        if startWriter { startWriterTask() }
-        if case .overflow = action { sink.closeSoon() }
-        guard case .queued = action else {
+        let frame = Frame(text: text, onFailure: onFailure)
+        switch state.withLock({ $0.frameOffered(frame, size: text.utf8.count) }) {
+        case .queued(let startWriter, let waiters):
+            for w in waiters { w.resume() }
+            if startWriter { startWriterTask() }
+            return true
+        case .refused:
+            onFailure?()
+            return false
+        case .overflow(let startWriter, let waiters):
+            // The frames already queued still go out; the writer then closes with the reason.
+            for w in waiters { w.resume() }
+            if startWriter { startWriterTask() }
+            sink.closeSoon()
             onFailure?()
             return false
         }
-        return true
     }
 
     /// Closes the connection: what is queued goes out, then a close frame with the reason. A connection turned away
     /// (failed or timed-out authentication, a binding replaced, an eviction) closes its socket after the sink's grace
     /// period (`Sink.closeSoon`) even if those writes never complete: a peer that does not read cannot keep it.
     func markClosed(_ reason: CloseReason) {
-        let (closedNow, startWriter, waiters) = state.withLock { s -> (Bool, Bool, [CheckedContinuation<Void, Never>]) in
-            guard !s.closed else { return (false, false, []) }
-            s.closed = true
-            s.reason = reason
-            return (true, s.claimWriter(), s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit))
-        }
+        guard case .closed(let startWriter, let closeSoon, let waiters) = state.withLock({ $0.closeRequested(reason) }) else { return }
         for w in waiters { w.resume() }
         if startWriter { startWriterTask() }
-        guard closedNow else { return }
-        switch reason {
-        case .authFailed, .bindingReplaced, .evicted: sink.closeSoon()
-        case .overflow, .writeFailed, .serverShutdown, .clientGone: break
-        }
+        if closeSoon { sink.closeSoon() }
     }
 
     /// Returns once the outbound queue is below half its bound, or the connection is closed. Command handling waits
@@ -197,26 +137,16 @@ final class PushChannelConnection: Sendable {
     /// (its socket stops being read) instead of overflowing the queue; only events can overflow it.
     func waitForRoom() async {
         // The usual case, without suspending (a suspension is a task switch per command).
-        if state.withLock({ $0.hasRoom(limit: bufferLimit, byteLimit: byteLimit) }) { return }
+        if state.withLock({ $0.hasRoom }) { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { s -> Bool in
-                if s.hasRoom(limit: bufferLimit, byteLimit: byteLimit) { return true }
-                s.roomWaiters.append(c)
-                return false
-            }
-            if ready { c.resume() }
+            if state.withLock({ $0.roomAsked(by: c) }) == .goAhead { c.resume() }
         }
     }
 
     /// Returns once the connection is closed, every queued frame was written (or failed) and the close frame sent.
     func finished() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { s -> Bool in
-                if s.finished { return true }
-                s.finishWaiters.append(c)
-                return false
-            }
-            if done { c.resume() }
+            if state.withLock({ $0.finishAsked(by: c) }) == .goAhead { c.resume() }
         }
     }
 
@@ -228,39 +158,38 @@ final class PushChannelConnection: Sendable {
     /// connection was closed meanwhile).
     private func drain() async {
         while true {
-            // One frame at a time, so the queue's bound counts every frame not yet written.
-            let (next, failed, closing, waiters) = state.withLock { s -> (Frame?, Bool, CloseReason?, [CheckedContinuation<Void, Never>]) in
-                if let frame = s.take() { return (frame, s.writeFailed, nil, s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit)) }
-                if !s.closed { s.writing = false }
-                return (nil, s.writeFailed, s.closed ? s.reason : nil, s.wakeRoomWaiters(limit: bufferLimit, byteLimit: byteLimit))
-            }
-            for w in waiters { w.resume() }
-            guard let frame = next else {
-                if let closing { await close(closing) }
-                return
-            }
-            let size = frame.text.utf8.count
-            if failed {
-                state.withLock { $0.bytes -= size }
-                frame.onFailure?()
-                continue
-            }
-            do {
-                try await sink.write(frame.text)
-                state.withLock { $0.bytes -= size }
-            } catch {
-                state.withLock { s in
-                    s.bytes -= size
-                    s.writeFailed = true
+            switch state.withLock({ $0.writerNext() }) {
+            case .write(let frame, let waiters):
+                for w in waiters { w.resume() }
+                do {
+                    try await sink.write(frame.text)
+                    state.withLock { $0.writeCompleted() }
+                } catch {
+                    state.withLock { $0.writeFailed() }
+                    frame.onFailure?()
+                    markClosed(.writeFailed)
                 }
+            case .fail(let frame, let waiters):
+                for w in waiters { w.resume() }
                 frame.onFailure?()
-                markClosed(.writeFailed)
+            case .finish(let closeFrame, let waiters):
+                for w in waiters { w.resume() }
+                await finish(closeFrame: closeFrame)
+                return
+            case .stop(let waiters):
+                for w in waiters { w.resume() }
+                return
             }
         }
     }
 
-    /// Says goodbye with the close reason (if it calls for a close frame) and wakes whoever waits in `finished()`.
-    private func close(_ reason: CloseReason) async {
+    /// Says goodbye with the close frame for `reason` (none when nil) and wakes whoever waits in `finished()`.
+    private func finish(closeFrame reason: CloseReason?) async {
+        if let reason { await sendCloseFrame(reason) }
+        for w in state.withLock({ $0.closeFrameSent() }) { w.resume() }
+    }
+
+    private func sendCloseFrame(_ reason: CloseReason) async {
         switch reason {
         case .overflow:
             logger.warning("closing a slow websocket reader: outbound buffer full", metadata: ["peer": .string(peer)])
@@ -274,13 +203,7 @@ final class PushChannelConnection: Sendable {
         case .evicted:
             await sink.close(.policyViolation, "channel limit reached: a channel Home Assistant has not paired gave way to one it has")
         case .writeFailed, .clientGone:
-            break
+            break  // no close frame (`PushChannelConnectionState.sendsCloseFrame`)
         }
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.finished = true
-            defer { s.finishWaiters = [] }
-            return s.finishWaiters
-        }
-        for w in waiters { w.resume() }
     }
 }
