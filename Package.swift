@@ -334,6 +334,17 @@ let package = Package(
             resources: [.copy("Golden"), .copy("MatrixGolden")],
             swiftSettings: swiftSettings
         ),
+        // The configuration reader's tests: each section's keys, defaults and refusals, without a server.
+        .testTarget(
+            name: "PushRelayConfigurationTests",
+            dependencies: [
+                "PushRelayConfiguration",
+                "PushRelayCore",
+                "PushRelayProviders",
+                "PushRelayTestHarness",
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The storage contract suite: every engine must pass it.
         .testTarget(
             name: "PushRelayStoreTests",

@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `storage.*`: the backend, SQLite's path, and PostgreSQL's URL, pool and TLS (read when the backend is postgres; the
 /// URL's grammar is the engine's, checked by the binary: `StorageOpenerCLITests`).
 @Suite struct StorageConfigTests {

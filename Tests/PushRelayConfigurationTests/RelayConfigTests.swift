@@ -2,8 +2,6 @@ import PushRelayConfiguration
 import PushRelayCore
 import Testing
 
-@testable import PushRelayServer
-
 /// `relay.*`: the WebPush relay.
 @Suite struct RelayConfigTests {
     static let providers = ProviderReferences([

@@ -2,8 +2,6 @@ import PushRelayConfiguration
 import PushRelayCore
 import Testing
 
-@testable import PushRelayServer
-
 /// `apps`: the table from app ids to providers.
 @Suite struct AppsConfigTests {
     @Test func routesAndProviders() throws {

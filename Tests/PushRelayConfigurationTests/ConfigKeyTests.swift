@@ -2,8 +2,6 @@ import PushRelayConfiguration
 import PushRelayCore
 import Testing
 
-@testable import PushRelayServer
-
 /// Each config key is declared once, with whether a `PUSHRELAY_*` variable sets it: the unknown-key check and the
 /// environment overrides both follow that one table, and every declared variable reaches its key's reader.
 @Suite struct ConfigKeyTests {

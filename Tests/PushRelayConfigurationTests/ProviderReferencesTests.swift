@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// How the sections that name a provider check the name.
 @Suite struct ProviderReferencesTests {
     let references = ProviderReferences(["b": .init(name: "b", type: "fcm"), "a": .init(name: "a", type: "apns")])

@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `security.*`, and `channel.max_failed_auths_per_minute`, the older name of its one key.
 @Suite struct SecurityConfigTests {
     @Test func failedAuthLimitHasANewNameAndKeepsItsOldOne() throws {

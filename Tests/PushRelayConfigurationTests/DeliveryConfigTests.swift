@@ -2,8 +2,6 @@ import PushRelayConfiguration
 import PushRelayCore
 import Testing
 
-@testable import PushRelayServer
-
 /// `delivery.*`.
 @Suite struct DeliveryConfigTests {
     @Test func theWaitForAPlaceIsHalfTheDeadlineUnlessSet() throws {

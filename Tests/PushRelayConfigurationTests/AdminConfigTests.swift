@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `admin.token`.
 @Suite struct AdminConfigTests {
     @Test func aTokenOfAtLeast16CharactersEnablesTheAdminAPI() throws {

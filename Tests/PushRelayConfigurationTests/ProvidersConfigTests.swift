@@ -2,8 +2,6 @@ import PushRelayConfiguration
 import PushRelayProviders
 import Testing
 
-@testable import PushRelayServer
-
 /// `providers:`: named provider instances, each checked by its type.
 @Suite struct ProvidersConfigTests {
     @Test func theSandboxIsTheDefault() throws {

@@ -2,11 +2,9 @@ import PushRelayConfiguration
 import PushRelayCore
 import PushRelayTestHarness
 
-@testable import PushRelayServer
-
 /// Loads `yaml` as a config file, with `env` as the environment.
 func loadConfig(_ yaml: String, env: [String: String] = [:]) throws -> PushRelayConfig {
-    let file = TestServer.tempPath() + ".yaml"
+    let file = TempPath.make() + ".yaml"
     try yaml.write(toFile: file, atomically: true, encoding: .utf8)
     return try PushRelayConfig.load(file: file, environment: env)
 }

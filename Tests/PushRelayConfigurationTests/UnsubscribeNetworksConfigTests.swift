@@ -1,6 +1,5 @@
 import PushRelayConfiguration
 import PushRelayCore
-import PushRelayServer
 import Testing
 
 /// `relay.unsubscribe_allowed_private_networks` becomes the address policy an `Unsubscribe-URL` is checked against.

@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `ios.companion_app_ids`.
 @Suite struct IOSConfigTests {
     @Test func companionAppIDsAreNonEmptyGlobs() throws {

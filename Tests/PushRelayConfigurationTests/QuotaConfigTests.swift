@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `quota.*`.
 @Suite struct QuotaConfigTests {
     @Test func appLimitsAreSortedByGlobAndEveryKeyIsRead() throws {

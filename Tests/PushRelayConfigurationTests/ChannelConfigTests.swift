@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `channel.*`: the push channel.
 @Suite struct ChannelConfigTests {
     @Test func defaultsAndOverrides() throws {

@@ -2,8 +2,6 @@ import PushRelayConfiguration
 import PushRelayCore
 import Testing
 
-@testable import PushRelayServer
-
 /// `http.request_timeout`, `http.idle_timeout`, `http.drain_period`, `http.max_connections_per_address` and
 /// `http.trusted_proxies`.
 @Suite struct HTTPConfigTests {

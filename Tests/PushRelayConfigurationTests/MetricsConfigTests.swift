@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `metrics.enabled`.
 @Suite struct MetricsConfigTests {
     @Test func offUnlessEnabled() throws {

@@ -1,8 +1,6 @@
 import PushRelayConfiguration
 import Testing
 
-@testable import PushRelayServer
-
 /// `log.level` and `log.format`.
 @Suite struct LogConfigTests {
     @Test func levelAndFormatInAnyCase() throws {
