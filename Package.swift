@@ -228,6 +228,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The Matrix push gateway (Sygnal's API): the gateway with its de-duplication and retry queue, and its routes.
+        // It names no other entry point.
+        .target(
+            name: "PushRelayMatrixGateway",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayDelivery",
+                "PushRelayHTTP",
+                "PushRelayProviders",
+                "PushRelayStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -237,6 +254,7 @@ let package = Package(
                 "PushRelayHTTP",
                 "PushRelaySecurity",
                 "PushRelayConfiguration",
+                "PushRelayMatrixGateway",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -442,6 +460,7 @@ let package = Package(
                 "PushRelayDelivery",
                 "PushRelaySecurity",
                 "PushRelayConfiguration",
+                "PushRelayMatrixGateway",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

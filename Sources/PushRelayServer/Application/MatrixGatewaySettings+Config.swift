@@ -1,4 +1,5 @@
 import PushRelayConfiguration
+import PushRelayMatrixGateway
 extension MatrixGatewaySettings {
     /// The gateway's settings from `matrix:`.
     init(_ matrix: PushRelayConfig.Matrix) {

@@ -7,6 +7,7 @@ import PushRelayCore
 import PushRelayDelivery
 import PushRelayEventLoopClock
 import PushRelayHTTP
+import PushRelayMatrixGateway
 import PushRelayProviders
 import PushRelaySecurity
 import PushRelayServerMetrics

@@ -1,6 +1,7 @@
 import HTTPTypes
 import PushRelayCore
 import PushRelayHTTP
+import PushRelayMatrixGateway
 import Testing
 
 @testable import PushRelayServer

@@ -1,5 +1,6 @@
 import PushRelayConfiguration
 import PushRelayCore
+import PushRelayMatrixGateway
 import Testing
 
 @testable import PushRelayServer

@@ -11,21 +11,26 @@ import ServiceLifecycle
 /// rescheduled with exponential backoff (honouring `Retry-After`) until `max_attempts`. The queue lives in the
 /// database, so a restart resumes where the last process stopped; with several instances each batch is claimed by
 /// one (`claimDue`). Also prunes the de-duplication window.
-struct MatrixRetryService: Service {
+package struct MatrixRetryService: Service {
     /// Its clock is where the polls wait.
-    let gateway: MatrixGateway
+    package let gateway: MatrixGateway
+
+    package init(gateway: MatrixGateway, claimLease: Duration = .seconds(20)) {
+        self.gateway = gateway
+        self.claimLease = claimLease
+    }
 
     /// Items handled per poll.
-    static let batchSize = 64
+    package static let batchSize = 64
     /// How long a claimed batch stays this instance's: past the time to deliver it (each item within its delivery
     /// deadline, concurrently; `lease(deadlineMs:)`). Items of an instance that died are due again, for any instance,
     /// once it ends.
-    var claimLease = Duration.seconds(20)
+    package var claimLease: Duration
 
     /// Twice the delivery deadline and two seconds more.
-    static func lease(deadlineMs: Int64) -> Duration { .milliseconds(2 * deadlineMs + 2000) }
+    package static func lease(deadlineMs: Int64) -> Duration { .milliseconds(2 * deadlineMs + 2000) }
 
-    func run() async throws {
+    package func run() async throws {
         var lastPrune = Date.distantPast
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             await runOnce()
@@ -45,7 +50,7 @@ struct MatrixRetryService: Service {
 
     /// Handles the items due now. Returns how many were handled.
     @discardableResult
-    func runOnce() async -> Int {
+    package func runOnce() async -> Int {
         let items: [MatrixRetryItem]
         do {
             items = try await gateway.store.claimDue(now: gateway.clock.now(), limit: Self.batchSize, lease: claimLease)

@@ -19,15 +19,15 @@ import PushRelayStore
 ///   notifications arriving together only one pushes (`MatrixStorage.claim`). A device that was neither delivered nor
 ///   queued (the 502 above, a rejection, a permanent failure, nothing to send) does not count as sent: a repeat of the
 ///   event tries it again.
-final class MatrixGateway: Sendable {
-    let settings: MatrixGatewaySettings
-    let apps: MatrixAppTable<MatrixGatewaySettings.App>
-    let dispatcher: Dispatcher
-    let store: any MatrixStorage
-    let clock: any TimePort
-    let logger: Logger
+package final class MatrixGateway: Sendable {
+    package let settings: MatrixGatewaySettings
+    package let apps: MatrixAppTable<MatrixGatewaySettings.App>
+    package let dispatcher: Dispatcher
+    package let store: any MatrixStorage
+    package let clock: any TimePort
+    package let logger: Logger
 
-    init(
+    package init(
         settings: MatrixGatewaySettings,
         dispatcher: Dispatcher,
         store: any MatrixStorage,
@@ -45,7 +45,7 @@ final class MatrixGateway: Sendable {
     }
 
     /// What happened to one device.
-    enum DeviceOutcome: Sendable {
+    package enum DeviceOutcome: Sendable {
         case delivered
         /// Nothing to send (badge-only with nothing to say, `events_only`…), already sent (duplicate), or over its daily limit.
         case skipped(String)
@@ -71,7 +71,7 @@ final class MatrixGateway: Sendable {
     /// The key the quota, the dead-token memory and the delivery log know a device by: `matrix:<pushkey>`, the pushkey in
     /// its canonical spelling (`MatrixFormat.canonicalPushkey`) whatever the app id, so that one device listed under
     /// several app ids (matching one `matrix.apps` glob, or several) has one daily limit and one dead-token mark.
-    static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.pushkey)" }
+    package static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.pushkey)" }
 
     public func notify(_ received: MatrixNotification) async -> Reply {
         guard received.devices.count <= settings.maxDevices else {
@@ -242,7 +242,7 @@ final class MatrixGateway: Sendable {
 
     /// Routes, translates and hands one device to the dispatcher (under the app's daily limit, if it has one). Used
     /// by requests and by the retry queue.
-    func dispatch(_ n: MatrixNotification, device: MatrixDevice) async -> DeviceOutcome {
+    package func dispatch(_ n: MatrixNotification, device: MatrixDevice) async -> DeviceOutcome {
         // For log lines only: made when one is written.
         var short: String { TokenDisplay.short(device.pushkey) }
         let app: MatrixGatewaySettings.App

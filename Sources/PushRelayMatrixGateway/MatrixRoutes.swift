@@ -7,14 +7,19 @@ import PushRelayHTTP
 ///
 /// Errors follow the Matrix convention, `{"errcode": "M_…", "error": "…"}`, and also carry PushRelay's non-empty
 /// `message`. Other methods on the path get 405 `M_UNRECOGNIZED`.
-struct MatrixRoutes<Context: RequestContext> {
-    let gateway: MatrixGateway
+package struct MatrixRoutes<Context: RequestContext> {
+    package let gateway: MatrixGateway
     /// `http.max_body_bytes`, with this route's 413 (`bodyTooLarge`) for its path.
-    let bodyLimit: BodyLimit
+    package let bodyLimit: BodyLimit
 
-    static var path: String { "/_matrix/push/v1/notify" }
+    package init(gateway: MatrixGateway, bodyLimit: BodyLimit) {
+        self.gateway = gateway
+        self.bodyLimit = bodyLimit
+    }
 
-    func register(_ routes: RouteTable<Context>) {
+    package static var path: String { "/_matrix/push/v1/notify" }
+
+    package func register(_ routes: RouteTable<Context>) {
         let router = routes.router
         for method in RouteTable<Context>.allMethods {
             if method == .post {
@@ -32,7 +37,7 @@ struct MatrixRoutes<Context: RequestContext> {
         }
     }
 
-    static func error(_ status: HTTPResponse.Status, _ errcode: String, _ message: String, headers: HTTPFields = [:]) -> APIError {
+    package static func error(_ status: HTTPResponse.Status, _ errcode: String, _ message: String, headers: HTTPFields = [:]) -> APIError {
         APIError(status, errcode, message, fields: ["errcode": .string(errcode), "error": .string(message)], headers: headers)
     }
 
@@ -45,12 +50,12 @@ struct MatrixRoutes<Context: RequestContext> {
 
     /// The 413 of a notify body past `http.max_body_bytes`, on the router and on the fast path alike: the application
     /// gives it to `BodyLimit` for `path`.
-    static func bodyTooLarge(limit: Int) -> APIError {
+    package static func bodyTooLarge(limit: Int) -> APIError {
         error(.contentTooLarge, "M_TOO_LARGE", APIError.bodyTooLargeMessage(limit: limit))
     }
 
     /// The notification in a notify body, or the 400 to answer (shared by the router and the fast path).
-    static func notification(_ buffer: ByteBuffer) throws(APIError) -> MatrixNotification {
+    package static func notification(_ buffer: ByteBuffer) throws(APIError) -> MatrixNotification {
         let body: JSONValue
         do {
             body = try JSONParser.parse(buffer.readableBytesView)
@@ -67,7 +72,7 @@ struct MatrixRoutes<Context: RequestContext> {
     /// The notify POST as the pipeline's fast path answers it (`NotifyFastPath`), by path: the body read by
     /// `notification`, the gateway's reply rendered by `answer`, as on the router. Bad input is answered on the event
     /// loop.
-    static func fastPath(_ gateway: MatrixGateway) -> [String: NotifyFastPath.Endpoint.Handler] {
+    package static func fastPath(_ gateway: MatrixGateway) -> [String: NotifyFastPath.Endpoint.Handler] {
         let handler: NotifyFastPath.Endpoint.Handler = { body in
             let n: MatrixNotification
             do throws(APIError) {
@@ -81,7 +86,10 @@ struct MatrixRoutes<Context: RequestContext> {
     }
 
     /// The gateway's reply to `n` as status, headers and JSON body (shared by the router and the fast path).
-    static func answer(to n: MatrixNotification, gateway: MatrixGateway) async -> (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8]) {
+    package static func answer(
+        to n: MatrixNotification,
+        gateway: MatrixGateway
+    ) async -> (status: HTTPResponse.Status, headers: HTTPFields, body: [UInt8]) {
         switch await gateway.notify(n) {
         case .accepted(let rejected):
             let body = rejected.isEmpty ? MatrixAnswerBodies.acceptedNone : JSONWriter.bytes(["rejected": .array(rejected.map(JSONValue.string))])
