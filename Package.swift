@@ -245,6 +245,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The toot-relay compatible WebPush relay: its routes, the service, the per-sender limit and the line of
+        // `Unsubscribe-URL` DELETEs. It names no other entry point.
+        .target(
+            name: "PushRelayWebPushRelay",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayConfiguration",
+                "PushRelayDelivery",
+                "PushRelayHTTP",
+                "PushRelayProviders",
+                "PushRelayStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -255,6 +273,7 @@ let package = Package(
                 "PushRelaySecurity",
                 "PushRelayConfiguration",
                 "PushRelayMatrixGateway",
+                "PushRelayWebPushRelay",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -461,6 +480,7 @@ let package = Package(
                 "PushRelaySecurity",
                 "PushRelayConfiguration",
                 "PushRelayMatrixGateway",
+                "PushRelayWebPushRelay",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

@@ -12,6 +12,7 @@ import PushRelayProviders
 import PushRelaySecurity
 import PushRelayServerMetrics
 import PushRelayStore
+import PushRelayWebPushRelay
 import ServiceLifecycle
 
 /// Builds the PushRelay HTTP application from a validated config and open storage.

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayWebPushRelay
 import Testing
 
 @testable import PushRelayServer

@@ -1,3 +1,4 @@
+import PushRelayWebPushRelay
 import Testing
 
 @testable import PushRelayServer

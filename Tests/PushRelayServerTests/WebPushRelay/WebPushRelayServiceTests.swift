@@ -5,6 +5,7 @@ import PushRelayCore
 import PushRelayDelivery
 import PushRelayStore
 import PushRelayTestSupport
+import PushRelayWebPushRelay
 import Testing
 
 @testable import PushRelayServer

@@ -4,9 +4,9 @@ import PushRelayCore
 /// The relay's `Unsubscribe-URL` DELETEs waiting and running, bounded: at most `maxRunning` are sent at a time and
 /// `maxWaiting` wait their turn; a DELETE past both is dropped (an unsubscribe is a courtesy, and senders choose how
 /// many dead tokens they post). The rules are `State`'s; `WebPushRelayService` runs the DELETEs as background work.
-final class UnsubscribeLine: Sendable {
+package final class UnsubscribeLine: Sendable {
     /// What becomes of a submitted DELETE.
-    enum Decision: Equatable {
+    package enum Decision: Equatable {
         /// Send it now.
         case run
         /// It waits until one running ends.
@@ -16,20 +16,20 @@ final class UnsubscribeLine: Sendable {
     }
 
     /// The line's rules, without any sending.
-    struct State {
-        let maxRunning: Int
-        let maxWaiting: Int
-        private(set) var running = 0
-        private(set) var waiting: CircularBuffer<String> = []
+    package struct State {
+        package let maxRunning: Int
+        package let maxWaiting: Int
+        package private(set) var running = 0
+        package private(set) var waiting: CircularBuffer<String> = []
         /// DELETEs dropped since the start.
-        private(set) var dropped = 0
+        package private(set) var dropped = 0
 
-        init(maxRunning: Int, maxWaiting: Int) {
+        package init(maxRunning: Int, maxWaiting: Int) {
             self.maxRunning = maxRunning
             self.maxWaiting = maxWaiting
         }
 
-        mutating func submit(_ url: String) -> Decision {
+        package mutating func submit(_ url: String) -> Decision {
             if running < maxRunning {
                 running += 1
                 return .run
@@ -43,7 +43,7 @@ final class UnsubscribeLine: Sendable {
         }
 
         /// One running DELETE ended: the next waiting one to send in its place, if any.
-        mutating func finished() -> String? {
+        package mutating func finished() -> String? {
             if let next = waiting.popFirst() { return next }
             running = max(running - 1, 0)
             return nil
@@ -52,14 +52,14 @@ final class UnsubscribeLine: Sendable {
 
     private let state: Locked<State>
 
-    init(maxRunning: Int = 4, maxWaiting: Int = 64) {
+    package init(maxRunning: Int = 4, maxWaiting: Int = 64) {
         state = Locked(State(maxRunning: maxRunning, maxWaiting: maxWaiting))
     }
 
-    func submit(_ url: String) -> Decision { state.withLock { $0.submit(url) } }
+    package func submit(_ url: String) -> Decision { state.withLock { $0.submit(url) } }
 
-    func finished() -> String? { state.withLock { $0.finished() } }
+    package func finished() -> String? { state.withLock { $0.finished() } }
 
     /// DELETEs running and waiting now, and dropped since the start.
-    var figures: (running: Int, waiting: Int, dropped: Int) { state.withLock { ($0.running, $0.waiting.count, $0.dropped) } }
+    package var figures: (running: Int, waiting: Int, dropped: Int) { state.withLock { ($0.running, $0.waiting.count, $0.dropped) } }
 }

@@ -6,10 +6,14 @@ import PushRelayHTTP
 
 /// `POST /relay-to/{production|development|fcm}/{token}[/{extra...}]` (toot-relay compatible) and
 /// `GET /relay-to/_health`.
-struct WebPushRelayRoutes {
-    let service: WebPushRelayService
+package struct WebPushRelayRoutes {
+    package let service: WebPushRelayService
 
-    func register(_ routes: RouteTable<PushRelayRequestContext>) {
+    package init(service: WebPushRelayService) {
+        self.service = service
+    }
+
+    package func register(_ routes: RouteTable<PushRelayRequestContext>) {
         // The health check first: a path of its own, so that every other /relay-to/ path answers 405 with
         // `Allow: POST` to anything but a POST.
         routes.on("/relay-to/_health", [.get: { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }])
@@ -64,7 +68,7 @@ struct WebPushRelayRoutes {
     }
 
     /// The accepted message's id and TTL, or the error the sender is answered.
-    static func accepted(_ outcome: WebPushRelayOutcome) throws(APIError) -> (messageID: String, ttl: Int) {
+    package static func accepted(_ outcome: WebPushRelayOutcome) throws(APIError) -> (messageID: String, ttl: Int) {
         switch outcome {
         case .accepted(let messageID, let ttl):
             return (messageID, ttl)
@@ -95,7 +99,7 @@ struct WebPushRelayRoutes {
     }
 
     /// What the WebPush sender is told when the provider refused.
-    static func error(_ failure: DeliveryFailure) -> APIError {
+    package static func error(_ failure: DeliveryFailure) -> APIError {
         .delivery(failure) { message in "The device token is no longer valid (\(message)); drop this subscription." }
     }
 }

@@ -7,7 +7,7 @@ import PushRelayProviders
 import PushRelayStore
 
 /// What relaying one WebPush message came to. `WebPushRelayRoutes` turns it into the HTTP answer.
-enum WebPushRelayOutcome: Sendable, Equatable {
+package enum WebPushRelayOutcome: Sendable, Equatable {
     /// Delivered: the message id (for `Location`) and the TTL kept.
     case accepted(messageID: String, ttl: Int)
     case emptyBody
@@ -28,22 +28,22 @@ enum WebPushRelayOutcome: Sendable, Equatable {
 /// Relays one WebPush message to APNs or FCM: parse, build the toot-relay payload, check limits, deliver through the
 /// dispatcher (quota, in-flight bound, deadline, retries, delivery log), and say unsubscribe when the token is dead.
 /// Returns domain outcomes; only `WebPushRelayRoutes` knows HTTP.
-final class WebPushRelayService: Sendable {
-    let settings: WebPushRelaySettings
+package final class WebPushRelayService: Sendable {
+    package let settings: WebPushRelaySettings
     /// Provider instances (dispatcher names) per destination; nil when not configured.
-    let apnsProduction: String?
-    let apnsDevelopment: String?
-    let fcm: String?
-    let dispatcher: Dispatcher
-    let limiter: SenderRateLimiter?
+    package let apnsProduction: String?
+    package let apnsDevelopment: String?
+    package let fcm: String?
+    package let dispatcher: Dispatcher
+    package let limiter: SenderRateLimiter?
     /// Runs the `Unsubscribe-URL` DELETEs, which nobody waits for.
-    let work: BackgroundWork
+    package let work: BackgroundWork
     /// Bounds the DELETEs running and waiting.
-    let unsubscribes: UnsubscribeLine
-    let clock: any TimePort
-    let logger: Logger
+    package let unsubscribes: UnsubscribeLine
+    package let clock: any TimePort
+    package let logger: Logger
 
-    init(
+    package init(
         settings: WebPushRelaySettings,
         apnsProduction: String?,
         apnsDevelopment: String?,
@@ -67,21 +67,21 @@ final class WebPushRelayService: Sendable {
     }
 
     /// The app id relayed tokens are counted under in the quota ledger.
-    static let ledgerAppID = "webpush-relay"
+    package static let ledgerAppID = "webpush-relay"
 
     /// The key the relay's quota, dead-token memory and delivery log know a device token by: `relay:<token>`.
-    static func account(_ token: String) -> String { "relay:" + token }
+    package static func account(_ token: String) -> String { "relay:" + token }
 
     /// The per-sender limit a minute (`relay.max_requests_per_minute_per_address`), if there is one.
-    var senderLimit: Int? { limiter?.limit }
+    package var senderLimit: Int? { limiter?.limit }
 
     /// Checked before the body is read: whether `peer` is within the per-sender limit (counting this request).
-    func admits(peer: String) -> Bool {
+    package func admits(peer: String) -> Bool {
         guard let limiter else { return true }
         return limiter.allow(peer, now: clock.now())
     }
 
-    func relay(_ target: RelayTarget, headers: WebPushHeaders, body: [UInt8]) async -> WebPushRelayOutcome {
+    package func relay(_ target: RelayTarget, headers: WebPushHeaders, body: [UInt8]) async -> WebPushRelayOutcome {
         guard !body.isEmpty else { return .emptyBody }
         let provider: String
         let notification: TranslatedNotification

@@ -3,19 +3,19 @@ import PushRelayCore
 
 /// Fixed one-minute windows of requests per sender address (`relay.max_requests_per_minute_per_address`). Addresses
 /// count by `AddressKey.key(for:)`: an IPv6 sender's whole /64 shares one limit.
-final class SenderRateLimiter: Sendable {
+package final class SenderRateLimiter: Sendable {
     private struct Window {
         var minute: Int64 = 0
         var counts: [String: Int] = [:]
     }
 
-    let limit: Int
+    package let limit: Int
     private let window = Locked(Window())
 
-    init(limit: Int) { self.limit = limit }
+    package init(limit: Int) { self.limit = limit }
 
     /// Counts one request; false when the address (its /64 for IPv6) is past its limit for the current minute.
-    func allow(_ address: String, now: Date) -> Bool {
+    package func allow(_ address: String, now: Date) -> Bool {
         let minute = Int64(now.timeIntervalSince1970 / 60)
         let key = AddressKey.key(for: address)
         return window.withLock { w in

@@ -5,19 +5,19 @@ import PushRelayProviders
 
 /// The provider instances the WebPush relay sends through, by APNs environment and for FCM: the request path chooses the
 /// APNs host, so the configured APNs instance serves its own environment and a second instance, made here, the other.
-struct WebPushRelayProviders {
-    var apnsProduction: String?
-    var apnsDevelopment: String?
-    var fcm: String?
+package struct WebPushRelayProviders {
+    package var apnsProduction: String?
+    package var apnsDevelopment: String?
+    package var fcm: String?
     /// Instances created here (not in the registry): handed to the dispatcher, shut down after the server stopped.
-    var owned: [String: any PushProvider] = [:]
+    package var owned: [String: any PushProvider] = [:]
 
     /// The relay's providers from `relay.apns_provider` and `relay.fcm_provider`: the configured APNs instance keeps its
     /// own environment and a second one serves the other, unless an explicit `endpoint` (a test, a proxy) serves both.
     ///
     /// - Parameter apnsConfiguration: The configuration of the APNs provider of this name, which the second instance
     ///   is built from; nil when there is none (not an APNs provider of the config).
-    static func make(
+    package static func make(
         settings: WebPushRelaySettings,
         registry: ProviderRegistry,
         apnsConfiguration: (String) -> APNsProvider.Configuration?,
