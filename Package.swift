@@ -471,9 +471,39 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the server tests share: a server in process (`TestServer`) or as a process (`ServerProcess`), raw HTTP
+        // and websocket clients, the provider fakes and front ends wired to a server, load helpers, log capture.
+        .target(
+            name: "PushRelayServerTestRig",
+            dependencies: [
+                "PushRelayServer",
+                "PushRelayHTTP",
+                "PushRelayDelivery",
+                "PushRelayConfiguration",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/PushRelayServerTestRig",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayServerTests",
             dependencies: [
+                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayHTTP",
                 "PushRelayDelivery",

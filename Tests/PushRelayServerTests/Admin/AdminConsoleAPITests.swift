@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import PushRelayCore
+import PushRelayServerTestRig
 import PushRelayStore
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayServer
+import PushRelayServerTestRig
 import Synchronization
 
 /// A provider for the console's tests: delivers, except that a token containing "uninstalled" is reported dead and one

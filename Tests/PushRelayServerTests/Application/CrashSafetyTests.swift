@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import PushRelayCore
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

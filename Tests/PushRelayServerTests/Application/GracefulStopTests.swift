@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOWebSocket
 import PushRelayCore
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import Testing
 

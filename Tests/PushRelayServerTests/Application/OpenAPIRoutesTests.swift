@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayConfiguration
 import PushRelayCore
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import Testing
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import Testing
 

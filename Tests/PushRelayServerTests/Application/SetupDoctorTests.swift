@@ -3,6 +3,7 @@ import Logging
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

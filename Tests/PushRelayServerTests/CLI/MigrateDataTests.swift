@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayPostgres
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

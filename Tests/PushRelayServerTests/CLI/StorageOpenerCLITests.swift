@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayServerTestRig
 import Testing
 
 /// The binary chooses the engine and hands PostgreSQL's URL to the engine's grammar: `check-config` names the

@@ -3,6 +3,7 @@ import Foundation
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelaySecurity
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayConfiguration
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import Testing
 

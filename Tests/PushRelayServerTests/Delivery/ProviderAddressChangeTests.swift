@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelayProviders
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import PushRelayCore
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import Testing
 

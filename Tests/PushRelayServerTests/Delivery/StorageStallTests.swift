@@ -6,6 +6,7 @@ import PushRelayDelivery
 import PushRelayProviders
 import PushRelaySQLite
 import PushRelayServerMetrics
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

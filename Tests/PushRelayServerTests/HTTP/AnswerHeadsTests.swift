@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import Testing
 
 /// Every answer's head is completed by `ResponseHead`, wherever it is written. The answers written below the router (a

@@ -4,6 +4,7 @@ import NIOHTTP1
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import Testing
 
 @Suite struct ErrorResponseTests {

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import Testing
 
 /// Bytes that are not HTTP/1.1 get a JSON error and a closed connection, on the first request of a connection as on a

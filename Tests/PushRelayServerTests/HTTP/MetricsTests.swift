@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import Testing
 
 /// `GET /metrics`: Prometheus text, off unless configured, behind the admin token when there is one.

@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelayHTTP
 import PushRelayMatrixGateway
+import PushRelayServerTestRig
 import Testing
 
 @testable import PushRelayServer

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelaySecurity
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestSupport
 import Testing

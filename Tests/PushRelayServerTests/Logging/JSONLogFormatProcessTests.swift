@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import PushRelayCore
+import PushRelayServerTestRig
 import Testing
 
 #if canImport(Glibc)

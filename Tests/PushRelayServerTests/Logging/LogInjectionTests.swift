@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelayHTTP
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayHTTP
+import PushRelayServerTestRig
 import Testing
 
 @testable import PushRelayServer

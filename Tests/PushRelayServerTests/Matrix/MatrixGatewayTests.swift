@@ -4,6 +4,7 @@ import PushRelayConfiguration
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

@@ -4,6 +4,7 @@ import PushRelayConfiguration
 import PushRelayCore
 import PushRelayDelivery
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import PushRelayTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing

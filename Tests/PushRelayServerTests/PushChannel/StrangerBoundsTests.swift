@@ -2,6 +2,7 @@ import Foundation
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelaySQLite
+import PushRelayServerTestRig
 import PushRelayStore
 import Testing
 

@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelaySQLite
 import PushRelaySecurity
+import PushRelayServerTestRig
 import PushRelayStore
 import Testing
 

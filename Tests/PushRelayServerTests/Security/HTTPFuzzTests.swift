@@ -2,6 +2,7 @@ import Foundation
 import PushRelayCore
 import PushRelaySQLite
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayStore
 import Testing
 

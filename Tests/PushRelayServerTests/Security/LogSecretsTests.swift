@@ -5,6 +5,7 @@ import PushRelayCore
 import PushRelayHTTP
 import PushRelaySQLite
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestHarness
 import Testing

@@ -3,6 +3,7 @@ import Logging
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayServerTestRig
 import PushRelayStore
 import PushRelayTestSupport
 import PushRelayWebPushRelay

@@ -2,6 +2,7 @@ import Foundation
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayServer
+import PushRelayServerTestRig
 import PushRelayTestHarness
 import Testing
 

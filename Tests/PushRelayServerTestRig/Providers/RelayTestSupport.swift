@@ -8,7 +8,7 @@ import PushRelayServer
 import PushRelayTestSupport
 
 /// Runs a PushRelay whose relay and VoIP API use providers `apns` and `fcm` pointed at freshly started fakes.
-func withRelayFakes(
+package func withRelayFakes(
     clock: ManualClock = ManualClock(Date(), timers: .real),
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },
     _ body: @Sendable (TestServer, FakeProviderEnvironment) async throws -> Void
@@ -30,7 +30,7 @@ func withRelayFakes(
 
 extension TestServer {
     /// A raw (non-JSON) POST, as a WebPush sender makes it.
-    func rawPost(_ path: String, body: [UInt8], headers: [(String, String)]) async throws -> HTTPReply {
+    package func rawPost(_ path: String, body: [UInt8], headers: [(String, String)]) async throws -> HTTPReply {
         var req = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         req.method = .POST
         for (k, v) in headers { req.headers.add(name: k, value: v) }
@@ -40,7 +40,7 @@ extension TestServer {
         return HTTPReply(status: Int(response.status.code), headerLines: response.headers, body: String(buffer: buffer))
     }
 
-    func bearerPost(_ path: String, _ body: JSONValue, key: String?) async throws -> HTTPReply {
+    package func bearerPost(_ path: String, _ body: JSONValue, key: String?) async throws -> HTTPReply {
         try await request(.POST, path, body: body.jsonString(), headers: key.map { [("Authorization", "Bearer \($0)")] } ?? [])
     }
 }

@@ -10,43 +10,43 @@ import PushRelayTestSupport
 /// Which HTTP/2 implementation plays the providers' front end: the in-repo fakes on swift-nio-http2 (`FakeFrontEnd`),
 /// or nghttp2 through Node's `http2` module (`NodeFrontEnd`). A test run against both is not one reading of the RFC
 /// twice.
-enum FrontEndKind: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum FrontEndKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case nio
     case nghttp2
 
-    var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// The knobs both front ends turn, each as its own library does it.
-struct FrontEndKnobs: Sendable {
-    var maxConcurrentStreams: Int?
-    var goAwayEvery: Int?
-    var goAwayLimit: Int?
+package struct FrontEndKnobs: Sendable {
+    package var maxConcurrentStreams: Int?
+    package var goAwayEvery: Int?
+    package var goAwayLimit: Int?
     /// How long after its GOAWAY the front end closes the connection.
-    var goAwayCloseAfterMs = 1000
+    package var goAwayCloseAfterMs = 1000
     /// APNs' shutdown: `INTERNAL_ERROR` with `{"reason":"Shutdown"}`.
-    var goAwayWithShutdownError = false
-    var refuseEvery: Int?
-    var resetAfterProcessingEvery: Int?
+    package var goAwayWithShutdownError = false
+    package var refuseEvery: Int?
+    package var resetAfterProcessingEvery: Int?
     /// Each answer waits a random time in this range (nghttp2 front end only).
-    var answerDelayMs: ClosedRange<Int>?
+    package var answerDelayMs: ClosedRange<Int>?
 }
 
 /// What one request did at the front end: its path, the status it was answered and the device token it was for.
-struct FrontEndRecord: Sendable {
-    var path: String
-    var status: Int
-    var token: String?
+package struct FrontEndRecord: Sendable {
+    package var path: String
+    package var status: Int
+    package var token: String?
 }
 
 /// The front end a test runs against, whichever implementation: the FCM and APNs endpoints, their knobs and what they
 /// saw.
-struct FrontEndUnderTest: Sendable {
-    let kind: FrontEndKind
-    let env: FakeProviderEnvironment
-    let node: NodeFrontEnd?
+package struct FrontEndUnderTest: Sendable {
+    package let kind: FrontEndKind
+    package let env: FakeProviderEnvironment
+    package let node: NodeFrontEnd?
 
-    func set(_ change: (inout FrontEndKnobs) -> Void) async throws {
+    package func set(_ change: (inout FrontEndKnobs) -> Void) async throws {
         var knobs = FrontEndKnobs()
         change(&knobs)
         if let node {
@@ -77,7 +77,7 @@ struct FrontEndUnderTest: Sendable {
     }
 
     /// Every request the front end processed (refused ones and those above a GOAWAY's last stream id are not).
-    func records() async throws -> [FrontEndRecord] {
+    package func records() async throws -> [FrontEndRecord] {
         if let node {
             return try await node.state().records.map { FrontEndRecord(path: $0.path, status: $0.status, token: $0.token) }
         }
@@ -89,49 +89,49 @@ struct FrontEndUnderTest: Sendable {
     }
 
     /// How many times each device token reached the front end (any status).
-    func deliveries() async throws -> [String: Int] {
+    package func deliveries() async throws -> [String: Int] {
         var seen: [String: Int] = [:]
         for record in try await records() { if let token = record.token { seen[token, default: 0] += 1 } }
         return seen
     }
 
-    func goAwaysSent() async throws -> Int {
+    package func goAwaysSent() async throws -> Int {
         if let node { return try await node.state().goAways }
         return env.fcm.frontEnd.goAwaysSent + env.apns.frontEnd.goAwaysSent
     }
 
-    func refusedStreams() async throws -> Int {
+    package func refusedStreams() async throws -> Int {
         if let node { return try await node.state().refused }
         return env.fcm.frontEnd.refusedStreams + env.apns.frontEnd.refusedStreams
     }
 
-    func acceptedConnections() async throws -> Int {
+    package func acceptedConnections() async throws -> Int {
         if let node { return try await node.state().connections }
         return env.fcm.acceptedConnections + env.apns.acceptedConnections
     }
 
-    func tokenRequests() async throws -> Int {
+    package func tokenRequests() async throws -> Int {
         if let node { return try await node.state().tokenRequests }
         return env.fcm.tokenRequests
     }
 
-    func revokeAccessTokens() async throws {
+    package func revokeAccessTokens() async throws {
         if let node { return try await node.revokeAccessTokens() }
         env.fcm.revokeAccessTokens()
     }
 
-    func changeMaxConcurrentStreams(to value: Int) async throws {
+    package func changeMaxConcurrentStreams(to value: Int) async throws {
         if let node { return try await node.changeMaxConcurrentStreams(to: value) }
         env.fcm.frontEnd.changeMaxConcurrentStreams(to: value)
         env.apns.frontEnd.changeMaxConcurrentStreams(to: value)
     }
 
     /// The FCM front end's port (the NIO fakes have one each; the nghttp2 one serves both).
-    var fcmPort: Int { node?.port ?? env.fcm.port }
+    package var fcmPort: Int { node?.port ?? env.fcm.port }
 }
 
 /// Runs a PushRelay whose `fcm` and `apns` providers talk to a front end of `kind` (real TLS and HTTP/2).
-func withFrontEnd(
+package func withFrontEnd(
     _ kind: FrontEndKind,
     apps: [AppProviders.Entry] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },

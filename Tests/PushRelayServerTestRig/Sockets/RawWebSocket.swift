@@ -7,19 +7,19 @@ import Glibc
 
 /// A bare TCP client that performs the websocket handshake and then only reads: it never answers a ping, like a
 /// phone that vanished without closing its socket. Runs on a thread of its own (blocking reads).
-enum RawWebSocket {
-    struct Capture {
+package enum RawWebSocket {
+    package struct Capture {
         /// Everything the server sent: the HTTP response, then raw frames.
-        var bytes: [UInt8]
+        package var bytes: [UInt8]
         /// Seconds from the end of the handshake until the server closed the connection (nil: still open at the limit).
-        var closedAfter: Double? = nil
+        package var closedAfter: Double? = nil
 
-        var handshake: String {
+        package var handshake: String {
             guard let end = headerEnd else { return String(decoding: bytes, as: UTF8.self) }
             return String(decoding: bytes[..<end], as: UTF8.self)
         }
 
-        var headerEnd: Int? {
+        package var headerEnd: Int? {
             let marker: [UInt8] = Array("\r\n\r\n".utf8)
             guard bytes.count >= 4 else { return nil }
             for i in 0...(bytes.count - 4) where Array(bytes[i..<i + 4]) == marker { return i + 4 }
@@ -27,7 +27,7 @@ enum RawWebSocket {
         }
 
         /// Opcodes of the (unmasked, server-sent) frames after the handshake.
-        var opcodes: [UInt8] {
+        package var opcodes: [UInt8] {
             guard var i = headerEnd else { return [] }
             var out: [UInt8] = []
             while i + 2 <= bytes.count {
@@ -51,7 +51,7 @@ enum RawWebSocket {
     /// `limit` seconds pass.
     /// `before` is sent first on the same connection (a plain HTTP request, say). `frames` are sent once the handshake's
     /// answer has come, or with the upgrade request, in the same write, if `early`.
-    static func watch(
+    package static func watch(
         port: Int,
         path: String = "/api/websocket",
         before: String = "",
@@ -69,7 +69,7 @@ enum RawWebSocket {
     }
 
     /// A client frame (masked, with a zero key, so the payload reads as sent).
-    static func frame(opcode: UInt8, fin: Bool, _ payload: [UInt8]) -> [UInt8] {
+    package static func frame(opcode: UInt8, fin: Bool, _ payload: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         if payload.count < 126 {
             out.append(0x80 | UInt8(payload.count))

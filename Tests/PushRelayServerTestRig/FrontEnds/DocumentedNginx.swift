@@ -9,13 +9,13 @@ import Glibc
 /// listens on a loopback port without TLS (`listen 443 ssl http2;` and the two certificate lines go), and
 /// `proxy_pass` names the test server's port instead of 8080. Any other edit of the documented block reaches this
 /// nginx unchanged. Runs in the foreground as one process (no workers), with its files in a directory of its own.
-final class DocumentedNginx: Sendable {
-    let port: Int
-    let pid: pid_t
-    let directory: String
+package final class DocumentedNginx: Sendable {
+    package let port: Int
+    package let pid: pid_t
+    package let directory: String
 
     /// The ```nginx block of `docs/deployment.md`.
-    static func documentedServerBlock() throws -> String {
+    package static func documentedServerBlock() throws -> String {
         let doc = try String(contentsOf: RepositoryRoot.url.appendingPathComponent("docs/deployment.md"), encoding: .utf8)
         guard let start = doc.range(of: "```nginx\n"), let end = doc.range(of: "\n```", range: start.upperBound..<doc.endIndex) else {
             throw ProcessSpawn.SpawnFailed(description: "docs/deployment.md has no ```nginx block")
@@ -24,7 +24,7 @@ final class DocumentedNginx: Sendable {
     }
 
     /// Starts nginx in front of 127.0.0.1:`upstream` and waits (up to 10 s) until it accepts connections.
-    static func start(upstream: Int) async throws -> DocumentedNginx {
+    package static func start(upstream: Int) async throws -> DocumentedNginx {
         var block = try documentedServerBlock()
         let port = try PostgresServerProcess.freePort()
         for (documented, replacement) in [
@@ -73,12 +73,12 @@ final class DocumentedNginx: Sendable {
     }
 
     /// nginx's own error log and stderr.
-    var errors: String {
+    package var errors: String {
         ["stderr.log", "error.log"].map { (try? String(contentsOfFile: directory + "/" + $0, encoding: .utf8)) ?? "" }.joined()
     }
 
     /// Stops nginx (SIGTERM, then SIGKILL after 5 s) and waits for it.
-    func stop() async {
+    package func stop() async {
         _ = await ProcessSpawn.stop(pid, SIGTERM, within: .seconds(5))
     }
 }

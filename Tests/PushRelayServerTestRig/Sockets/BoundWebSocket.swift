@@ -8,16 +8,16 @@ import Glibc
 /// A blocking websocket client whose connection comes from a loopback address of the test's choosing (127.0.0.2,
 /// 127.0.0.3, …): a proxy in front of the server sees each device at an address of its own, as behind a real proxy.
 /// Text frames only; it answers pings. Every call blocks: use it from `onThread`.
-final class BoundWebSocket {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+package final class BoundWebSocket {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private let fd: Int32
     private var buffered: [UInt8] = []
 
     /// Connects from `source` to 127.0.0.1:`port` and upgrades `path`; throws unless the answer is 101.
-    init(from source: String, port: Int, path: String = "/api/websocket") throws {
+    package init(from source: String, port: Int, path: String = "/api/websocket") throws {
         guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 200_000, from: source) else {
             throw Failure(description: "connect from \(source) to port \(port): \(String(cString: strerror(errno)))")
         }
@@ -48,13 +48,13 @@ final class BoundWebSocket {
     deinit { close(fd) }
 
     /// Sends `value` as one masked text frame.
-    func send(_ value: JSONValue) {
+    package func send(_ value: JSONValue) {
         write(RawWebSocket.frame(opcode: 0x1, fin: true, Array(value.jsonString().utf8)))
     }
 
     /// The next text frame as JSON; nil when the server closed the connection (a close frame or end of stream).
     /// Throws after `timeout` seconds without one.
-    func receive(timeout: Double = 10) throws -> JSONValue? {
+    package func receive(timeout: Double = 10) throws -> JSONValue? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let (opcode, payload, length) = Self.frame(buffered) {

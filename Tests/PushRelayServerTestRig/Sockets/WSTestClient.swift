@@ -6,7 +6,7 @@ import NIOWebSocket
 import PushRelayCore
 
 /// A websocket client for tests: connects to `/api/websocket`, buffers every text frame it receives, sends on demand.
-final class WSTestClient: Sendable {
+package final class WSTestClient: Sendable {
     private let buffer = Inbox()
     private let outgoing: AsyncStream<String?>.Continuation
     private let task: Task<Void, Never>
@@ -51,19 +51,19 @@ final class WSTestClient: Sendable {
     }
 
     /// Connects; `headers` go with the upgrade request (`X-Forwarded-For` to a server that trusts 127.0.0.1, say).
-    static func connect(port: Int, headers: [(String, String)] = []) -> WSTestClient { WSTestClient(port: port, headers: headers) }
+    package static func connect(port: Int, headers: [(String, String)] = []) -> WSTestClient { WSTestClient(port: port, headers: headers) }
 
-    var isClosed: Bool { buffer.isClosed }
+    package var isClosed: Bool { buffer.isClosed }
     /// The code of the server's close frame, once closed (nil: no close frame).
-    var closeCode: WebSocketErrorCode? { buffer.closeCode }
+    package var closeCode: WebSocketErrorCode? { buffer.closeCode }
 
-    func send(_ value: JSONValue) { outgoing.yield(value.jsonString()) }
-    func sendRaw(_ text: String) { outgoing.yield(text) }
-    func close() { outgoing.yield(nil) }
+    package func send(_ value: JSONValue) { outgoing.yield(value.jsonString()) }
+    package func sendRaw(_ text: String) { outgoing.yield(text) }
+    package func close() { outgoing.yield(nil) }
 
     /// The next received frame as JSON, as soon as it arrives; fails the test after `timeout`, or at once when the
     /// connection closed with no frame left.
-    func receive(timeout: Duration = .seconds(20), sourceLocation: SourceLocationHint = .init()) async throws -> JSONValue {
+    package func receive(timeout: Duration = .seconds(20), sourceLocation: SourceLocationHint = .init()) async throws -> JSONValue {
         let buffer = self.buffer
         let text = try await Self.within(timeout) { try await buffer.next() }
         guard let text else { throw WSTestError.closed }
@@ -71,13 +71,13 @@ final class WSTestClient: Sendable {
     }
 
     /// Waits until the connection is closed by the server; false when it is still open after `timeout`.
-    func waitUntilClosed(timeout: Duration = .seconds(20)) async -> Bool {
+    package func waitUntilClosed(timeout: Duration = .seconds(20)) async -> Bool {
         let buffer = self.buffer
         return (try? await Self.within(timeout) { try await buffer.closed() }) != nil
     }
 
     /// Frames received and not yet consumed.
-    var pendingFrames: [String] { buffer.pending }
+    package var pendingFrames: [String] { buffer.pending }
 
     /// `body`'s result, or `WSTestError.timeout` once `timeout` has passed (`body` is cancelled then).
     private static func within<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
@@ -93,7 +93,7 @@ final class WSTestClient: Sendable {
     }
 
     /// Connects, authenticates and subscribes; returns after the subscribe result.
-    static func subscribed(
+    package static func subscribed(
         port: Int,
         token: String,
         webhookID: String = "hook-1",
@@ -124,9 +124,9 @@ final class WSTestClient: Sendable {
     }
 }
 
-struct SourceLocationHint {}
+package struct SourceLocationHint {}
 
-enum WSTestError: Error {
+package enum WSTestError: Error {
     case timeout
     /// The connection closed with no frame left to receive.
     case closed

@@ -8,11 +8,11 @@ import Glibc
 /// What systemd does for a service with a `.socket` unit: it holds a listening socket on 127.0.0.1 for as long as it
 /// lives and starts `pushrelay serve` processes on it, one after the other, each with the socket as descriptor 3 and
 /// `LISTEN_FDS=1`, `LISTEN_PID=<its pid>` (set by a shell that then `exec`s the server, keeping its pid).
-final class SocketLauncher: Sendable {
-    let port: Int
+package final class SocketLauncher: Sendable {
+    package let port: Int
     private let listening: Int32
 
-    init() throws {
+    package init() throws {
         let made = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard made >= 0 else { throw ProcessSpawn.SpawnFailed(description: "socket: \(String(cString: strerror(errno)))") }
         // Never descriptor 3 itself: dup2 onto 3 in the child must make a copy (which is what clears close-on-exec).
@@ -42,7 +42,7 @@ final class SocketLauncher: Sendable {
 
     /// Starts `pushrelay serve --config <config>` on the socket (stderr appended to `logFile`) and waits (up to 30 s)
     /// until it says it listens on it.
-    func start(config: String, logFile: String) async throws -> pid_t {
+    package func start(config: String, logFile: String) async throws -> pid_t {
         FileManager.default.createFile(atPath: logFile, contents: nil)
         let arguments = ["/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", CLI.binary.path, "serve", "--config", config]
         let pid = try spawn(arguments, environment: ProcessSpawn.environment(["LISTEN_FDS": "1"]), stderrPath: logFile)

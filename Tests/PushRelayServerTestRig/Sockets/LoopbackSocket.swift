@@ -6,10 +6,10 @@ import Glibc
 #endif
 
 /// Blocking TCP connections to the test server on 127.0.0.1.
-enum LoopbackSocket {
+package enum LoopbackSocket {
     /// Sends `GET /health` on `fd` (a keep-alive connection) and reads until the head of a 200 has arrived, for up to
     /// 10 s. The blocking reads run on a thread of their own: the server in this process needs the concurrency pool.
-    static func answersHealth(_ fd: Int32) async throws -> Bool {
+    package static func answersHealth(_ fd: Int32) async throws -> Bool {
         try await onThread { answersHealthBlocking(fd) }
     }
 
@@ -37,7 +37,7 @@ enum LoopbackSocket {
     /// `noDelay` sends each write at once (TCP_NODELAY). `source` is the loopback address the connection comes from
     /// (127.0.0.2, say: a proxy in front of the server then sees a client of its own). Nil when the connection is
     /// refused.
-    static func connect(
+    package static func connect(
         port: Int,
         receiveTimeoutMicroseconds: Int,
         receiveBuffer: Int32? = nil,

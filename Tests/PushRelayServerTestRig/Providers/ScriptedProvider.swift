@@ -2,8 +2,8 @@ import Foundation
 import PushRelayCore
 
 /// A provider whose answers the test scripts, one per call (the last one repeats), recording every call.
-final class ScriptedProvider: PushProvider {
-    enum Step: Sendable {
+package final class ScriptedProvider: PushProvider {
+    package enum Step: Sendable {
         case deliver
         case fail(DeliveryFailure)
         case delay(milliseconds: Int, then: DeliveryFailure?)
@@ -13,7 +13,7 @@ final class ScriptedProvider: PushProvider {
     }
 
     /// A latch the test opens once; calls held on it finish after that (or when their task is cancelled).
-    final class Gate: Sendable {
+    package final class Gate: Sendable {
         private struct State {
             var isOpen = false
             var nextID = 0
@@ -21,9 +21,9 @@ final class ScriptedProvider: PushProvider {
         }
 
         private let state = Locked(State())
-        init() {}
+        package init() {}
 
-        func open() {
+        package func open() {
             let waiting = state.withLock { s in
                 s.isOpen = true
                 defer { s.waiting = [] }
@@ -33,7 +33,7 @@ final class ScriptedProvider: PushProvider {
         }
 
         /// Returns once the gate is open; throws `CancellationError` when the waiting task is cancelled first.
-        func wait() async throws {
+        package func wait() async throws {
             let id = state.withLock { s in
                 s.nextID += 1
                 return s.nextID
@@ -63,25 +63,25 @@ final class ScriptedProvider: PushProvider {
         }
     }
 
-    let name: String
+    package let name: String
     private let script: Locked<[Step]>
     private let calls = Locked<[Delivery]>([])
     private let finished = Locked(0)
 
     /// Calls that ran to their end (a delayed call cut off by the deadline never does).
-    var finishedCount: Int { finished.withLock { $0 } }
+    package var finishedCount: Int { finished.withLock { $0 } }
 
-    init(name: String, _ steps: [Step]) {
+    package init(name: String, _ steps: [Step]) {
         self.name = name
         self.script = Locked(steps)
     }
 
-    var callCount: Int { calls.withLock { $0.count } }
-    var deliveries: [Delivery] { calls.withLock { $0 } }
+    package var callCount: Int { calls.withLock { $0.count } }
+    package var deliveries: [Delivery] { calls.withLock { $0 } }
 
     private static let cancelled = DeliveryFailure.transient(reason: "Cancelled", message: "cancelled", retryAfterSeconds: nil)
 
-    func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
+    package func send(_ delivery: Delivery) async throws(DeliveryFailure) -> DeliveryReceipt {
         let n = calls.withLock { c -> Int in
             c.append(delivery)
             return c.count

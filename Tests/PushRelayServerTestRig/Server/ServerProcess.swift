@@ -7,12 +7,12 @@ import Glibc
 
 /// The real `pushrelay serve` in a child process, on a config file the test wrote (with `http.port: 0`): started,
 /// killed and started again on the same database.
-final class ServerProcess: Sendable {
-    let pid: pid_t
-    let port: Int
-    let logFile: String
+package final class ServerProcess: Sendable {
+    package let pid: pid_t
+    package let port: Int
+    package let logFile: String
 
-    var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
     private init(pid: pid_t, port: Int, logFile: String) {
         self.pid = pid
@@ -21,13 +21,13 @@ final class ServerProcess: Sendable {
     }
 
     /// Starts `pushrelay serve --config <config>` and waits (up to 30 s) for the port it listens on.
-    static func start(config: String, logFile: String) async throws -> ServerProcess {
+    package static func start(config: String, logFile: String) async throws -> ServerProcess {
         try await start(arguments: ["serve", "--config", config], environment: ProcessSpawn.environment(), logFile: logFile)
     }
 
     /// Starts `pushrelay` with `arguments` and `environment` (which must make it listen on port 0 of 127.0.0.1) and
     /// waits (up to 30 s) for the log line that says which port it listens on.
-    static func start(arguments: [String], environment: [String: String], logFile: String) async throws -> ServerProcess {
+    package static func start(arguments: [String], environment: [String: String], logFile: String) async throws -> ServerProcess {
         FileManager.default.createFile(atPath: logFile, contents: nil)
         let pid = try ProcessSpawn.start([CLI.binary.path] + arguments, environment: environment, stderrPath: logFile)
         let read = { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
@@ -45,7 +45,7 @@ final class ServerProcess: Sendable {
 
     /// Sends `signal` and waits for the process to end; returns its exit status (128 + n for signal n).
     @discardableResult
-    func stop(_ signal: Int32) async -> Int32 {
+    package func stop(_ signal: Int32) async -> Int32 {
         kill(pid, signal)
         return await ProcessSpawn.waitForExit(pid)
     }

@@ -7,7 +7,7 @@ import PushRelayTestSupport
 /// Runs a PushRelay configured with `fcm` and `apns` providers against freshly started fakes (real TLS, HTTP/2 for
 /// APNs), on one clock shared by PushRelay and the fakes. `configure` sees the configuration, `configureWithFakes`
 /// also the fakes (their ports, to put a proxy in between).
-func withProviderFakes(
+package func withProviderFakes(
     apps: [AppProviders.Entry] = [.init(match: "io.robbie.HomeAssistant*", provider: "apns"), .init(match: "*", provider: "fcm")],
     clock: ManualClock = ManualClock("2026-11-21T12:00:00Z", timers: .real),
     configure: @escaping (inout PushRelayConfig) -> Void = { _ in },

@@ -13,19 +13,19 @@ import PushRelayTestSupport
 /// file, a `Dispatcher` on a `ManualClock` nobody moves unless a test does (nothing is retried, so no outcome depends
 /// on wall time), and a quota ledger and delivery log that the test can make
 /// fail or stall (`StorageFaults`).
-struct ScriptedProviderRig {
-    let storage: Storage
+package struct ScriptedProviderRig {
+    package let storage: Storage
     /// The ledger and log the dispatcher uses: the storage's, through `faults`.
-    let quota: any QuotaLedger
-    let deliveries: any DeliveryLog
-    let faults: StorageFaults
-    let dispatcher: Dispatcher
-    let provider: ScriptedProvider
-    let clock: ManualClock
-    let logger = Logger(label: "test")
+    package let quota: any QuotaLedger
+    package let deliveries: any DeliveryLog
+    package let faults: StorageFaults
+    package let dispatcher: Dispatcher
+    package let provider: ScriptedProvider
+    package let clock: ManualClock
+    package let logger = Logger(label: "test")
 
     /// The provider is named `providerName` in the dispatcher; `configure` changes the delivery settings last.
-    init(
+    package init(
         _ steps: [ScriptedProvider.Step] = [.deliver],
         providerName: String = "scripted",
         configure: (inout DeliverySettings) -> Void = { _ in }
@@ -59,18 +59,18 @@ struct ScriptedProviderRig {
     }
 
     /// Today's quota figures of `token` (read past the faults).
-    func rateLimits(_ token: String, appID: String?, policy: QuotaPolicy = QuotaPolicy()) async throws -> RateLimits {
+    package func rateLimits(_ token: String, appID: String?, policy: QuotaPolicy = QuotaPolicy()) async throws -> RateLimits {
         try await storage.quota.rateLimits(pushToken: token, appID: appID, day: UTCDay(clock.now()), policy: policy)
     }
 
     /// The delivery-log rows of `token`, newest first (read past the faults).
-    func logged(_ token: String) async throws -> [LoggedDelivery] {
+    package func logged(_ token: String) async throws -> [LoggedDelivery] {
         try await storage.deliveries.recentDeliveries(pushToken: token)
     }
 
     /// Runs `dispatching` while the storage is stalled, and answers it as the storage's share of the deadline runs out
     /// on the manual clock; then lets the stalled storage call finish.
-    func withStalledStorage<T: Sendable>(_ dispatching: @escaping @Sendable () async -> T) async -> T {
+    package func withStalledStorage<T: Sendable>(_ dispatching: @escaping @Sendable () async -> T) async -> T {
         faults.mode = .hold
         let task = Task { await dispatching() }
         // The storage timer is scheduled before the storage is called, so once a call waits, the timer is there.
@@ -84,14 +84,16 @@ struct ScriptedProviderRig {
 }
 
 /// What the rig's ledger and log do on each call: pass it to SQLite, throw, or hold it until `release()`.
-final class StorageFaults: Sendable {
-    enum Mode: Sendable {
+package final class StorageFaults: Sendable {
+    package enum Mode: Sendable {
         case pass
         case fail
         case hold
     }
 
-    struct Failure: Error {}
+    package struct Failure: Error {}
+
+    package init() {}
 
     private struct State {
         var mode = Mode.pass
@@ -101,13 +103,13 @@ final class StorageFaults: Sendable {
 
     private let state = Locked(State())
 
-    var mode: Mode {
+    package var mode: Mode {
         get { state.withLock { $0.mode } }
         set { state.withLock { $0.mode = newValue } }
     }
 
     /// Called by the wrappers before each storage call.
-    func check() async throws {
+    package func check() async throws {
         switch mode {
         case .pass: return
         case .fail: throw Failure()
@@ -124,10 +126,10 @@ final class StorageFaults: Sendable {
     }
 
     /// Storage calls held now.
-    var heldCount: Int { state.withLock { $0.held.count } }
+    package var heldCount: Int { state.withLock { $0.held.count } }
 
     /// Returns once a storage call is held.
-    func waitUntilHeld() async {
+    package func waitUntilHeld() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s in
                 if !s.held.isEmpty { return true }
@@ -139,7 +141,7 @@ final class StorageFaults: Sendable {
     }
 
     /// Lets every held call go on.
-    func release() {
+    package func release() {
         let held = state.withLock { s in
             defer { s.held = [] }
             return s.held
@@ -149,16 +151,16 @@ final class StorageFaults: Sendable {
 }
 
 /// A quota ledger that asks `StorageFaults` before each call.
-final class FaultyQuotaLedger: QuotaLedger {
-    let base: any QuotaLedger
-    let faults: StorageFaults
+package final class FaultyQuotaLedger: QuotaLedger {
+    package let base: any QuotaLedger
+    package let faults: StorageFaults
 
-    init(_ base: any QuotaLedger, faults: StorageFaults) {
+    package init(_ base: any QuotaLedger, faults: StorageFaults) {
         self.base = base
         self.faults = faults
     }
 
-    func reserveUnlessDead(
+    package func reserveUnlessDead(
         pushToken: String,
         appID: String?,
         webhookID: String?,
@@ -179,60 +181,60 @@ final class FaultyQuotaLedger: QuotaLedger {
         )
     }
 
-    func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {
+    package func complete(_ reservation: QuotaReservation?, record: DeliveryRecord, markDead: DeadMark?) async throws -> UsageCounters? {
         try await base.complete(reservation, record: record, markDead: markDead)
     }
 
-    func recordDelivered(_ record: DeliveryRecord, day: UTCDay, onError: @escaping @Sendable (any Error) -> Void) {
+    package func recordDelivered(_ record: DeliveryRecord, day: UTCDay, onError: @escaping @Sendable (any Error) -> Void) {
         base.recordDelivered(record, day: day, onError: onError)
     }
 
-    func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
+    package func rateLimits(pushToken: String, appID: String?, day: UTCDay, policy: QuotaPolicy) async throws -> RateLimits {
         try await faults.check()
         return try await base.rateLimits(pushToken: pushToken, appID: appID, day: day, policy: policy)
     }
 }
 
 /// A delivery log whose dead-token reads ask `StorageFaults` first (what an uncounted dispatch reads).
-final class FaultyDeliveryLog: DeliveryLog {
-    let base: any DeliveryLog
-    let faults: StorageFaults
+package final class FaultyDeliveryLog: DeliveryLog {
+    package let base: any DeliveryLog
+    package let faults: StorageFaults
 
-    init(_ base: any DeliveryLog, faults: StorageFaults) {
+    package init(_ base: any DeliveryLog, faults: StorageFaults) {
         self.base = base
         self.faults = faults
     }
 
-    func deadToken(_ pushToken: String, now: Date) async throws -> DeadToken? {
+    package func deadToken(_ pushToken: String, now: Date) async throws -> DeadToken? {
         try await faults.check()
         return try await base.deadToken(pushToken, now: now)
     }
 
-    func markDead(_ pushToken: String, _ mark: DeadMark, now: Date) async throws {
+    package func markDead(_ pushToken: String, _ mark: DeadMark, now: Date) async throws {
         try await base.markDead(pushToken, mark, now: now)
     }
 
-    func forgetDead(_ pushToken: String) async throws -> Bool {
+    package func forgetDead(_ pushToken: String) async throws -> Bool {
         try await base.forgetDead(pushToken)
     }
 
-    func log(_ record: DeliveryRecord) async throws {
+    package func log(_ record: DeliveryRecord) async throws {
         try await base.log(record)
     }
 
-    func recentDeliveries(pushToken: String?, limit: Int) async throws -> [LoggedDelivery] {
+    package func recentDeliveries(pushToken: String?, limit: Int) async throws -> [LoggedDelivery] {
         try await base.recentDeliveries(pushToken: pushToken, limit: limit)
     }
 
-    func deliverySummary(day: UTCDay, scanLimit: Int) async throws -> DeliverySummary {
+    package func deliverySummary(day: UTCDay, scanLimit: Int) async throws -> DeliverySummary {
         try await base.deliverySummary(day: day, scanLimit: scanLimit)
     }
 
-    func deadTokens(now: Date, limit: Int) async throws -> [ListedDeadToken] {
+    package func deadTokens(now: Date, limit: Int) async throws -> [ListedDeadToken] {
         try await base.deadTokens(now: now, limit: limit)
     }
 
-    func flush() async throws {
+    package func flush() async throws {
         try await base.flush()
     }
 }

@@ -6,10 +6,10 @@ import Glibc
 
 /// A blocking loopback socket that writes and never reads: the client of a flood. Call it on a thread of its own
 /// (`onThread`); the server in this process needs the concurrency pool.
-enum FloodingSocket {
+package enum FloodingSocket {
     /// Sends `chunk` again and again without blocking (and without reading) until the server stops taking bytes for
     /// `stalledFor` (true), or `limit` bytes were sent or the connection failed (false).
-    static func sendUntilStalled(_ fd: Int32, chunk: [UInt8], limit: Int, stalledFor: Duration = .milliseconds(500)) -> Bool {
+    package static func sendUntilStalled(_ fd: Int32, chunk: [UInt8], limit: Int, stalledFor: Duration = .milliseconds(500)) -> Bool {
         var sent = 0
         var offset = 0
         var lastProgress = ContinuousClock.now
@@ -30,7 +30,7 @@ enum FloodingSocket {
     }
 
     /// Reads (and drops) what arrives until the server closes or resets the connection (true), or `limit` passes.
-    static func waitUntilClosed(_ fd: Int32, limit: Duration) -> Bool {
+    package static func waitUntilClosed(_ fd: Int32, limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while ContinuousClock.now < deadline {
@@ -48,7 +48,7 @@ enum FloodingSocket {
     }
 
     /// Reads until what arrived contains `marker` (true), or `limit` passes.
-    static func read(_ fd: Int32, until marker: String, limit: Duration) -> Bool {
+    package static func read(_ fd: Int32, until marker: String, limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

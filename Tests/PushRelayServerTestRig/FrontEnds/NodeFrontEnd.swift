@@ -13,15 +13,15 @@ import Glibc
 /// The provider front end on nghttp2 (`Tests/Interop/nghttp2_front_end.js`, run by Node): FCM HTTP v1 with its OAuth
 /// token endpoint and APNs over TLS and HTTP/2, with the same knobs as `FakeFrontEnd`, each as nghttp2 does it. Its
 /// server certificate is issued by the environment's test CA, so a provider's `ca_file` trusts it.
-final class NodeFrontEnd: Sendable {
-    let port: Int
-    let controlPort: Int
+package final class NodeFrontEnd: Sendable {
+    package let port: Int
+    package let controlPort: Int
     private let pid: pid_t
     private let logFile: String
 
-    var endpoint: String { "https://127.0.0.1:\(port)" }
-    var tokenURI: String { endpoint + "/token" }
-    var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+    package var endpoint: String { "https://127.0.0.1:\(port)" }
+    package var tokenURI: String { endpoint + "/token" }
+    package var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
     private init(port: Int, controlPort: Int, pid: pid_t, logFile: String) {
         self.port = port
@@ -31,7 +31,7 @@ final class NodeFrontEnd: Sendable {
     }
 
     /// Starts the front end with a certificate from `authority`, its files and log in `directory`.
-    static func start(authority: TestCertificateAuthority, directory: String) async throws -> NodeFrontEnd {
+    package static func start(authority: TestCertificateAuthority, directory: String) async throws -> NodeFrontEnd {
         let issued = try authority.issueServerCertificate()
         let cert = directory + "/nghttp2-cert.pem"
         let key = directory + "/nghttp2-key.pem"
@@ -59,42 +59,42 @@ final class NodeFrontEnd: Sendable {
     }
 
     /// What the front end has seen.
-    struct State: Decodable {
-        struct Record: Decodable {
-            var path: String
-            var status: Int
-            var token: String?
+    package struct State: Decodable {
+        package struct Record: Decodable {
+            package var path: String
+            package var status: Int
+            package var token: String?
         }
-        var records: [Record]
-        var goAways: Int
-        var refused: Int
-        var resetsAfterProcessing: Int
-        var ignored: Int
-        var connections: Int
-        var tokenRequests: Int
+        package var records: [Record]
+        package var goAways: Int
+        package var refused: Int
+        package var resetsAfterProcessing: Int
+        package var ignored: Int
+        package var connections: Int
+        package var tokenRequests: Int
     }
 
-    func state() async throws -> State {
+    package func state() async throws -> State {
         let body = try await control(.GET, "/state", nil)
         return try JSONDecoder().decode(State.self, from: Data(body.utf8))
     }
 
     /// Merges `knobs` into the front end's knobs (`JSONValue.null` turns one off).
-    func set(_ knobs: [String: JSONValue]) async throws {
+    package func set(_ knobs: [String: JSONValue]) async throws {
         _ = try await control(.POST, "/knobs", .object(knobs))
     }
 
     /// Sends `SETTINGS_MAX_CONCURRENT_STREAMS = value` on every open connection, and uses it for new ones.
-    func changeMaxConcurrentStreams(to value: Int) async throws {
+    package func changeMaxConcurrentStreams(to value: Int) async throws {
         _ = try await control(.POST, "/settings", .object(["maxConcurrentStreams": .int(Int64(value))]))
     }
 
     /// Every access token issued so far is refused from now on.
-    func revokeAccessTokens() async throws {
+    package func revokeAccessTokens() async throws {
         _ = try await control(.POST, "/revoke", nil)
     }
 
-    func shutdown() async {
+    package func shutdown() async {
         kill(pid, SIGTERM)
         _ = await ProcessSpawn.waitForExit(pid)
     }

@@ -18,15 +18,15 @@ import Testing
 
 @testable import PushRelayServer
 
-struct HTTPReply {
-    var status: Int
-    var headers: [String: String]
-    var json: JSONValue
-    var rawBody: String
+package struct HTTPReply {
+    package var status: Int
+    package var headers: [String: String]
+    package var json: JSONValue
+    package var rawBody: String
 
     /// A reply from its status, its header lines (names lowercased; of repeated names the last line wins) and its body,
     /// read as JSON where it is JSON (`.null` otherwise).
-    init(status: Int, headerLines: some Sequence<(name: String, value: String)>, body: String) {
+    package init(status: Int, headerLines: some Sequence<(name: String, value: String)>, body: String) {
         self.status = status
         var headers: [String: String] = [:]
         for line in headerLines { headers[line.name.lowercased()] = line.value }
@@ -35,9 +35,9 @@ struct HTTPReply {
         self.rawBody = body
     }
 
-    subscript(key: String) -> JSONValue? { json[key] }
-    var rateLimits: JSONValue? { json["rateLimits"] }
-    func int(_ path: String...) -> Int64? {
+    package subscript(key: String) -> JSONValue? { json[key] }
+    package var rateLimits: JSONValue? { json["rateLimits"] }
+    package func int(_ path: String...) -> Int64? {
         var v: JSONValue? = json
         for p in path { v = v?[p] }
         if case .int(let i)? = v { return i }
@@ -52,25 +52,25 @@ struct HTTPReply {
 /// `.router` is for tests of what a route answers. Whatever depends on the wire needs `.socket`: the Home Assistant
 /// fast path, connection and slow-client limits, websockets, HEAD framing, per-address budgets (in process every
 /// request comes from the address "unknown").
-final class TestServer: Sendable {
-    enum Transport: Sendable {
+package final class TestServer: Sendable {
+    package enum Transport: Sendable {
         case socket
         case router
     }
 
     /// The loopback port (0 with `.router`).
-    let port: Int
+    package let port: Int
     /// The in-process client (`.router` only).
-    let client: (any TestClientProtocol)?
-    let database: PushRelayDatabase
-    let dbPath: String
-    let clock: ManualClock
+    package let client: (any TestClientProtocol)?
+    package let database: PushRelayDatabase
+    package let dbPath: String
+    package let clock: ManualClock
     /// Every line the server logged, at every level (`LogCapture`).
-    let logs: LogCapture
+    package let logs: LogCapture
     /// `lifecycle.beginStop()` stops the server as SIGTERM does (`.socket`); the end of `with` stops it too.
-    let lifecycle: ServerLifecycle
+    package let lifecycle: ServerLifecycle
 
-    init(
+    package init(
         port: Int,
         client: (any TestClientProtocol)? = nil,
         database: PushRelayDatabase,
@@ -88,10 +88,10 @@ final class TestServer: Sendable {
         self.lifecycle = lifecycle
     }
 
-    var storage: Storage { .sqlite(database) }
+    package var storage: Storage { .sqlite(database) }
 
     /// A path for a new SQLite file in a directory of its own.
-    static func tempPath() -> String { TempPath.make() }
+    package static func tempPath() -> String { TempPath.make() }
 
     /// Runs `body` against a live server built from `yaml` (plus port 0 and a temporary database). It stops without a
     /// drain (`http.drain_period` 0) unless `configure` sets one.
@@ -109,7 +109,7 @@ final class TestServer: Sendable {
     /// `StorageBusy`), and the whole suite started at once on two cores can hold a request's tasks, or a client's
     /// first frame, for seconds. A test about the deadline, a storage stall or the authentication timeout sets its
     /// own, or steps the clock.
-    static func with<T: Sendable>(
+    package static func with<T: Sendable>(
         _ transport: Transport = .socket,
         yaml: String = "",
         clock: ManualClock = ManualClock("2026-11-21T12:00:00Z", timers: .real),
@@ -194,9 +194,9 @@ final class TestServer: Sendable {
 
     /// The delivery deadline of a server on real timers whose test sets none: the default's 8 s (4 s of it for the
     /// quota storage) made 25 s (12.5 s), under the default 30 s `http.request_timeout`.
-    static let unhurriedDeadlineMs = 25_000
+    package static let unhurriedDeadlineMs = 25_000
     /// The push channel's authentication timeout of a server on real timers whose test sets none: 60 s instead of 10 s.
-    static let unhurriedAuthTimeoutMs = 60_000
+    package static let unhurriedAuthTimeoutMs = 60_000
 
     /// Moves a stepped clock on, 100 ms at a time, until cancelled: the stop's waits pass as they would in real time.
     private static func step(_ clock: ManualClock) -> Task<Void, Never> {
@@ -209,7 +209,7 @@ final class TestServer: Sendable {
         }
     }
 
-    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> HTTPReply {
+    package func request(_ method: HTTPMethod, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> HTTPReply {
         if let client { return try await Self.request(client, method, path, body: body, headers: headers) }
         var req = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         req.method = method
@@ -249,12 +249,12 @@ final class TestServer: Sendable {
         )
     }
 
-    func post(_ path: String, _ body: JSONValue) async throws -> HTTPReply {
+    package func post(_ path: String, _ body: JSONValue) async throws -> HTTPReply {
         try await request(.POST, path, body: body.jsonString())
     }
 
     /// A Home Assistant notification body.
-    static func haBody(
+    package static func haBody(
         token: String = "tok:en-1",
         message: String? = "Hello",
         title: String? = nil,
@@ -271,16 +271,16 @@ final class TestServer: Sendable {
         return .object(o)
     }
 
-    func android(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPush/android/v1", body) }
-    func ios(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPushNotification", body) }
+    package func android(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPush/android/v1", body) }
+    package func ios(_ body: JSONValue) async throws -> HTTPReply { try await post("/api/sendPushNotification", body) }
 }
 
-enum TestServerError: Error {
+package enum TestServerError: Error {
     case badHeaderName(String)
 }
 
 /// Asserts the Home Assistant error contract: JSON object, JSON content type, non-empty message and errorType.
-func expectJSONError(_ r: HTTPReply, status: Int, errorType: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+package func expectJSONError(_ r: HTTPReply, status: Int, errorType: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(r.status == status, "body: \(r.rawBody)", sourceLocation: sourceLocation)
     #expect(r.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
     #expect((r["message"]?.stringValue ?? "").isEmpty == false, "body: \(r.rawBody)", sourceLocation: sourceLocation)

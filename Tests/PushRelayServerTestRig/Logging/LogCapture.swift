@@ -14,25 +14,27 @@ import Testing
 /// that `TestServer.with` can check, after each test, that no secret of that server reached a log line.
 ///
 /// Lines at `warning` and above still go to standard error as before.
-final class LogCapture: Sendable {
-    struct Line: Sendable, CustomStringConvertible {
-        var level: Logger.Level
+package final class LogCapture: Sendable {
+    package struct Line: Sendable, CustomStringConvertible {
+        package var level: Logger.Level
         /// The message, its metadata and the error, as one searchable text.
-        var text: String
+        package var text: String
         /// The id of the request being served when the line was written (`RequestID.current`), if any.
-        var requestID: String? = nil
-        var description: String { "[\(level)] \(text)" }
+        package var requestID: String? = nil
+        package var description: String { "[\(level)] \(text)" }
     }
 
     private let captured = Locked<[Line]>([])
     /// Past this many lines only the count grows (a long test must not hold its whole log in memory).
-    static let maxLines = 200_000
+    package static let maxLines = 200_000
+
+    package init() {}
     private let dropped = Atomic<Int>(0)
 
-    var lines: [Line] { captured.withLock { $0 } }
+    package var lines: [Line] { captured.withLock { $0 } }
 
     /// A trace-level logger writing here.
-    func logger(label: String) -> Logger {
+    package func logger(label: String) -> Logger {
         var logger = Logger(label: label) { label in Handler(capture: self, echo: StreamLogHandler.standardError(label: label)) }
         logger.logLevel = .trace
         return logger
@@ -47,21 +49,21 @@ final class LogCapture: Sendable {
         if full { dropped.add(1, ordering: .relaxed) }
     }
 
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var echo: StreamLogHandler
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
+    package struct Handler: LogHandler {
+        package let capture: LogCapture
+        package var echo: StreamLogHandler
+        package var metadata: Logger.Metadata = [:]
+        package var logLevel: Logger.Level = .trace
         /// What is echoed to standard error, as the test logger did before it captured.
-        static let echoLevel: Logger.Level = .warning
+        package static let echoLevel: Logger.Level = .warning
 
-        init(capture: LogCapture, echo: StreamLogHandler) {
+        package init(capture: LogCapture, echo: StreamLogHandler) {
             self.capture = capture
             self.echo = echo
             self.echo.logLevel = Self.echoLevel
         }
 
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
             set {
                 metadata[key] = newValue
@@ -69,7 +71,7 @@ final class LogCapture: Sendable {
             }
         }
 
-        func log(event: LogEvent) {
+        package func log(event: LogEvent) {
             var all = RequestID.metadataProvider.get()
             for (k, v) in metadata { all[k] = v }
             for (k, v) in event.metadata ?? [:] { all[k] = v }
@@ -96,7 +98,7 @@ final class LogCapture: Sendable {
 
     /// The secrets of one server: its admin token, the key material in its providers' options (inline or in the
     /// files they name), and every full push token (and pushkey) its database holds.
-    static func secrets(of config: PushRelayConfig, database: PushRelayDatabase) async -> [String] {
+    package static func secrets(of config: PushRelayConfig, database: PushRelayDatabase) async -> [String] {
         var out: [String] = []
         if let admin = config.adminToken { out.append(admin) }
         out += config.homeAssistant.keys
@@ -129,7 +131,7 @@ final class LogCapture: Sendable {
     }
 
     /// The base64 lines of PEM blocks (and of PEM text embedded in JSON, as in a service account's `private_key`).
-    static func pemBodyLines(_ text: String) -> [String] {
+    package static func pemBodyLines(_ text: String) -> [String] {
         guard text.contains("-----BEGIN") else { return [] }
         let normalized = text.replacingOccurrences(of: "\\n", with: "\n")
         return normalized.split(whereSeparator: \.isNewline).map { String($0).trimmingCharacters(in: .whitespaces) }
@@ -137,7 +139,7 @@ final class LogCapture: Sendable {
     }
 
     /// Each line holding a secret: one of `secrets` verbatim or one of the `secretShapes`.
-    func leaks(of secrets: [String]) -> [(what: String, line: Line)] {
+    package func leaks(of secrets: [String]) -> [(what: String, line: Line)] {
         var out: [(String, Line)] = []
         for line in lines {
             if let s = secrets.first(where: { line.text.contains($0) }) { out.append(("secret \(TokenDisplay.short(s))", line)) }
@@ -147,7 +149,7 @@ final class LogCapture: Sendable {
     }
 
     /// Records a test failure for each leak (at most a few, shortened: the failure message is a log too).
-    func expectNoLeaks(of secrets: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    package func expectNoLeaks(of secrets: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         let found = leaks(of: secrets)
         for (what, line) in found.prefix(5) {
             var shown = line.text

@@ -13,21 +13,21 @@ import Glibc
 /// concurrency pool. Every request ends in one of three ways: answered (its status), refused (the connection could not
 /// be opened: the request was never sent), or lost (sent, and the connection ended without an answer: what Home
 /// Assistant reports as a failed notification).
-final class NotifyLoad: Sendable {
-    struct Tally: Sendable, CustomStringConvertible {
+package final class NotifyLoad: Sendable {
+    package struct Tally: Sendable, CustomStringConvertible {
         /// Answers by status.
-        var answered: [Int: Int] = [:]
+        package var answered: [Int: Int] = [:]
         /// Answers by the port that gave them.
-        var answeredBy: [Int: Int] = [:]
-        var refused = 0
-        var lost = 0
+        package var answeredBy: [Int: Int] = [:]
+        package var refused = 0
+        package var lost = 0
         /// What happened to the first lost requests.
-        var losses: [String] = []
+        package var losses: [String] = []
         /// Answers that said `Connection: close`.
-        var closingAnswers = 0
+        package var closingAnswers = 0
 
-        var answeredTotal: Int { answered.values.reduce(0, +) }
-        var description: String {
+        package var answeredTotal: Int { answered.values.reduce(0, +) }
+        package var description: String {
             "answered \(answered.sorted { $0.key < $1.key }), refused \(refused), lost \(lost) \(losses.prefix(5)), \(closingAnswers) with Connection: close"
         }
     }
@@ -46,15 +46,15 @@ final class NotifyLoad: Sendable {
     private let answerLimit: Double
 
     /// - Parameter route: The port a new connection goes to.
-    init(clients: Int, answerLimit: Double = 20, route: @escaping @Sendable () -> Int) {
+    package init(clients: Int, answerLimit: Double = 20, route: @escaping @Sendable () -> Int) {
         self.clients = clients
         self.answerLimit = answerLimit
         self.route = route
     }
 
-    var tally: Tally { state.withLock { $0.tally } }
+    package var tally: Tally { state.withLock { $0.tally } }
 
-    func start() {
+    package func start() {
         state.withLock { $0.running = clients }
         for client in 0..<clients {
             Thread { [self] in
@@ -71,7 +71,7 @@ final class NotifyLoad: Sendable {
     }
 
     /// Asks every client to stop after its request under way, waits for them, and returns the tally.
-    func stop() async -> Tally {
+    package func stop() async -> Tally {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let done = state.withLock { s -> Bool in
                 s.stopping = true
@@ -85,7 +85,7 @@ final class NotifyLoad: Sendable {
     }
 
     /// Waits until `n` more answers than now have come (up to `limit` seconds); returns whether they did.
-    func waitForAnswers(_ n: Int, limit: Duration = .seconds(20)) async -> Bool {
+    package func waitForAnswers(_ n: Int, limit: Duration = .seconds(20)) async -> Bool {
         let target = tally.answeredTotal + n
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
