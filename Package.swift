@@ -263,6 +263,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Home Assistant's websocket push channel: the hub (live channels, confirms and the fallback, other instances),
+        // push-token and webhook-id bindings, the local-only queue, and the NIO transport with its state machines. It
+        // names no entry point: Home Assistant and calls reach it through `PushChannelPort`.
+        .target(
+            name: "PushRelayPushChannel",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayConfiguration",
+                "PushRelayDelivery",
+                "PushRelayEventLoopClock",
+                "PushRelayHTTP",
+                "PushRelaySecurity",
+                "PushRelayServerMetrics",
+                "PushRelayStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -274,6 +297,7 @@ let package = Package(
                 "PushRelayConfiguration",
                 "PushRelayMatrixGateway",
                 "PushRelayWebPushRelay",
+                "PushRelayPushChannel",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -302,6 +326,7 @@ let package = Package(
             name: "PushRelayFuzzing",
             dependencies: [
                 "PushRelayCore",
+                "PushRelayPushChannel",
                 "PushRelayConfiguration",
                 "PushRelayWebPush",
                 "PushRelayServer",
@@ -477,6 +502,7 @@ let package = Package(
             name: "PushRelayServerTestRig",
             dependencies: [
                 "PushRelayServer",
+                "PushRelayPushChannel",
                 "PushRelayHTTP",
                 "PushRelayDelivery",
                 "PushRelayConfiguration",
@@ -500,6 +526,27 @@ let package = Package(
             path: "Tests/PushRelayServerTestRig",
             swiftSettings: swiftSettings
         ),
+        // The push channel's tests: its state machines and handlers without sockets, and the channel over real websockets.
+        .testTarget(
+            name: "PushRelayPushChannelTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayDelivery",
+                "PushRelayConfiguration",
+                "PushRelayPushChannel",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayServerTests",
             dependencies: [
@@ -511,6 +558,7 @@ let package = Package(
                 "PushRelayConfiguration",
                 "PushRelayMatrixGateway",
                 "PushRelayWebPushRelay",
+                "PushRelayPushChannel",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

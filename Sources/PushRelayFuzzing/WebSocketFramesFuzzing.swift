@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
+import PushRelayPushChannel
 import PushRelayServer
 
 /// A byte stream from a websocket push-channel client, read as the server reads it after the upgrade: NIO's frame

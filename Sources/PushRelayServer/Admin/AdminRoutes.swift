@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import PushRelayCore
 import PushRelayHTTP
+import PushRelayPushChannel
 import PushRelaySecurity
 import PushRelayServerMetrics
 import PushRelayStore

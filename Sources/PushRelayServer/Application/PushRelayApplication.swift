@@ -9,6 +9,7 @@ import PushRelayEventLoopClock
 import PushRelayHTTP
 import PushRelayMatrixGateway
 import PushRelayProviders
+import PushRelayPushChannel
 import PushRelaySecurity
 import PushRelayServerMetrics
 import PushRelayStore

@@ -1,5 +1,6 @@
 import Logging
 import PushRelayCore
+import PushRelayPushChannel
 import PushRelayStore
 
 /// Rings a call on the device's push channel, as SignalWire does: no push while the device has a live channel

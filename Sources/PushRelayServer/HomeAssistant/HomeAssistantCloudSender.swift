@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayDelivery
 import PushRelayHTTP
 import PushRelayProviders
+import PushRelayPushChannel
 import PushRelayStore
 
 /// Sends a Home Assistant notification by the cloud route, through the push provider its app's `apps` entry names:

@@ -1,4 +1,5 @@
 import PushRelayCore
+import PushRelayPushChannel
 
 /// Home Assistant's notifications: over the device's live push channel when it has one (no quota used), else by
 /// the app's cloud route. Returns domain outcomes; `HomeAssistantAnswer` renders them for HTTP.

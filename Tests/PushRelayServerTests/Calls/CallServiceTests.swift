@@ -1,5 +1,6 @@
 import Foundation
 import PushRelayCore
+import PushRelayPushChannel
 import PushRelaySecurity
 import PushRelayServerTestRig
 import PushRelayStore

@@ -14,8 +14,8 @@ import Testing
 @Suite struct HomeAssistantAccessTests {
     static let key = "k3y-0f-h0me-assistant-1234"
 
-    static func body(_ message: String = "Hello", token: String = StrangerBoundsTests.token("device"), appID: String = "io.app") -> JSONValue {
-        PushChannelTests.body(message, token: token, appID: appID, webhookID: "hook-1")
+    static func body(_ message: String = "Hello", token: String = PushChannelRig.token("device"), appID: String = "io.app") -> JSONValue {
+        PushChannelRig.body(message, token: token, appID: appID, webhookID: "hook-1")
     }
 
     static func withServer(
@@ -24,7 +24,7 @@ import Testing
         _ body: @Sendable (TestServer, ScriptedProvider) async throws -> Void
     ) async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        try await TestServer.with(providers: ["cloud": cloud], notifyInPipeline: pipeline, configure: PushChannelTests.cloud(10_000, configure)) {
+        try await TestServer.with(providers: ["cloud": cloud], notifyInPipeline: pipeline, configure: PushChannelRig.cloud(10_000, configure)) {
             s in
             try await body(s, cloud)
         }
@@ -80,14 +80,14 @@ import Testing
 
     @Test func aTrustedPostBindsALocalOnlyAppsPair() async throws {
         try await Self.withServer(pipeline: true, { $0.homeAssistant.keys = [Self.key] }) { s, _ in
-            let token = StrangerBoundsTests.token("device")
-            let device = try await StrangerBoundsTests.authenticated(s, token)
-            #expect(try await StrangerBoundsTests.subscribe(device, webhookID: "hook-1")["success"] == true)
+            let token = PushChannelRig.token("device")
+            let device = try await PushChannelRig.authenticated(s, token)
+            #expect(try await PushChannelRig.subscribe(device, webhookID: "hook-1")["success"] == true)
             // A local-only app has no provider to check its token: through a closed route Home Assistant's post
             // itself binds the pair.
             let r = try await s.post(
                 "/api/sendPush/android/v1?key=\(Self.key)",
-                Self.body("trusted", token: token, appID: StrangerBoundsTests.localApp)
+                Self.body("trusted", token: token, appID: PushChannelRig.localApp)
             )
             #expect(r["messageId"]?.stringValue?.hasPrefix("local:") == true, "\(r.rawBody)")
             #expect(try await device.receive()["event"]?["message"] == "trusted")

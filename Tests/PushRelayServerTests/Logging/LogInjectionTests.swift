@@ -3,6 +3,7 @@ import Logging
 import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelayHTTP
+import PushRelayPushChannel
 import PushRelaySQLite
 import PushRelayServerTestRig
 import PushRelayStore

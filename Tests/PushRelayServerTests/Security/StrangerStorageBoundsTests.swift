@@ -15,7 +15,7 @@ import Testing
 
     /// A Home Assistant body for a cloud app, with `change` applied.
     static func body(_ change: (inout [String: JSONValue]) -> Void = { _ in }) -> JSONValue {
-        var o = PushChannelTests.body("hello", token: token, webhookID: "hook-1").objectValue!
+        var o = PushChannelRig.body("hello", token: token, webhookID: "hook-1").objectValue!
         change(&o)
         return .object(o)
     }
@@ -39,7 +39,7 @@ import Testing
 
     @Test func homeAssistantFieldsPastTheirBoundAreRefusedBeforeAnythingIsWritten() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        try await TestServer.with(providers: ["cloud": cloud], configure: PushChannelTests.cloud()) { s in
+        try await TestServer.with(providers: ["cloud": cloud], configure: PushChannelRig.cloud()) { s in
             let longToken = String(repeating: "t", count: FieldLimits.token + 1)
             let cases: [(field: String, limit: Int, body: JSONValue)] = [
                 ("push_token", FieldLimits.token, Self.body { $0["push_token"] = .string(longToken) }),
@@ -176,7 +176,7 @@ import Testing
 
     @Test func aNoFallbackChannelsMessagesGoUnderThePerTokenBound() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        let configure = PushChannelTests.cloud { $0.channel.maxQueuedPerToken = 3 }
+        let configure = PushChannelRig.cloud { $0.channel.maxQueuedPerToken = 3 }
         try await TestServer.with(providers: ["cloud": cloud], configure: configure) { s in
             // Home Assistant pairs the device, which then subscribes asking for no fallback and never confirms.
             #expect(try await s.android(Self.body()).status == 201)
@@ -204,7 +204,7 @@ import Testing
 
     @Test func aNoFallbackChannelsMessagesGoUnderTheTotalBound() async throws {
         let cloud = ScriptedProvider(name: "cloud", [.deliver])
-        let configure = PushChannelTests.cloud { $0.channel.maxQueuedBytes = 16_384 }
+        let configure = PushChannelRig.cloud { $0.channel.maxQueuedBytes = 16_384 }
         try await TestServer.with(providers: ["cloud": cloud], configure: configure) { s in
             #expect(try await s.android(Self.body()).status == 201)
             let ws = try await WSTestClient.subscribed(port: s.port, token: Self.token, webhookID: "hook-1", fallback: false)
