@@ -501,6 +501,8 @@ let package = Package(
         .target(
             name: "PushRelayServerTestRig",
             dependencies: [
+                "PushRelayWebPush",
+                .product(name: "Crypto", package: "swift-crypto"),
                 "PushRelayServer",
                 "PushRelayPushChannel",
                 "PushRelayHTTP",
@@ -544,6 +546,112 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP plumbing's tests: the listener, the fast path and the slow-client guard (handlers and state machines with EmbeddedChannel, and on a whole server), the logging.
+        .testTarget(
+            name: "PushRelayHTTPTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayHTTP",
+                "PushRelayDelivery",
+                "PushRelayConfiguration",
+                "PushRelayMatrixGateway",
+                "PushRelayPushChannel",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                "PushRelayEventLoopClock",
+                "PushRelayTestHarness",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The delivery pipeline's tests: the dispatcher, its gate, breaker and deadlines, and the background work, with scripted providers and on a whole server.
+        .testTarget(
+            name: "PushRelayDeliveryTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayDelivery",
+                "PushRelayConfiguration",
+                "PushRelayServerMetrics",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayProviders",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The credential checks' tests, and the threat table's attacks on a whole server (hostile callers, fuzzing, strangers' budgets).
+        .testTarget(
+            name: "PushRelaySecurityTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayHTTP",
+                "PushRelaySecurity",
+                "PushRelayConfiguration",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                "PushRelayEventLoopClock",
+                "PushRelayTestHarness",
+                "PushRelayFuzzing",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Matrix gateway's tests: the gateway on real storage, and its settings.
+        .testTarget(
+            name: "PushRelayMatrixGatewayTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayConfiguration",
+                "PushRelayMatrixGateway",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                "PushRelayWebPush",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The WebPush relay's tests: the service with a scripted provider, the per-sender limit, the unsubscribe line, pywebpush end to end.
+        .testTarget(
+            name: "PushRelayWebPushRelayTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayDelivery",
+                "PushRelayConfiguration",
+                "PushRelayWebPushRelay",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -221,7 +221,7 @@ import Testing
             #expect(scrape.status == 200)
             let (series, types) = Self.exposition(scrape.rawBody)
             #expect(
-                MetricsTests.lines(scrape.rawBody, "pushrelay_channel_connections").first?.hasPrefix("pushrelay_channel_connections 1") == true,
+                MetricsScrape.lines(scrape.rawBody, "pushrelay_channel_connections").first?.hasPrefix("pushrelay_channel_connections 1") == true,
                 "the open websocket is counted"
             )
 

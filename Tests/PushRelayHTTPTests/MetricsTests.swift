@@ -5,10 +5,6 @@ import Testing
 
 /// `GET /metrics`: Prometheus text, off unless configured, behind the admin token when there is one.
 @Suite struct MetricsTests {
-    static func lines(_ text: String, _ name: String) -> [String] {
-        text.split(separator: "\n").map(String.init).filter { $0.hasPrefix(name + "{") || $0.hasPrefix(name + " ") }
-    }
-
     @Test func offByDefault() async throws {
         try await TestServer.with { (s: TestServer) async throws in
             let r = try await s.request(.GET, "/metrics")
@@ -28,21 +24,21 @@ import Testing
             #expect(r.status == 200)
             #expect(r.headers["content-type"]?.hasPrefix("text/plain") == true)
             let text = r.rawBody
-            let requests = Self.lines(text, "pushrelay_http_requests_total")
+            let requests = MetricsScrape.lines(text, "pushrelay_http_requests_total")
             let created = requests.filter { $0.contains(#"route="/api/sendPush/android/v1""#) && $0.contains(#"status="201""#) }
             #expect(created.count == 1 && created.first?.hasSuffix(" 2") == true, "\(requests)")
             #expect(requests.contains { $0.contains(#"status="400""#) && $0.hasSuffix(" 1") }, "\(requests)")
             #expect(requests.contains { $0.contains(#"route="unmatched""#) && $0.contains(#"status="404""#) }, "\(requests)")
             #expect(!text.contains(token), "push tokens never become label values")
-            #expect(Self.lines(text, "pushrelay_http_request_duration_seconds_count").count >= 2)
+            #expect(MetricsScrape.lines(text, "pushrelay_http_request_duration_seconds_count").count >= 2)
             #expect(
-                Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0.0"]
-                    || Self.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0"],
+                MetricsScrape.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0.0"]
+                    || MetricsScrape.lines(text, "pushrelay_channel_connections") == ["pushrelay_channel_connections 0"],
                 "\(text)"
             )
-            let writes = Self.lines(text, "pushrelay_sqlite_writes").first.flatMap { Double($0.split(separator: " ").last ?? "") }
+            let writes = MetricsScrape.lines(text, "pushrelay_sqlite_writes").first.flatMap { Double($0.split(separator: " ").last ?? "") }
             #expect((writes ?? 0) >= 2, "the two reservations were group-committed")
-            let syncs = Self.lines(text, "pushrelay_sqlite_wal_syncs").first.flatMap { Double($0.split(separator: " ").last ?? "") }
+            let syncs = MetricsScrape.lines(text, "pushrelay_sqlite_wal_syncs").first.flatMap { Double($0.split(separator: " ").last ?? "") }
             #expect((syncs ?? 0) >= 1, "an answered write was synced")
         }
     }
@@ -50,8 +46,11 @@ import Testing
     @Test func theCountersTheDashboardAndAlertsQueryAreExportedAtZeroFromTheStart() async throws {
         try await TestServer.with(.router, configure: { $0.metricsEnabled = true }) { (s: TestServer) async throws in
             let text = try await s.request(.GET, "/metrics").rawBody
-            #expect(Self.lines(text, "pushrelay_deliveries_shed_total") == [#"pushrelay_deliveries_shed_total{provider="sandbox"} 0"#], "\(text)")
-            let transitions = Self.lines(text, "pushrelay_provider_circuit_transitions_total").sorted()
+            #expect(
+                MetricsScrape.lines(text, "pushrelay_deliveries_shed_total") == [#"pushrelay_deliveries_shed_total{provider="sandbox"} 0"#],
+                "\(text)"
+            )
+            let transitions = MetricsScrape.lines(text, "pushrelay_provider_circuit_transitions_total").sorted()
             #expect(
                 transitions == [
                     #"pushrelay_provider_circuit_transitions_total{provider="sandbox",to="closed"} 0"#,
