@@ -42,7 +42,7 @@ import Testing
         #expect(o["attempts"] == "3")
         #expect(o["tags"] == ["x", "y"])
         #expect(o["instance"] == "b", "the event's metadata wins over the logger's")
-        #expect(o["source"] == "PushRelayServerTests")
+        #expect(o["source"] == "PushRelayHTTPTests", "the module that logged the line")
         let time = try #require(o["time"]?.stringValue)
         #expect(time.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil, "\(time)")
     }
