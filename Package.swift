@@ -286,6 +286,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Home Assistant's notify: its routes (with the fast path's handler), request reader and answer renderer, who may
+        // post, the service, the cloud sender, payload sealing. It names no other entry point.
+        .target(
+            name: "PushRelayHomeAssistant",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayDelivery",
+                "PushRelayHTTP",
+                "PushRelayProviders",
+                "PushRelayPushChannel",
+                "PushRelaySecurity",
+                "PushRelayStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -298,6 +316,7 @@ let package = Package(
                 "PushRelayMatrixGateway",
                 "PushRelayWebPushRelay",
                 "PushRelayPushChannel",
+                "PushRelayHomeAssistant",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -501,6 +520,7 @@ let package = Package(
         .target(
             name: "PushRelayServerTestRig",
             dependencies: [
+                "PushRelayHomeAssistant",
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "PushRelayServer",
@@ -532,6 +552,7 @@ let package = Package(
         .testTarget(
             name: "PushRelayPushChannelTests",
             dependencies: [
+                "PushRelayHomeAssistant",
                 "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayDelivery",
@@ -553,6 +574,7 @@ let package = Package(
         .testTarget(
             name: "PushRelayHTTPTests",
             dependencies: [
+                "PushRelayHomeAssistant",
                 "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayHTTP",
@@ -655,6 +677,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Home Assistant's notify tests: the service with a scripted provider, its routes and answers on a whole server, who may post.
+        .testTarget(
+            name: "PushRelayHomeAssistantTests",
+            dependencies: [
+                "PushRelayHomeAssistant",
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelaySecurity",
+                "PushRelayConfiguration",
+                "PushRelayPushChannel",
+                "PushRelayHomeAssistant",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayServerTests",
             dependencies: [
@@ -667,6 +709,7 @@ let package = Package(
                 "PushRelayMatrixGateway",
                 "PushRelayWebPushRelay",
                 "PushRelayPushChannel",
+                "PushRelayHomeAssistant",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

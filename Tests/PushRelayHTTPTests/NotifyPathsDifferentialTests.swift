@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayCore
 import PushRelayHTTP
+import PushRelayHomeAssistant
 import PushRelayMatrixGateway
 import PushRelayServerTestRig
 import Testing

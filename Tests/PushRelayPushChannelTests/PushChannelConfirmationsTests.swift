@@ -3,6 +3,7 @@ import Logging
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayHomeAssistant
 import PushRelayPushChannel
 import PushRelaySQLite
 import PushRelayServerTestRig

@@ -7,6 +7,7 @@ import PushRelayCore
 import PushRelayDelivery
 import PushRelayEventLoopClock
 import PushRelayHTTP
+import PushRelayHomeAssistant
 import PushRelayMatrixGateway
 import PushRelayProviders
 import PushRelayPushChannel

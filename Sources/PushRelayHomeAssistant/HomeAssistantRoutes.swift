@@ -4,8 +4,8 @@ import PushRelayHTTP
 
 /// The paths Home Assistant POSTs notifications to, and the platform each one is for: the one table both the router
 /// (`HomeAssistantRoutes`) and the pipeline's fast path (`NotifyFastPath`) serve.
-enum HomeAssistantNotifyRoutes {
-    static let all: [(path: String, platform: HAPlatform)] = [
+package enum HomeAssistantNotifyRoutes {
+    package static let all: [(path: String, platform: HAPlatform)] = [
         ("/api/sendPush/android/v1", .android),
         ("/api/sendPushNotification", .ios),
         ("/api/sendPush/iOS/v1", .ios),
@@ -17,7 +17,7 @@ enum HomeAssistantNotifyRoutes {
     ///
     /// `access` is checked before the body is read, by `fastPathGuards`; every request that reaches a handler passed
     /// it, so with a closed route each one is trusted.
-    static func fastPath(_ service: HomeAssistantService, access: HomeAssistantAccess? = nil) -> [String: NotifyFastPath.Endpoint.Handler] {
+    package static func fastPath(_ service: HomeAssistantService, access: HomeAssistantAccess? = nil) -> [String: NotifyFastPath.Endpoint.Handler] {
         let trusted = !(access?.isOpen ?? true)
         var handlers: [String: NotifyFastPath.Endpoint.Handler] = [:]
         for (path, platform) in all {
@@ -39,7 +39,7 @@ enum HomeAssistantNotifyRoutes {
 
     /// `access` for the fast path, by path: the answer to a refused request, before its handler runs. None when the
     /// routes are open.
-    static func fastPathGuards(_ access: HomeAssistantAccess) -> [String: NotifyFastPath.Endpoint.Guard] {
+    package static func fastPathGuards(_ access: HomeAssistantAccess) -> [String: NotifyFastPath.Endpoint.Guard] {
         guard !access.isOpen else { return [:] }
         var guards: [String: NotifyFastPath.Endpoint.Guard] = [:]
         for (path, _) in all {
@@ -57,14 +57,20 @@ enum HomeAssistantNotifyRoutes {
 }
 
 /// Home Assistant's `push_url` endpoints.
-struct HomeAssistantRoutes<Context: PeerAddressContext> {
-    let service: HomeAssistantService
+package struct HomeAssistantRoutes<Context: PeerAddressContext> {
+    package let service: HomeAssistantService
     /// `http.max_body_bytes`.
-    let bodyLimit: BodyLimit
+    package let bodyLimit: BodyLimit
     /// `home_assistant.keys` and `home_assistant.allowed_networks`: checked before the body is read.
-    var access: HomeAssistantAccess? = nil
+    package var access: HomeAssistantAccess? = nil
 
-    func register(_ routes: RouteTable<Context>) {
+    package init(service: HomeAssistantService, bodyLimit: BodyLimit, access: HomeAssistantAccess? = nil) {
+        self.service = service
+        self.bodyLimit = bodyLimit
+        self.access = access
+    }
+
+    package func register(_ routes: RouteTable<Context>) {
         for (path, platform) in HomeAssistantNotifyRoutes.all {
             routes.on(
                 RouterPath(path),

@@ -10,19 +10,41 @@ import PushRelayStore
 /// Sends a Home Assistant notification by the cloud route, through the push provider its app's `apps` entry names:
 /// translate for the platform, seal when asked, and hand it to the dispatcher under the token's daily quota (the
 /// rate-limit notice included). Also what an unconfirmed push-channel message falls back to.
-struct HomeAssistantCloudSender: Sendable {
-    let apps: AppProviders
-    let dispatcher: Dispatcher
-    let quota: any QuotaLedger
-    let policy: QuotaPolicy
-    let sealer: PayloadSealer
+package struct HomeAssistantCloudSender: Sendable {
+    package let apps: AppProviders
+    package let dispatcher: Dispatcher
+    package let quota: any QuotaLedger
+    package let policy: QuotaPolicy
+    package let sealer: PayloadSealer
     /// Where a local-only app's notification waits for its device's channel.
-    let localOnly: LocalOnlyQueue
-    let iosOptions: IOSTranslationOptions
-    let clock: any TimePort
-    let logger: Logger
+    package let localOnly: LocalOnlyQueue
+    package let iosOptions: IOSTranslationOptions
+    package let clock: any TimePort
+    package let logger: Logger
 
-    func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {
+    package init(
+        apps: AppProviders,
+        dispatcher: Dispatcher,
+        quota: any QuotaLedger,
+        policy: QuotaPolicy,
+        sealer: PayloadSealer,
+        localOnly: LocalOnlyQueue,
+        iosOptions: IOSTranslationOptions,
+        clock: any TimePort,
+        logger: Logger
+    ) {
+        self.apps = apps
+        self.dispatcher = dispatcher
+        self.quota = quota
+        self.policy = policy
+        self.sealer = sealer
+        self.localOnly = localOnly
+        self.iosOptions = iosOptions
+        self.clock = clock
+        self.logger = logger
+    }
+
+    package func translate(_ n: HANotification, platform: HAPlatform) -> TranslatedNotification {
         switch platform {
         case .android: return AndroidTranslation.translate(n)
         case .ios: return IOSTranslation.translate(n, options: iosOptions, now: clock.now())
@@ -30,21 +52,24 @@ struct HomeAssistantCloudSender: Sendable {
     }
 
     /// Whether `appID`'s notifications have a cloud route: a provider that is not `none` and is configured.
-    func hasCloudRoute(appID: String?) -> Bool {
+    package func hasCloudRoute(appID: String?) -> Bool {
         guard let provider = apps.provider(for: appID), provider != AppProviders.localOnly else { return false }
         return dispatcher.has(provider: provider)
     }
 
     /// Sends `n` through its app's provider. A local-only app's notification is queued for its device's channel instead,
     /// within the queue's bounds (`LocalOnlyQueue`).
-    func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
+    package func send(_ n: HANotification, platform: HAPlatform) async -> HomeAssistantOutcome {
         await sendWithEvidence(n, platform: platform).outcome
     }
 
     /// `send`, and what the outcome proves about `n`'s pair: `.proof` when the provider took a notification for the
     /// push token counted on its quota (the provider knows the token), else `.none` (queued, uncounted, sent to a Live
     /// Activity's token, not accepted).
-    func sendWithEvidence(_ n: HANotification, platform: HAPlatform) async -> (outcome: HomeAssistantOutcome, evidence: PushChannelPairEvidence) {
+    package func sendWithEvidence(
+        _ n: HANotification,
+        platform: HAPlatform
+    ) async -> (outcome: HomeAssistantOutcome, evidence: PushChannelPairEvidence) {
         let token = n.pushToken
         let appID = n.registrationInfo.appID
         guard let providerName = apps.provider(for: appID) else {
@@ -122,7 +147,7 @@ struct HomeAssistantCloudSender: Sendable {
     }
 
     /// 201 for a notification delivered or queued locally: the event as `sentPayload`, the untouched cloud quota.
-    func accepted(_ n: HANotification, messageID: String) async -> HomeAssistantOutcome {
+    package func accepted(_ n: HANotification, messageID: String) async -> HomeAssistantOutcome {
         guard let limits = await rateLimits(pushToken: n.pushToken, appID: n.registrationInfo.appID) else { return .storageUnavailable }
         return .accepted(
             messageID: messageID,
@@ -132,7 +157,7 @@ struct HomeAssistantCloudSender: Sendable {
     }
 
     /// The token's quota today, read-only; nil when the quota database cannot be read.
-    func rateLimits(pushToken: String, appID: String?) async -> RateLimits? {
+    package func rateLimits(pushToken: String, appID: String?) async -> RateLimits? {
         do {
             return try await quota.rateLimits(pushToken: pushToken, appID: appID, day: UTCDay(clock.now()), policy: policy)
         } catch {
@@ -167,7 +192,7 @@ extension Optional where Wrapped: Sendable {
 
 /// An unconfirmed websocket message goes by its app's cloud route.
 extension HomeAssistantCloudSender: PushChannelFallback {
-    func fallBack(_ n: HANotification, platform: HAPlatform) async -> String? {
+    package func fallBack(_ n: HANotification, platform: HAPlatform) async -> String? {
         let outcome = await send(n, platform: platform)
         return outcome.isAccepted ? nil : outcome.summary
     }

@@ -1,6 +1,7 @@
 import Foundation
 import PushRelayConfiguration
 import PushRelayCore
+import PushRelayHomeAssistant
 import PushRelayPushChannel
 import PushRelaySecurity
 import PushRelayServerTestRig

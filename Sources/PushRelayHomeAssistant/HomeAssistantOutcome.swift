@@ -3,7 +3,7 @@ import PushRelayStore
 
 /// How one Home Assistant notification ended. The HTTP layer (`HomeAssistantAnswer`) turns it into the relay's wire
 /// answer: 201, 429, 410 and the other errors with their JSON bodies.
-enum HomeAssistantOutcome: Sendable {
+package enum HomeAssistantOutcome: Sendable {
     /// Sent (by the cloud route or over a live push channel) or queued for the device. `sentPayload` is the
     /// encoded JSON of what was sent.
     case accepted(messageID: String, sentPayload: [UInt8], rateLimits: RateLimits)
@@ -31,7 +31,7 @@ enum HomeAssistantOutcome: Sendable {
     case internalError(String)
 
     /// A short description for log lines (no tokens).
-    var summary: String {
+    package var summary: String {
         switch self {
         case .accepted: return "accepted"
         case .rateLimited(let maximum, _): return "rate limited (maximum \(maximum))"
@@ -45,7 +45,7 @@ enum HomeAssistantOutcome: Sendable {
         }
     }
 
-    var isAccepted: Bool {
+    package var isAccepted: Bool {
         if case .accepted = self { return true }
         return false
     }

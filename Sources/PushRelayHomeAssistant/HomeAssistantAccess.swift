@@ -17,16 +17,16 @@ import PushRelaySecurity
 /// failed credential check of its address (`security.max_failed_auths_per_minute`); a blocked address gets 429. A
 /// request that passes a closed route's checks is *trusted*: it comes from Home Assistant, so its pair is bound
 /// (`PushChannelPairEvidence.proof`).
-struct HomeAssistantAccess: Sendable {
+package struct HomeAssistantAccess: Sendable {
     private let keys: [SecretMatcher]
     private let networks: [OutboundAddressPolicy.Network]
     private let limiter: FailedAuthLimiter?
     private let clock: any TimePort
 
     /// The query parameter that carries the key.
-    static let keyParameter = "key"
+    package static let keyParameter = "key"
 
-    init(keys: [String] = [], networks: [OutboundAddressPolicy.Network] = [], limiter: FailedAuthLimiter? = nil, clock: any TimePort) {
+    package init(keys: [String] = [], networks: [OutboundAddressPolicy.Network] = [], limiter: FailedAuthLimiter? = nil, clock: any TimePort) {
         self.keys = keys.map { SecretMatcher(secret: $0) }
         self.networks = networks
         self.limiter = limiter
@@ -34,11 +34,11 @@ struct HomeAssistantAccess: Sendable {
     }
 
     /// Open to everyone: neither keys nor networks are configured.
-    var isOpen: Bool { keys.isEmpty && networks.isEmpty }
+    package var isOpen: Bool { keys.isEmpty && networks.isEmpty }
 
     /// Checks a request for `target` (its path with the query) from `client`. Returns whether it is trusted (false on
     /// open routes); throws the answer to a refused request.
-    func check(target: String, client: String) throws(APIError) -> Bool {
+    package func check(target: String, client: String) throws(APIError) -> Bool {
         guard !isOpen else { return false }
         let now = clock.now()
         if let limiter, limiter.isBlocked(client, now: now) { throw .tooManyFailedAttempts }
@@ -70,7 +70,7 @@ struct HomeAssistantAccess: Sendable {
     }
 
     /// The percent-decoded value of the first `key` parameter of `target`'s query, or nil without one.
-    static func key(in target: String) -> String? {
+    package static func key(in target: String) -> String? {
         guard let q = target.firstIndex(of: "?") else { return nil }
         for item in target[target.index(after: q)...].split(separator: "&", omittingEmptySubsequences: true) {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

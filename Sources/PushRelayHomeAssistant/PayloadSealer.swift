@@ -5,9 +5,9 @@ import PushRelayStore
 
 /// `encrypt_payloads`: seals a notification for a device registered with `POST /api/v1/devices`, so Apple and Google
 /// see only a generic alert.
-struct PayloadSealer: Sendable {
+package struct PayloadSealer: Sendable {
     /// Why a notification could not be sealed (it is then not sent).
-    enum Failure: Error {
+    package enum Failure: Error {
         /// The device's key could not be read.
         case storageUnavailable
         /// Encryption failed.
@@ -15,15 +15,25 @@ struct PayloadSealer: Sendable {
     }
 
     /// The alert Apple and Google see for a sealed notification.
-    static let sealedAlertText = "New notification"
+    package static let sealedAlertText = "New notification"
 
-    let apps: AppProviders
-    let devices: any CallDeviceStorage
-    let logger: Logger
+    package let apps: AppProviders
+    package let devices: any CallDeviceStorage
+    package let logger: Logger
+
+    package init(apps: AppProviders, devices: any CallDeviceStorage, logger: Logger) {
+        self.apps = apps
+        self.devices = devices
+        self.logger = logger
+    }
 
     /// Seals `t` when the app's `apps` entry asks for it and the push token belongs to a registered device; otherwise returns
     /// it unchanged.
-    func sealIfRegistered(_ t: TranslatedNotification, _ n: HANotification, platform: HAPlatform) async throws(Failure) -> TranslatedNotification {
+    package func sealIfRegistered(
+        _ t: TranslatedNotification,
+        _ n: HANotification,
+        platform: HAPlatform
+    ) async throws(Failure) -> TranslatedNotification {
         guard apps.entry(for: n.registrationInfo.appID)?.encryptPayloads == true, EncryptedNotification.canSeal(t, platform: platform)
         else { return t }
         let key: [UInt8]?

@@ -3,11 +3,11 @@ import PushRelayPushChannel
 
 /// Home Assistant's notifications: over the device's live push channel when it has one (no quota used), else by
 /// the app's cloud route. Returns domain outcomes; `HomeAssistantAnswer` renders them for HTTP.
-final class HomeAssistantService: Sendable {
-    let pushChannel: any PushChannelPort
-    let cloud: HomeAssistantCloudSender
+package final class HomeAssistantService: Sendable {
+    package let pushChannel: any PushChannelPort
+    package let cloud: HomeAssistantCloudSender
 
-    init(pushChannel: any PushChannelPort, cloud: HomeAssistantCloudSender) {
+    package init(pushChannel: any PushChannelPort, cloud: HomeAssistantCloudSender) {
         self.pushChannel = pushChannel
         self.cloud = cloud
     }
@@ -21,7 +21,7 @@ final class HomeAssistantService: Sendable {
     /// whose pair is not bound yet (provisional) gets an open route's notification only when the app has no cloud
     /// route (a local-only app): for other apps the notification goes by the cloud, where the provider checks the
     /// token, and then binds the pair.
-    func send(_ n: HANotification, platform: HAPlatform, trusted: Bool = false) async -> HomeAssistantOutcome {
+    package func send(_ n: HANotification, platform: HAPlatform, trusted: Bool = false) async -> HomeAssistantOutcome {
         let toProvisional = trusted || !cloud.hasCloudRoute(appID: n.registrationInfo.appID)
         let outcome: HomeAssistantOutcome
         var evidence = PushChannelPairEvidence.none
@@ -36,7 +36,7 @@ final class HomeAssistantService: Sendable {
     }
 
     /// Read-only quota for `checkRateLimits`; nil when the quota database cannot be read.
-    func rateLimits(pushToken: String) async -> RateLimits? {
+    package func rateLimits(pushToken: String) async -> RateLimits? {
         await cloud.rateLimits(pushToken: pushToken, appID: nil)
     }
 }
