@@ -304,6 +304,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Devices registered for calls and their call-invite pushes (per-device encrypted payloads, a live websocket
+        // first), with their routes and answers. It names no other entry point.
+        .target(
+            name: "PushRelayCalls",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayDelivery",
+                "PushRelayHTTP",
+                "PushRelayPushChannel",
+                "PushRelaySecurity",
+                "PushRelayStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -317,6 +333,7 @@ let package = Package(
                 "PushRelayWebPushRelay",
                 "PushRelayPushChannel",
                 "PushRelayHomeAssistant",
+                "PushRelayCalls",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -697,6 +714,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The calls API's tests: the service with real storage, its routes and answers end to end, what an API-key holder can do.
+        .testTarget(
+            name: "PushRelayCallsTests",
+            dependencies: [
+                "PushRelayCalls",
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelaySecurity",
+                "PushRelayPushChannel",
+                "PushRelayCalls",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayServerTests",
             dependencies: [
@@ -710,6 +745,7 @@ let package = Package(
                 "PushRelayWebPushRelay",
                 "PushRelayPushChannel",
                 "PushRelayHomeAssistant",
+                "PushRelayCalls",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

@@ -1,3 +1,4 @@
+import PushRelayCalls
 import PushRelayCore
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushRelayCalls
 import PushRelayCore
 import PushRelayPushChannel
 import PushRelaySecurity

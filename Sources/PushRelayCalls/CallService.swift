@@ -7,7 +7,7 @@ import PushRelaySecurity
 import PushRelayStore
 
 /// Why a call-service request was refused. `CallRoutes` turns it into the HTTP answer.
-enum CallError: Error, Sendable, Equatable {
+package enum CallError: Error, Sendable, Equatable {
     /// The address has failed too many credential checks; it is blocked for a while.
     case tooManyFailedAttempts
     /// No API key, or not one this server issued.
@@ -35,21 +35,21 @@ enum CallError: Error, Sendable, Equatable {
 
 /// Devices and call-invite pushes (`/api/v1/*`), after the SignalWire push format. Throws `CallError`; only
 /// `CallRoutes` knows HTTP.
-final class CallService: Sendable {
-    let store: any CallDeviceStorage
-    let apiKeys: any APIKeyStorage
+package final class CallService: Sendable {
+    package let store: any CallDeviceStorage
+    package let apiKeys: any APIKeyStorage
     /// Provider instances (dispatcher names) for iOS (VoIP pushes) and Android; nil when not configured.
-    let apns: String?
-    let fcm: String?
-    let dispatcher: Dispatcher
+    package let apns: String?
+    package let fcm: String?
+    package let dispatcher: Dispatcher
     /// The push channels: a device with a live, confirming channel is rung there first.
-    let channel: CallChannel?
+    package let channel: CallChannel?
     /// Failed API keys count against the address, with every other failed credential check.
-    let limiter: FailedAuthLimiter
-    let clock: any TimePort
-    let logger: Logger
+    package let limiter: FailedAuthLimiter
+    package let clock: any TimePort
+    package let logger: Logger
 
-    init(
+    package init(
         store: any CallDeviceStorage,
         apiKeys: any APIKeyStorage,
         apns: String?,
@@ -73,7 +73,7 @@ final class CallService: Sendable {
 
     /// The API key id for an `Authorization: Bearer` header (`unauthorized`; `tooManyFailedAttempts` while the
     /// address is blocked). A key is looked up by its SHA-256 only, so the lookup's timing says nothing about the key.
-    func authenticate(_ authorization: String?, peer: String) async throws(CallError) -> Int64 {
+    package func authenticate(_ authorization: String?, peer: String) async throws(CallError) -> Int64 {
         let now = clock.now()
         guard !limiter.isBlocked(peer, now: now) else { throw .tooManyFailedAttempts }
         guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { throw .unauthorized }
@@ -91,15 +91,15 @@ final class CallService: Sendable {
         return id
     }
 
-    struct Registered: Sendable {
-        var deviceID: String
-        var key: [UInt8]
+    package struct Registered: Sendable {
+        package var deviceID: String
+        package var key: [UInt8]
     }
 
     /// Registers a device under `apiKeyID` with a new key. A token another live API key registered first is refused
     /// (`tokenHeldByAnotherKey`): that key's devices alone are rung and seal Home Assistant notifications to it. The
     /// same key may register its token again; the newest device's key then seals.
-    func register(
+    package func register(
         apiKeyID: Int64,
         platform: HAPlatform,
         appID: String,
@@ -132,7 +132,7 @@ final class CallService: Sendable {
         }
     }
 
-    func delete(deviceID: String, apiKeyID: Int64) async throws(CallError) {
+    package func delete(deviceID: String, apiKeyID: Int64) async throws(CallError) {
         let deleted: Bool
         do {
             deleted = try await store.deleteDevice(id: deviceID, apiKeyID: apiKeyID)
@@ -142,7 +142,7 @@ final class CallService: Sendable {
         guard deleted else { throw .unknownDevice(deviceID) }
     }
 
-    func rotateKey(deviceID: String, apiKeyID: Int64) async throws(CallError) -> [UInt8] {
+    package func rotateKey(deviceID: String, apiKeyID: Int64) async throws(CallError) -> [UInt8] {
         let key = DeviceCipher.newKey()
         let rotated: Bool
         do {
@@ -154,21 +154,37 @@ final class CallService: Sendable {
         return key
     }
 
-    struct CallRequest: Sendable {
-        var deviceID: String
-        var callerName: String
-        var callerID: String
-        var title: String?
-        var withVideo: Bool
-        var invite: String
+    package struct CallRequest: Sendable {
+        package var deviceID: String
+        package var callerName: String
+        package var callerID: String
+        package var title: String?
+        package var withVideo: Bool
+        package var invite: String
+
+        package init(deviceID: String, callerName: String, callerID: String, title: String?, withVideo: Bool, invite: String) {
+
+            self.deviceID = deviceID
+
+            self.callerName = callerName
+
+            self.callerID = callerID
+
+            self.title = title
+
+            self.withVideo = withVideo
+
+            self.invite = invite
+
+        }
     }
 
-    struct CallSent: Sendable {
-        var notificationUUID: String
-        var deliveredVia: String
+    package struct CallSent: Sendable {
+        package var notificationUUID: String
+        package var deliveredVia: String
     }
 
-    func call(_ c: CallRequest, apiKeyID: Int64) async throws(CallError) -> CallSent {
+    package func call(_ c: CallRequest, apiKeyID: Int64) async throws(CallError) -> CallSent {
         let found: CallDevice?
         do {
             found = try await store.device(id: c.deviceID, apiKeyID: apiKeyID)

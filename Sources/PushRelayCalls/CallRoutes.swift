@@ -5,11 +5,16 @@ import PushRelayHTTP
 import PushRelaySecurity
 
 /// `/api/v1/devices` and `/api/v1/calls`, authenticated with `Authorization: Bearer <api key>`.
-struct CallRoutes {
-    let service: CallService
-    let maxBodyBytes: Int
+package struct CallRoutes {
+    package let service: CallService
+    package let maxBodyBytes: Int
 
-    func register(_ routes: RouteTable<PushRelayRequestContext>) {
+    package init(service: CallService, maxBodyBytes: Int) {
+        self.service = service
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    package func register(_ routes: RouteTable<PushRelayRequestContext>) {
         routes.on("/api/v1/devices", [.post: { request, context in try await registerDevice(request, context) }])
         routes.on(
             "/api/v1/devices/:id",
@@ -150,7 +155,7 @@ extension CallRoutes {
     }
 
     /// The HTTP answer to a refused call-service request.
-    static func apiError(_ error: CallError) -> APIError {
+    package static func apiError(_ error: CallError) -> APIError {
         switch error {
         case .tooManyFailedAttempts:
             return .tooManyFailedAttempts
