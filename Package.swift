@@ -320,6 +320,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The admin HTTP API (quotas, stats, the delivery log), its console (`console/`, embedded at build time) and the
+        // quota reports. It names no entry point.
+        .target(
+            name: "PushRelayAdmin",
+            dependencies: [
+                "PushRelayCore",
+                "PushRelayHTTP",
+                "PushRelayPushChannel",
+                "PushRelaySecurity",
+                "PushRelayServerMetrics",
+                "PushRelayStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedPlugin"]
+        ),
         // HTTP server, config, services: on the storage contract, whichever engine the binary gives it.
         .target(
             name: "PushRelayServer",
@@ -334,6 +353,7 @@ let package = Package(
                 "PushRelayPushChannel",
                 "PushRelayHomeAssistant",
                 "PushRelayCalls",
+                "PushRelayAdmin",
                 "PushRelayServerMetrics",
                 "PushRelayEventLoopClock",
                 "PushRelayStore",
@@ -376,6 +396,7 @@ let package = Package(
         .executableTarget(
             name: "pushrelay",
             dependencies: [
+                "PushRelayAdmin",
                 "PushRelayServer",
                 "PushRelayConfiguration",
                 "PushRelayHTTP",
@@ -641,6 +662,7 @@ let package = Package(
         .testTarget(
             name: "PushRelaySecurityTests",
             dependencies: [
+                "PushRelayAdmin",
                 "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayHTTP",
@@ -732,6 +754,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The admin API's tests: quotas, stats and the delivery log over HTTP, the console's API and embedded files.
+        .testTarget(
+            name: "PushRelayAdminTests",
+            dependencies: [
+                "PushRelayAdmin",
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayConfiguration",
+                "PushRelayAdmin",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelayTestHarness",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayServerTests",
             dependencies: [
@@ -746,6 +784,7 @@ let package = Package(
                 "PushRelayPushChannel",
                 "PushRelayHomeAssistant",
                 "PushRelayCalls",
+                "PushRelayAdmin",
                 "PushRelayServerMetrics",
                 "PushRelayCore",
                 "PushRelayStore",

@@ -4,7 +4,8 @@ import PackagePlugin
 /// Generates, before each build, the Swift files that carry text files in the binary, from the files themselves:
 /// - PushRelaySQLite: `EmbeddedMigrations.swift` from `migrations/*.sql`;
 /// - PushRelayPostgres: `EmbeddedPostgresMigrations.swift` from `migrations/postgres/*.sql`;
-/// - PushRelayServer: `OpenAPIDocument.swift` from `docs/openapi.yaml` and `ConsoleAssets.swift` from `console/`.
+/// - PushRelayServer: `OpenAPIDocument.swift` from `docs/openapi.yaml`;
+/// - PushRelayAdmin: `ConsoleAssets.swift` from `console/`.
 /// The scripts in `scripts/embed-*.sh` write them (only when their text changes, so an unchanged file recompiles
 /// nothing); nothing generated is checked in.
 @main
@@ -15,7 +16,8 @@ struct EmbedPlugin: BuildToolPlugin {
         switch target.name {
         case "PushRelaySQLite": steps = [("embed-migrations.sh", ["sqlite"])]
         case "PushRelayPostgres": steps = [("embed-migrations.sh", ["postgres"])]
-        case "PushRelayServer": steps = [("embed-openapi.sh", []), ("embed-console.sh", [])]
+        case "PushRelayServer": steps = [("embed-openapi.sh", [])]
+        case "PushRelayAdmin": steps = [("embed-console.sh", [])]
         default: return []
         }
         let output = context.pluginWorkDirectoryURL.appending(path: "Embedded")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NIOCore
+import PushRelayAdmin
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP

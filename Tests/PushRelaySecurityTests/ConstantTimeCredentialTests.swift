@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushRelayAdmin
 import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelaySQLite

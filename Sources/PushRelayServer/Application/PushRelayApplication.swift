@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import PushRelayAdmin
 import PushRelayCalls
 import PushRelayConfiguration
 import PushRelayCore

@@ -5,6 +5,7 @@ import PushRelayServerTestRig
 import PushRelayStore
 import Testing
 
+@testable import PushRelayAdmin
 @testable import PushRelayServer
 
 /// The endpoints the admin console reads and writes, and the console's page itself.

@@ -3,48 +3,48 @@ import PushRelayCore
 import PushRelayStore
 
 /// The figures of `GET /admin/v1/stats`, gathered from the storage protocols, and their JSON.
-struct AdminStats: Sendable {
+package struct AdminStats: Sendable {
     /// One UTC day of counted Home Assistant notifications, from the quota ledger (`daily_usage`).
-    struct Day: Sendable, Equatable {
-        var day: String
+    package struct Day: Sendable, Equatable {
+        package var day: String
         /// Deliveries that succeeded (or hold a slot while in flight).
-        var accepted: Int
+        package var accepted: Int
         /// Requests refused because the token's quota was spent.
-        var rejectedByQuota: Int
+        package var rejectedByQuota: Int
         /// Deliveries that failed.
-        var failed: Int
+        package var failed: Int
         /// Tokens with a row that day.
-        var tokens: Int
+        package var tokens: Int
     }
 
     /// One UTC hour of today's counted notifications, from the delivery log.
-    struct Hour: Sendable, Equatable {
-        var hour: Int
-        var accepted: Int
-        var failed: Int
+    package struct Hour: Sendable, Equatable {
+        package var hour: Int
+        package var accepted: Int
+        package var failed: Int
     }
 
-    struct ProviderOutcome: Sendable, Equatable {
-        var provider: String
-        var outcome: String
-        var count: Int
+    package struct ProviderOutcome: Sendable, Equatable {
+        package var provider: String
+        package var outcome: String
+        package var count: Int
     }
 
-    var today: UTCDay
-    var days: [Day]
-    var hours: [Hour]
+    package var today: UTCDay
+    package var days: [Day]
+    package var hours: [Hour]
     /// Today's delivery-log rows by provider and outcome, every kind included.
-    var deliveries: [ProviderOutcome]
+    package var deliveries: [ProviderOutcome]
     /// Today's delivery-log rows by kind (`notification`, `rate_limit_notice`, `webpush_relay`, `call_invite`).
-    var kinds: [String: Int]
+    package var kinds: [String: Int]
     /// Whether `hours`, `deliveries` and `kinds` cover all of today (`DeliverySummary.complete`).
-    var deliveryLogComplete: Bool
-    var channels: (connections: Int, subscriptions: Int, unconfirmed: Int)?
-    var matrixQueued: Int?
-    var matrixDue: Int?
+    package var deliveryLogComplete: Bool
+    package var channels: (connections: Int, subscriptions: Int, unconfirmed: Int)?
+    package var matrixQueued: Int?
+    package var matrixDue: Int?
 
     /// Sums a day's usage rows: accepted = successful, failed = errors, rejected = attempts − successful − errors.
-    static func day(_ day: UTCDay, rows: [UsageRow]) -> Day {
+    package static func day(_ day: UTCDay, rows: [UsageRow]) -> Day {
         var d = Day(day: day.description, accepted: 0, rejectedByQuota: 0, failed: 0, tokens: rows.count)
         for r in rows {
             d.accepted += r.successful
@@ -55,7 +55,7 @@ struct AdminStats: Sendable {
     }
 
     /// Today's 24 hours (counted notifications only) and the per-provider / per-kind totals (every row).
-    static func deliveries(_ summary: DeliverySummary) -> (hours: [Hour], byProvider: [ProviderOutcome], kinds: [String: Int]) {
+    package static func deliveries(_ summary: DeliverySummary) -> (hours: [Hour], byProvider: [ProviderOutcome], kinds: [String: Int]) {
         var hours = (0..<24).map { Hour(hour: $0, accepted: 0, failed: 0) }
         var byProvider: [String: [String: Int]] = [:]
         var kinds: [String: Int] = [:]
@@ -71,7 +71,7 @@ struct AdminStats: Sendable {
         return (hours, list, kinds)
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         let totals = days.last
         var o: [String: JSONValue] = [
             "today": .string(today.description),

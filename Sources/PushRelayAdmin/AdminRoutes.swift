@@ -10,19 +10,19 @@ import PushRelayStore
 
 /// The admin token check: `Authorization: Bearer <admin.token>`, compared in constant time, and counted against the
 /// address's failed credential checks (`FailedAuthLimiter`): a blocked address gets 429 whatever it sends.
-struct AdminAuth: Sendable {
+package struct AdminAuth: Sendable {
     /// The admin token's digest only (`SecretMatcher`); the token itself is not kept.
-    let matcher: SecretMatcher
-    let limiter: FailedAuthLimiter
-    let clock: any TimePort
+    package let matcher: SecretMatcher
+    package let limiter: FailedAuthLimiter
+    package let clock: any TimePort
 
-    init(token: String, limiter: FailedAuthLimiter, clock: any TimePort) {
+    package init(token: String, limiter: FailedAuthLimiter, clock: any TimePort) {
         self.matcher = SecretMatcher(secret: token)
         self.limiter = limiter
         self.clock = clock
     }
 
-    func authorize(_ request: Request, peer: String) throws {
+    package func authorize(_ request: Request, peer: String) throws {
         let now = clock.now()
         guard !limiter.isBlocked(peer, now: now) else {
             throw APIError.tooManyFailedAttempts
@@ -48,25 +48,51 @@ struct AdminAuth: Sendable {
 /// `/admin/v1/`: quota queries and per-token limit overrides, behind `Authorization: Bearer <admin.token>`, and the
 /// admin console (`/admin/`, a static page that holds no data; `AdminConsoleRoutes`).
 /// Not registered at all (so 404) when no admin token is configured.
-struct AdminRoutes<Context: PeerAddressContext> {
-    let admin: any QuotaAdministration
-    let quota: any QuotaLedger
-    let policy: QuotaPolicy
-    let clock: any TimePort
-    let auth: AdminAuth
-    let maxBodyBytes: Int
+package struct AdminRoutes<Context: PeerAddressContext> {
+    package let admin: any QuotaAdministration
+    package let quota: any QuotaLedger
+    package let policy: QuotaPolicy
+    package let clock: any TimePort
+    package let auth: AdminAuth
+    package let maxBodyBytes: Int
     /// The delivery log (stats, dead tokens); without it those endpoints are not registered.
-    var deliveries: (any DeliveryLog)? = nil
+    package var deliveries: (any DeliveryLog)? = nil
     /// The Matrix retry queue; without it `/admin/v1/matrix/queue` is not registered.
-    var matrix: (any MatrixStorage)? = nil
+    package var matrix: (any MatrixStorage)? = nil
     /// This instance's push channel figures.
-    var channelFigures: PushChannelFigures? = nil
+    package var channelFigures: PushChannelFigures? = nil
     /// `/metrics`' registry (with `metrics.enabled`): the stats' delivery latency.
-    var metrics: PushRelayMetrics? = nil
+    package var metrics: PushRelayMetrics? = nil
     /// The setup checks of `GET /admin/v1/setup` (`SetupDoctor.running`); without them it is not registered.
-    var setup: (@Sendable () async -> [SetupCheck])? = nil
+    package var setup: (@Sendable () async -> [SetupCheck])? = nil
 
-    func register(_ routes: RouteTable<Context>) {
+    package init(
+        admin: any QuotaAdministration,
+        quota: any QuotaLedger,
+        policy: QuotaPolicy,
+        clock: any TimePort,
+        auth: AdminAuth,
+        maxBodyBytes: Int,
+        deliveries: (any DeliveryLog)? = nil,
+        matrix: (any MatrixStorage)? = nil,
+        channelFigures: PushChannelFigures? = nil,
+        metrics: PushRelayMetrics? = nil,
+        setup: (@Sendable () async -> [SetupCheck])? = nil
+    ) {
+        self.admin = admin
+        self.quota = quota
+        self.policy = policy
+        self.clock = clock
+        self.auth = auth
+        self.maxBodyBytes = maxBodyBytes
+        self.deliveries = deliveries
+        self.matrix = matrix
+        self.channelFigures = channelFigures
+        self.metrics = metrics
+        self.setup = setup
+    }
+
+    package func register(_ routes: RouteTable<Context>) {
         routes.on(
             "/admin/v1/quotas",
             [
@@ -102,11 +128,11 @@ struct AdminRoutes<Context: PeerAddressContext> {
         AdminConsoleRoutes<Context>().register(routes)
     }
 
-    func authorize(_ request: Request, _ context: Context) throws {
+    package func authorize(_ request: Request, _ context: Context) throws {
         try auth.authorize(request, peer: context.peerAddress)
     }
 
-    func tokenParameter(_ context: Context) throws -> String {
+    package func tokenParameter(_ context: Context) throws -> String {
         guard let t = context.parameters.get("token"), !t.isEmpty else { throw APIError.badRequest("Missing push token in the path.") }
         return t.removingPercentEncoding ?? t
     }
@@ -133,7 +159,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
         )
     }
 
-    func showQuota(_ context: Context) async throws -> Response {
+    package func showQuota(_ context: Context) async throws -> Response {
         let token = try tokenParameter(context)
         let today = UTCDay(clock.now())
         let history = try await admin.history(pushToken: token)
@@ -175,7 +201,7 @@ struct AdminRoutes<Context: PeerAddressContext> {
         return try await showQuota(context)
     }
 
-    func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
+    package func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
         let maximum = policy.maximum(appID: row.appID, override: row.limitOverride)
         return [
             "day": .string(row.day),

@@ -2,18 +2,18 @@ import Foundation
 
 /// Delivery latency per provider since the process started, read from the `pushrelay_delivery_duration_seconds`
 /// histogram of `/metrics` (so only with `metrics.enabled`). Percentiles are bucket upper bounds: "p99 ≤ 0.25 s".
-struct DeliveryLatency: Sendable, Equatable {
-    var provider: String
-    var count: Int
+package struct DeliveryLatency: Sendable, Equatable {
+    package var provider: String
+    package var count: Int
     /// Upper bounds in seconds; nil when the percentile lies past the largest finite bucket.
-    var p50: Double?
-    var p90: Double?
-    var p99: Double?
+    package var p50: Double?
+    package var p90: Double?
+    package var p99: Double?
 
-    static let metric = "pushrelay_delivery_duration_seconds"
+    package static let metric = "pushrelay_delivery_duration_seconds"
 
     /// Reads the histogram's `_bucket` lines out of a Prometheus text exposition.
-    static func parse(_ exposition: String) -> [DeliveryLatency] {
+    package static func parse(_ exposition: String) -> [DeliveryLatency] {
         var buckets: [String: [(le: Double, count: Int)]] = [:]
         for line in exposition.split(separator: "\n") where line.hasPrefix(metric + "_bucket{") {
             guard let open = line.firstIndex(of: "{"), let close = line.lastIndex(of: "}") else { continue }

@@ -1,12 +1,13 @@
 import Foundation
+import PushRelayTestHarness
 import Testing
 
+@testable import PushRelayAdmin
 @testable import PushRelayServer
 
 /// `ConsoleAssets` is generated from console/ at build time (EmbedPlugin, scripts/embed-console.sh): the same files.
 @Suite struct ConsoleAssetsTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = RepositoryRoot.url
 
     @Test func theEmbeddedFilesAreTheConsoleDirectory() throws {
         let dir = Self.repository.appendingPathComponent("console")
