@@ -770,6 +770,27 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Whole processes: the real pushrelay binary (its commands, serve under systemd's socket, signals, crashes, restarts), several instances on one PostgreSQL database, rolling upgrades and migrate-data.
+        .testTarget(
+            name: "PushRelaySystemTests",
+            dependencies: [
+                "PushRelayServerTestRig",
+                "PushRelayServer",
+                "PushRelayHTTP",
+                "PushRelayConfiguration",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayPostgres",
+                "PushRelayTestSupport",
+                "PushRelayTestHarness",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PushRelayServerTests",
             dependencies: [
