@@ -853,7 +853,10 @@ if let sanitizer = Context.environment["PUSHRELAY_SANITIZE"], !sanitizer.isEmpty
 // instrumented, so the build folder's are reused.
 if Context.environment["PUSHRELAY_FUZZ"] == "1" {
     let sanitizers = ["-sanitize=fuzzer,address"]
-    let instrumented: Set = ["PushRelayCore", "PushRelayWebPush", "PushRelayHTTP", "PushRelayServer", "PushRelayFuzzing"]
+    let instrumented: Set = [
+        "PushRelayCore", "PushRelayWebPush", "PushRelayHTTP", "PushRelayConfiguration", "PushRelayPushChannel", "PushRelayServer",
+        "PushRelayFuzzing",
+    ]
     for target in package.targets where instrumented.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(sanitizers)]
     }
