@@ -5,6 +5,16 @@ let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6)
 ]
 
+/// A test target that runs the server or its parts (`Tests/<name>`): the rig library and the test harness, which they
+/// all use, and the modules its own files import besides (`scripts/check-imports` reads both).
+func serverTests(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .testTarget(
+        name: name,
+        dependencies: ["PushRelayServerTestRig", "PushRelayTestHarness"] + dependencies,
+        swiftSettings: swiftSettings
+    )
+}
+
 let package = Package(
     name: "PushRelay",
     platforms: [.macOS(.v15)],
@@ -363,15 +373,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings,
@@ -587,11 +591,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The push channel's tests: its state machines and handlers without sockets, and the channel over real websockets.
-        .testTarget(
-            name: "PushRelayPushChannelTests",
-            dependencies: [
+        serverTests(
+            "PushRelayPushChannelTests",
+            [
                 "PushRelayHomeAssistant",
-                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayDelivery",
                 "PushRelayConfiguration",
@@ -600,20 +603,17 @@ let package = Package(
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
-                "PushRelayTestHarness",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The HTTP plumbing's tests: the listener, the fast path and the slow-client guard (handlers and state machines with EmbeddedChannel, and on a whole server), the logging.
-        .testTarget(
-            name: "PushRelayHTTPTests",
-            dependencies: [
+        serverTests(
+            "PushRelayHTTPTests",
+            [
                 "PushRelayHomeAssistant",
-                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayHTTP",
                 "PushRelayDelivery",
@@ -625,7 +625,6 @@ let package = Package(
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
                 "PushRelayEventLoopClock",
-                "PushRelayTestHarness",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -633,14 +632,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The delivery pipeline's tests: the dispatcher, its gate, breaker and deadlines, and the background work, with scripted providers and on a whole server.
-        .testTarget(
-            name: "PushRelayDeliveryTests",
-            dependencies: [
-                "PushRelayServerTestRig",
+        serverTests(
+            "PushRelayDeliveryTests",
+            [
                 "PushRelayServer",
                 "PushRelayDelivery",
                 "PushRelayConfiguration",
@@ -650,20 +647,17 @@ let package = Package(
                 "PushRelaySQLite",
                 "PushRelayProviders",
                 "PushRelayTestSupport",
-                "PushRelayTestHarness",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The credential checks' tests, and the threat table's attacks on a whole server (hostile callers, fuzzing, strangers' budgets).
-        .testTarget(
-            name: "PushRelaySecurityTests",
-            dependencies: [
+        serverTests(
+            "PushRelaySecurityTests",
+            [
                 "PushRelayAdmin",
-                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayHTTP",
                 "PushRelaySecurity",
@@ -673,18 +667,15 @@ let package = Package(
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
                 "PushRelayEventLoopClock",
-                "PushRelayTestHarness",
                 "PushRelayFuzzing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The Matrix gateway's tests: the gateway on real storage, and its settings.
-        .testTarget(
-            name: "PushRelayMatrixGatewayTests",
-            dependencies: [
-                "PushRelayServerTestRig",
+        serverTests(
+            "PushRelayMatrixGatewayTests",
+            [
                 "PushRelayServer",
                 "PushRelayConfiguration",
                 "PushRelayMatrixGateway",
@@ -692,17 +683,14 @@ let package = Package(
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
-                "PushRelayTestHarness",
                 "PushRelayWebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The WebPush relay's tests: the service with a scripted provider, the per-sender limit, the unsubscribe line, pywebpush end to end.
-        .testTarget(
-            name: "PushRelayWebPushRelayTests",
-            dependencies: [
-                "PushRelayServerTestRig",
+        serverTests(
+            "PushRelayWebPushRelayTests",
+            [
                 "PushRelayServer",
                 "PushRelayDelivery",
                 "PushRelayConfiguration",
@@ -711,70 +699,57 @@ let package = Package(
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
-                "PushRelayTestHarness",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // Home Assistant's notify tests: the service with a scripted provider, its routes and answers on a whole server, who may post.
-        .testTarget(
-            name: "PushRelayHomeAssistantTests",
-            dependencies: [
+        serverTests(
+            "PushRelayHomeAssistantTests",
+            [
                 "PushRelayHomeAssistant",
-                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelaySecurity",
                 "PushRelayConfiguration",
                 "PushRelayPushChannel",
-                "PushRelayHomeAssistant",
                 "PushRelayCore",
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The calls API's tests: the service with real storage, its routes and answers end to end, what an API-key holder can do.
-        .testTarget(
-            name: "PushRelayCallsTests",
-            dependencies: [
+        serverTests(
+            "PushRelayCallsTests",
+            [
                 "PushRelayCalls",
-                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelaySecurity",
                 "PushRelayPushChannel",
-                "PushRelayCalls",
                 "PushRelayCore",
                 "PushRelayStore",
                 "PushRelaySQLite",
                 "PushRelayTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // The admin API's tests: quotas, stats and the delivery log over HTTP, the console's API and embedded files.
-        .testTarget(
-            name: "PushRelayAdminTests",
-            dependencies: [
+        serverTests(
+            "PushRelayAdminTests",
+            [
                 "PushRelayAdmin",
-                "PushRelayServerTestRig",
                 "PushRelayServer",
                 "PushRelayConfiguration",
-                "PushRelayAdmin",
                 "PushRelayCore",
                 "PushRelayStore",
-                "PushRelayTestHarness",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
         // Whole processes: the real pushrelay binary (its commands, serve under systemd's socket, signals, crashes, restarts), several instances on one PostgreSQL database, rolling upgrades and migrate-data.
-        .testTarget(
-            name: "PushRelaySystemTests",
-            dependencies: [
-                "PushRelayServerTestRig",
+        serverTests(
+            "PushRelaySystemTests",
+            [
                 "PushRelayServer",
                 "PushRelayHTTP",
                 "PushRelayConfiguration",
@@ -783,18 +758,15 @@ let package = Package(
                 "PushRelaySQLite",
                 "PushRelayPostgres",
                 "PushRelayTestSupport",
-                "PushRelayTestHarness",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
-        .testTarget(
-            name: "PushRelayServerTests",
-            dependencies: [
-                "PushRelayServerTestRig",
+        serverTests(
+            "PushRelayServerTests",
+            [
                 "PushRelayServer",
                 "PushRelayHTTP",
                 "PushRelayDelivery",
@@ -815,7 +787,6 @@ let package = Package(
                 "PushRelayProviders",
                 "PushRelayTestSupport",
                 "PushRelayEventLoopClock",
-                "PushRelayTestHarness",
                 "PushRelayFuzzing",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 "PushRelayWebPush",
@@ -832,8 +803,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
+            ]
         ),
     ]
 )
