@@ -332,6 +332,20 @@ let package = Package(
         ),
         // The admin HTTP API (quotas, stats, the delivery log), its console (`console/`, embedded at build time) and the
         // quota reports. It names no entry point.
+        // `pushrelay doctor`'s checks (`SetupDoctor`): the storage as the binary opens it, each provider against its
+        // push service, a test delivery to a token; the admin console's Providers page runs them on a live server.
+        .target(
+            name: "PushRelayDoctor",
+            dependencies: [
+                "PushRelayConfiguration",
+                "PushRelayCore",
+                "PushRelayEventLoopClock",
+                "PushRelayProviders",
+                "PushRelayStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "PushRelayAdmin",
             dependencies: [
@@ -353,6 +367,7 @@ let package = Package(
         .target(
             name: "PushRelayServer",
             dependencies: [
+                "PushRelayDoctor",
                 "PushRelayCore",
                 "PushRelayDelivery",
                 "PushRelayHTTP",
@@ -400,6 +415,7 @@ let package = Package(
         .executableTarget(
             name: "pushrelay",
             dependencies: [
+                "PushRelayDoctor",
                 "PushRelayAdmin",
                 "PushRelayServer",
                 "PushRelayConfiguration",
@@ -744,6 +760,19 @@ let package = Package(
                 "PushRelayCore",
                 "PushRelayStore",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The setup doctor's checks against the strict fakes over real TLS and HTTP/2, and on a SQLite file.
+        serverTests(
+            "PushRelayDoctorTests",
+            [
+                "PushRelayDoctor",
+                "PushRelayConfiguration",
+                "PushRelayCore",
+                "PushRelayStore",
+                "PushRelaySQLite",
+                "PushRelayTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Whole processes: the real pushrelay binary (its commands, serve under systemd's socket, signals, crashes, restarts), several instances on one PostgreSQL database, rolling upgrades and migrate-data.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushRelayCore
+import PushRelayDoctor
 import PushRelayServer
 
 /// `pushrelay doctor`: the setup checked, each failure with what to do about it.

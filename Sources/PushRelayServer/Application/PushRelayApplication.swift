@@ -7,6 +7,7 @@ import PushRelayCalls
 import PushRelayConfiguration
 import PushRelayCore
 import PushRelayDelivery
+import PushRelayDoctor
 import PushRelayEventLoopClock
 import PushRelayHTTP
 import PushRelayHomeAssistant
@@ -65,7 +66,7 @@ public enum PushRelayApplication {
         logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void
     ) async throws -> ServerApplication {
-        let registry = try await makeRegistry(config, instances: providerInstances, clock: clock, logger: logger)
+        let registry = try await ProviderRegistry.make(config, instances: providerInstances, clock: clock, logger: logger)
         for deprecation in config.deprecations {
             logger.warning("deprecated config key", metadata: ["key": .string(deprecation.key), "use": .string(deprecation.replacement)])
         }
@@ -305,33 +306,6 @@ public enum PushRelayApplication {
                 let s = engine.statistics()[i]
                 return .init(name: s.name, help: s.help) { engine.statistics()[i].value }
             }
-    }
-
-    /// Builds the provider instances the config names. `instances` supplies ready-made ones by name (tests, embedding).
-    /// If one fails, those already built are shut down before the error is thrown.
-    public static func makeRegistry(
-        _ config: PushRelayConfig,
-        instances: [String: any PushProvider] = [:],
-        clock: any TimePort = EventLoopClock(),
-        logger: Logger
-    ) async throws -> ProviderRegistry {
-        var providers: [String: any PushProvider] = instances
-        do {
-            for (name, p) in config.providers.sorted(by: { $0.key < $1.key }) where instances[name] == nil {
-                do {
-                    guard let kind = ProviderType(rawValue: p.type) else {
-                        throw ConfigError(key: "providers.\(name).type", problem: "unsupported provider type '\(p.type)'")
-                    }
-                    providers[name] = try kind.make(name: name, options: p.options, baseDirectory: config.baseDirectory, clock: clock, logger: logger)
-                } catch let error as ProviderConfigError {
-                    throw ConfigError(provider: name, error)
-                }
-            }
-        } catch {
-            for (name, p) in providers where instances[name] == nil { await p.shutdown() }
-            throw error
-        }
-        return ProviderRegistry(providers: providers, apps: AppProviders(config.apps))
     }
 }
 

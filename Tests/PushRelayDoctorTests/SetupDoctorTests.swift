@@ -9,7 +9,7 @@ import PushRelayTestHarness
 import PushRelayTestSupport
 import Testing
 
-@testable import PushRelayServer
+@testable import PushRelayDoctor
 
 /// `pushrelay doctor`'s checks against the strict fakes over real TLS and HTTP/2: a good setup passes every check, and
 /// each misconfiguration fails the check it concerns, with its remedy.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushRelayConfiguration
 import PushRelayCore
+import PushRelayEventLoopClock
 import PushRelayProviders
 import PushRelayStore
 
@@ -144,7 +145,7 @@ public enum SetupDoctor {
     /// The configured providers, built as `serve` builds them; a failure is a check that names the problem.
     static func makeRegistry(_ config: PushRelayConfig, subject: String, logger: Logger) async -> Result<ProviderRegistry, BuildFailure> {
         do {
-            return .success(try await PushRelayApplication.makeRegistry(config, logger: logger))
+            return .success(try await ProviderRegistry.make(config, clock: EventLoopClock(), logger: logger))
         } catch {
             return .failure(
                 BuildFailure(
