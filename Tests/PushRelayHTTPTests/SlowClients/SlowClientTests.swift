@@ -4,6 +4,7 @@ import PushRelayCore
 import PushRelayServer
 import PushRelayServerTestRig
 import PushRelayTestHarness
+import PushRelayTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,57 +12,90 @@ import Glibc
 #endif
 
 /// Slow and greedy clients on real sockets: a slowloris, a trickled body, an idle keep-alive connection, and one
-/// address opening more connections than its share.
+/// address opening more connections than its share. The server's time is a stepped `ManualClock` the client moves
+/// between its bytes: the request and idle timeouts and the refusal delay are the server's, and no test waits for them
+/// in real time.
 @Suite struct SlowClientTests {
-    /// Sends `burst` at once, then `text` one byte every `interval`, on a thread of its own, until the server closes;
-    /// reads until the server closes (or `limit` seconds passed).
-    static func trickle(port: Int, burst: String = "", _ text: String, interval: Double, limit: Double = 20) async -> RawHTTP.Exchange {
+    /// What the server's clock is stepped by between the client's reads.
+    static let step = Duration.milliseconds(100)
+
+    /// Sends `burst` at once, then `text` one byte for every `stepsPerByte` steps of the server's clock, reading what
+    /// the server writes between steps (each read waits up to 20 ms), until the server closes or `limit` of its time
+    /// has passed. With `afterAnswer`, the clock is not stepped before the server's first bytes arrive (within 20 s).
+    /// `ended` is the server's time stepped.
+    ///
+    /// The clock moves faster than the server may read on a loaded machine, so a test gives the server far more of
+    /// its time than it needs (a timeout it is not about is long, a byte comes once a second of its time): how early
+    /// the server reads does not change what it answers.
+    static func trickle(
+        port: Int,
+        clock: ManualClock,
+        burst: String = "",
+        _ text: String,
+        stepsPerByte: Int = 10,
+        afterAnswer: Bool = false,
+        limit: Duration = .seconds(60)
+    ) async -> RawHTTP.Exchange {
         await withCheckedContinuation { (c: CheckedContinuation<RawHTTP.Exchange, Never>) in
             Thread {
                 var exchange = RawHTTP.Exchange(bytes: [], closed: false)
                 guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 20_000) else { return c.resume(returning: exchange) }
                 defer { close(fd) }
-                let start = Date()
                 let first = Array(burst.utf8)
                 if !first.isEmpty { _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
                 var pending = Array(text.utf8)[...]
-                var nextSend = Date()
+                var steps = 0
+                let started = Date()
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                while Date().timeIntervalSince(start) < limit {
-                    if let byte = pending.first, Date() >= nextSend {
-                        var b = byte
-                        if send(fd, &b, 1, Int32(MSG_NOSIGNAL)) == 1 { pending = pending.dropFirst() }
-                        nextSend = Date().addingTimeInterval(interval)
+                while step * steps < limit {
+                    if steps % stepsPerByte == 0, var byte = pending.first, send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 {
+                        pending = pending.dropFirst()
                     }
                     let n = recv(fd, &buffer, buffer.count, 0)
                     if n > 0 {
                         exchange.bytes.append(contentsOf: buffer[0..<n])
+                        continue
                     } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                         exchange.closed = true
                         break
                     }
+                    if afterAnswer, exchange.bytes.isEmpty {
+                        if Date().timeIntervalSince(started) > 20 { break }
+                        continue
+                    }
+                    clock.advance(by: step)
+                    steps += 1
                 }
-                exchange.ended = Date().timeIntervalSince(start)
+                exchange.ended = Self.seconds(step * steps)
                 c.resume(returning: exchange)
             }.start()
         }
     }
 
-    static func configure(_ c: inout PushRelayConfig) {
-        c.http.requestTimeoutMs = 1500
-        c.http.idleTimeoutMs = 1500
-        c.delivery.deadlineMs = 1000
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    /// The request and idle timeouts 1.5 s of the server's time. The idle timeout is longer where a test is about the
+    /// request's: until the server has read a request's first byte, its idle clock runs.
+    static func configure(idle idleTimeoutMs: Int64 = 1500) -> (inout PushRelayConfig) -> Void {
+        { c in
+            c.http.requestTimeoutMs = 1500
+            c.http.idleTimeoutMs = idleTimeoutMs
+            c.delivery.deadlineMs = 1000
+        }
     }
 
     @Test func aSlowlorisIsAnswered408AndCutOff() async throws {
-        try await TestServer.with(configure: Self.configure) { (s: TestServer) async throws in
-            // Headers one byte every 100 ms, never finished within the 1.5 s request timeout.
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, configure: Self.configure(idle: 60_000)) { (s: TestServer) async throws in
+            // Headers one byte a second of the server's time, never finished within the 1.5 s request timeout.
             let head =
                 "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-padding: "
                 + String(repeating: "a", count: 200)
-            let exchange = await Self.trickle(port: s.port, head, interval: 0.1)
+            let exchange = await Self.trickle(port: s.port, clock: clock, head)
             #expect(exchange.closed, "\(exchange)")
-            #expect(exchange.ended < 10, "cut off at the request timeout, not when the client gave up (it would take 20 s)")
+            #expect(exchange.ended < 60, "cut off by the server, not when the client gave up")
             let r = try #require(exchange.responses.first, "\(exchange)")
             #expect(r.status == 408)
             #expect(r.json["errorType"] == "RequestTimeout")
@@ -77,14 +111,15 @@ import Glibc
     }
 
     @Test func aBodyTrickledByteByByteIsCutOffAndCountsNothing() async throws {
-        try await TestServer.with(configure: Self.configure) { (s: TestServer) async throws in
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, configure: Self.configure(idle: 60_000)) { (s: TestServer) async throws in
             let body = JSONWriter.string(TestServer.haBody(token: "slow:trickle"))
             let head =
                 "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
-            // The head goes at once, then the body a byte every 100 ms: it would take several seconds.
-            let exchange = await Self.trickle(port: s.port, burst: head, body, interval: 0.1)
+            // The head goes at once, then the body a byte a second of the server's time: it would take minutes.
+            let exchange = await Self.trickle(port: s.port, clock: clock, burst: head, body)
             #expect(exchange.closed)
-            #expect(exchange.ended < 10, "cut off at the request timeout, not after the 30 s the body would take")
+            #expect(exchange.ended < 60, "cut off by the server, not after the body's \(body.utf8.count) s")
             #expect(exchange.responses.first?.status == 408, "\(exchange)")
             let limits = try await s.post("/api/checkRateLimits", ["push_token": "slow:trickle"])
             #expect(limits.int("rateLimits", "attempts") == 0)
@@ -92,22 +127,20 @@ import Glibc
     }
 
     @Test func anIdleKeepAliveConnectionIsClosed() async throws {
-        // The request itself gets 5 s (a machine busy with the rest of the suite can delay its first bytes past
-        // 1.5 s); the idle time after its answer is what is tested.
-        try await TestServer.with(configure: {
-            Self.configure(&$0)
-            $0.http.requestTimeoutMs = 5000
-        }) { (s: TestServer) async throws in
-            let exchange = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", limit: 10)
-            #expect(exchange.responses.first?.status == 200)
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, configure: Self.configure()) { (s: TestServer) async throws in
+            // The request goes at once and is answered; then only the server's clock moves.
+            let exchange = await Self.trickle(port: s.port, clock: clock, burst: "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", "", afterAnswer: true)
+            #expect(exchange.responses.first?.status == 200, "\(exchange)")
             #expect(exchange.closed, "closed after the idle timeout")
-            #expect(exchange.ended >= 1 && exchange.ended < 10, "\(exchange.ended)")
+            #expect(exchange.ended >= 1.5 && exchange.ended < 10, "\(exchange.ended)")
         }
     }
 
-    /// Connects, sends a request, and reads until the server closes: how many bytes came back, and the error that
-    /// ended the exchange (nil: an orderly close, or nothing within 10 s).
-    static func refusal(port: Int) async -> (bytes: Int, error: Int32?) {
+    /// Connects, sends a request, and reads until the server closes, stepping the server's clock by `step` after each
+    /// read that waited 100 ms: how many bytes came back, and the error that ended the exchange (nil: an orderly close,
+    /// or nothing within 10 s of the server's time).
+    static func refusal(port: Int, clock: ManualClock) async -> (bytes: Int, error: Int32?) {
         await withCheckedContinuation { (c: CheckedContinuation<(bytes: Int, error: Int32?), Never>) in
             Thread {
                 guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 100_000) else { return c.resume(returning: (0, errno)) }
@@ -119,8 +152,8 @@ import Glibc
                 }
                 var bytes = 0
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                let deadline = Date().addingTimeInterval(10)
-                while Date() < deadline {
+                var stepped = Duration.zero
+                while stepped < .seconds(10) {
                     let n = recv(fd, &buffer, buffer.count, 0)
                     if n > 0 {
                         bytes += n
@@ -128,6 +161,9 @@ import Glibc
                         return c.resume(returning: (bytes, nil))
                     } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
                         return c.resume(returning: (bytes, errno))
+                    } else {
+                        clock.advance(by: step)
+                        stepped += step
                     }
                 }
                 c.resume(returning: (bytes, nil))
@@ -136,7 +172,8 @@ import Glibc
     }
 
     @Test func oneAddressCannotHoldMoreThanItsShareOfConnections() async throws {
-        try await TestServer.with(configure: { c in c.http.maxConnectionsPerAddress = 3 }) { (s: TestServer) async throws in
+        let clock = ManualClock()
+        try await TestServer.with(clock: clock, configure: { c in c.http.maxConnectionsPerAddress = 3 }) { (s: TestServer) async throws in
             var held: [Int32] = []
             defer { for fd in held { close(fd) } }
             for _ in 0..<3 {
@@ -145,13 +182,16 @@ import Glibc
                 // Served on it: the server has accepted it (and keeps it open).
                 #expect(try await LoopbackSocket.answersHealth(fd), "a connection within the budget is served")
             }
-            // The fourth is refused at accept: held unread for the refusal delay, then reset, with no answer.
-            let refused = await Self.refusal(port: s.port)
+            // The fourth is refused at accept: held unread for the refusal delay (1 s of the server's time), then reset,
+            // with no answer.
+            let refused = await Self.refusal(port: s.port, clock: clock)
             #expect(refused.bytes == 0 && refused.error == ECONNRESET, "\(refused)")
             // One of the three goes: a new connection is admitted again.
             close(held.removeLast())
+            // Until the server has seen the close, a new connection is still refused (held until the clock is stepped):
+            // such a try gives up after 1 s.
             try await eventually("a connection is admitted once one closed") {
-                let ok = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n", limit: 10)
+                let ok = await RawHTTP.exchange(port: s.port, "GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n", limit: 1)
                 return ok.responses.first?.status == 200
             }
         }
