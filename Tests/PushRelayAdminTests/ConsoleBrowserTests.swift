@@ -11,6 +11,8 @@ import Testing
 ///
 /// Needs python3 with `selenium`, `chromium` and `chromedriver` (scripts/install-deps --test); skipped without them,
 /// except under CI=true, where it runs (and fails).
+///
+/// Alone: a headless Chromium against a live server takes both cores for seconds.
 @Suite struct ConsoleBrowserTests {
     typealias C = ConsoleTestConfig
 

@@ -10,6 +10,8 @@ import Testing
 /// past the deadline does not make it a success), retries stop at the attempt cap and at a `Retry-After` past the
 /// deadline, and a message FCM accepted is not sent again. (That a `Retry-After` is waited before the next attempt is
 /// stepped on the server's clock in `DeliveryOutcomeTests`.)
+///
+/// Wall clock: the fake FCM answers late on a real TLS connection, and the deadline is held against that real delay.
 @Suite struct ProviderChaosTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String

@@ -9,6 +9,8 @@ import Testing
 /// What Google's and Apple's front ends do to connections, each against a provider front end over TLS and HTTP/2 with
 /// that knob turned, on two HTTP/2 implementations (swift-nio-http2's fakes and nghttp2's, `FrontEndKind`): Home Assistant notifications with distinct tokens, many at once, and for each behaviour how many were
 /// delivered, how many twice, and what the callers were told (counts, not timings).
+///
+/// Wall clock: GOAWAYs, resets and stream caps on real TLS + HTTP/2 connections of two implementations, drained in real time.
 @Suite struct ProviderFrontEndTests {
     /// Posts `count` Android notifications, `concurrency` at a time, with tokens `prefix-0…`; returns each token's status
     /// and answer's `errorCode`.

@@ -9,6 +9,8 @@ import Testing
 
 /// The in-flight bound on a live server: past it a notification waits for a place instead of being refused, only one
 /// whose wait ends is refused, and clients take turns, so one client sending flat out cannot starve the others.
+///
+/// Alone: one client sending flat out past the in-flight bound while others take turns, timed at the gate.
 @Suite(.timeLimit(.minutes(2))) struct ProviderGateTests {
     @Test func aNotificationPastTheBoundWaitsForAPlaceAndIsDelivered() async throws {
         let gate = ScriptedProvider.Gate()

@@ -14,6 +14,8 @@ import Testing
 /// HTTP/1.0 without keep-alive, `Connection: close` and CONNECT end their connection once answered; everything else
 /// keeps it, until the server stops: then every request is marked so, and an idle connection closes after a short
 /// linger. The answers are left as their writers made them (`ResponseHead` says `Connection: close`).
+///
+/// Wall clock: a stop under a provider call that takes 300 ms of real time, and raw sockets read until the server closes them.
 struct ConnectionCloseRuleTests {
     static func head(_ version: HTTPVersion, _ method: HTTPMethod = .GET, connection: String? = nil) -> HTTPRequestHead {
         var headers = HTTPHeaders([("host", "x")])

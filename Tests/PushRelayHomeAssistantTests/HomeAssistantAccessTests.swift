@@ -12,6 +12,8 @@ import Testing
 /// Home Assistant's routes closed by `home_assistant.keys` and `home_assistant.allowed_networks`, on both HTTP paths
 /// (the notify fast path in the pipeline and the router): refusals (401, 403, then 429 once the address's failed
 /// credential checks are used up), acceptance with a key, and a trusted post binding its pair.
+///
+/// Load: failed credential checks until the address's budget is spent, each answer held to a 10 s client limit.
 @Suite struct HomeAssistantAccessTests {
     static let key = "k3y-0f-h0me-assistant-1234"
 

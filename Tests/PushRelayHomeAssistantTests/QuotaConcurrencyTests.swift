@@ -6,6 +6,7 @@ import PushRelayServerTestRig
 import PushRelayStore
 import Testing
 
+/// Load: hundreds of concurrent posts for one token, each answer held to a 10 s client limit.
 @Suite struct QuotaConcurrencyTests {
     /// 256 requests race for a token whose maximum is 50: exactly 50 are delivered and the counters say so.
     @Test func exactlyTheLimitIsDeliveredUnderARace() async throws {

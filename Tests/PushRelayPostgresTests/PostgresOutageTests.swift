@@ -7,6 +7,8 @@ import Testing
 
 /// PostgreSQL going away while PushRelay runs: requests fail as storage errors (the server's 503) within the
 /// connection wait, health turns failing, and once PostgreSQL is back the pool reconnects by itself.
+///
+/// Wall clock: postgres-nio's connection attempts and their 1 s timeout run on its own timers, outside the time port.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
 struct PostgresOutageTests {
     @Test func aLostServerFailsRequestsAndThePoolReconnectsWhenItIsBack() async throws {

@@ -9,6 +9,8 @@ import Testing
 
 /// What PostgreSQL must do beyond the contract suite: several instances (separate pools) on one database agree, work
 /// queues are claimed once, and failures to open are one clear line.
+///
+/// Load: several pools claiming one database's work queues at once, each claim held to its wait.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
 struct PostgresStorageTests {
     let day = UTCDay(string: "2026-11-21")!

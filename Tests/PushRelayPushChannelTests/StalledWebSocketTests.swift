@@ -13,6 +13,8 @@ import Glibc
 #endif
 
 /// A device that subscribes and then never reads its socket: it cannot hold the server's memory or the connection.
+///
+/// Wall clock: each test first fills a real socket's kernel buffers, megabytes on two cores, which no time port steps.
 @Suite struct StalledWebSocketTests {
     @Test func aSubscriberThatNeverReadsIsDisconnectedAndItsNotificationsGoByTheCloud() async throws {
         try await TestServer.with(configure: { c in

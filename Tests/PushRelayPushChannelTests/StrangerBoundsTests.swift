@@ -12,6 +12,8 @@ import Testing
 /// The stores a stranger could fill through the push channel, each bounded: the local-only queue (per push token and in
 /// total, answered 429 and 503 over HTTP) and the channels (per client address, and the share of channels Home
 /// Assistant has not paired), over a real server on loopback with a real SQLite file.
+///
+/// Load: the queue and the channels filled to their bounds at once, each answer held to a 10 s client limit.
 @Suite struct StrangerBoundsTests {
 
     /// A local-only app's notification for `token`, padded with `padding` bytes of data.

@@ -11,6 +11,8 @@ import Testing
 /// routes: the post is delivered (to the stranger's own channel, for a local-only app) or refused by the provider, but
 /// it binds nothing, so the stranger's channel stays provisional and gives way to devices Home Assistant bound. Over a
 /// real server on loopback with a real SQLite file.
+///
+/// Load: strangers' and devices' channels and posts at once, each answer held to a 10 s client limit.
 @Suite struct StrangerPairingTests {
     static let invalid = DeliveryFailure.invalidToken(reason: "UNREGISTERED", message: "Requested entity was not found.")
 

@@ -9,6 +9,8 @@ import Testing
 /// What a caller chooses for a delivery (a header value, a WebPush push service) is the caller's: a value a strict
 /// HTTP/2 server would reset the stream for is refused before any provider sees it, and a push service that cannot be
 /// reached fails that delivery only, never the provider's circuit breaker for every device.
+///
+/// Load: deliveries to push services that cannot be reached, each answer held to a 10 s client limit.
 @Suite struct CallerChosenDestinationTests {
     static let companion = "io.robbie.HomeAssistant"
 

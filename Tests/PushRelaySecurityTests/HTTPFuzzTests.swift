@@ -12,6 +12,8 @@ import Testing
 /// no 5xx but 503, and every 4xx/503 answer is JSON with a non-empty `message`.
 ///
 /// Deterministic: the seed is printed; `PUSHRELAY_FUZZ_SEED=<n> swift test --filter HTTPFuzzTests` replays a run.
+///
+/// Load: thousands of mutated requests, each answer held to a 10 s client limit.
 @Suite struct HTTPFuzzTests {
     static let seed: UInt64 = ProcessInfo.processInfo.environment["PUSHRELAY_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0x5EED_2026_0019
     static let workers = 3

@@ -17,6 +17,8 @@ import Glibc
 /// The patterns: a websocket that never authenticates and sends 125-byte pings without reading; the same, then one
 /// empty pong every two thirds of a second; pipelined Home Assistant posts (`{}`) that are never read; pipelined
 /// Matrix notifies that are never read.
+///
+/// Alone: one stranger's floods measured against the server's RSS, which other suites' servers would move.
 @Suite(.serialized) struct StrangerBudgetTests {
     static let patterns = [
         (1, "websocket ping flood"), (2, "websocket stalled with pongs"), (3, "pipelined Home Assistant posts"), (4, "pipelined Matrix notifies"),

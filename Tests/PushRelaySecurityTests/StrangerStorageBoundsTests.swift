@@ -10,6 +10,8 @@ import Testing
 /// What a stranger can make the server store, each bounded: the length of every stored field a caller supplies
 /// (refused before anything is written), the messages stored for a device whatever asked for them, and one daily
 /// limit per Matrix device whatever app id it is listed under. Real servers on loopback, real SQLite files.
+///
+/// Load: many posts with fields at and past their limits, each answer held to a 10 s client limit.
 @Suite struct StrangerStorageBoundsTests {
     static let token = "device-push-token:" + String(repeating: "d", count: 60)
 

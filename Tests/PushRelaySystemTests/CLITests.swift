@@ -7,6 +7,7 @@ import PushRelayStore
 import PushRelayTestHarness
 import Testing
 
+/// Load: a real pushrelay serve under SIGTERM with a live channel, which must stop within its grace period.
 @Suite struct CLITests {
     @Test func binaryExists() {
         #expect(FileManager.default.isExecutableFile(atPath: CLI.binary.path), "build with `swift build` first: \(CLI.binary.path)")

@@ -4,6 +4,7 @@ import PushRelayProviders
 import PushRelayTestSupport
 import Testing
 
+/// Wall clock: sends over real TLS + HTTP/2 to the fake APNs, whose handshakes take real time.
 @Suite struct APNsProviderTests {
     @Test func sendsTheExactUpstreamRequest() async throws {
         try await withAPNs { fake, provider, _ in

@@ -4,6 +4,7 @@ import PushRelayProviders
 import PushRelayTestSupport
 import Testing
 
+/// Wall clock: sends over real TLS + HTTP/2 to the fake APNs, whose handshakes take real time.
 @Suite struct APNsProviderTokenTests {
     @Test func oneProviderTokenIsSharedUntilItIsFiftyMinutesOld() async throws {
         try await withAPNs { fake, provider, clock in

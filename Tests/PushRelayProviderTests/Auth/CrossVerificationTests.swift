@@ -8,6 +8,8 @@ import Testing
 @testable import PushRelayProviders
 
 /// The provider signs its JWTs by hand; an independent JWT library must accept them.
+///
+/// Wall clock: an independent JWT library in a Python process checks each token, on real time.
 @Suite struct CrossVerificationTests {
     struct APNsClaims: JWTPayload {
         var iss: String

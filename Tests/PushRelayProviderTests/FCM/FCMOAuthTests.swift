@@ -4,6 +4,7 @@ import PushRelayProviders
 import PushRelayTestSupport
 import Testing
 
+/// Wall clock: token fetches over real TLS to the fake's OAuth endpoint, whose handshakes take real time.
 @Suite struct FCMOAuthTests {
     @Test(arguments: UpstreamHTTPVersion.allCases) func theAccessTokenIsCachedAcrossRequests(_ http: UpstreamHTTPVersion) async throws {
         try await withFCM(offerHTTP2: http == .http2) { fake, provider, clock in

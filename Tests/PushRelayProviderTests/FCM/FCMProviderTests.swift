@@ -4,6 +4,7 @@ import PushRelayProviders
 import PushRelayTestSupport
 import Testing
 
+/// Wall clock: sends over real TLS + HTTP/2 and HTTP/1.1 to the fake FCM, whose handshakes take real time.
 @Suite struct FCMProviderTests {
     @Test(arguments: UpstreamHTTPVersion.allCases) func sendsTheExactUpstreamRequestAndReturnsTheMessageName(_ http: UpstreamHTTPVersion) async throws
     {

@@ -9,6 +9,8 @@ import Testing
 @testable import PushRelayProviders
 
 /// The fakes refuse what the real services refuse: driven with hand-made requests over real TLS/HTTP/2.
+///
+/// Wall clock: hand-made requests over real TLS + HTTP/2 connections to the fakes, whose handshakes take real time.
 @Suite struct FakeServerTests {
     struct Answer {
         var status: Int

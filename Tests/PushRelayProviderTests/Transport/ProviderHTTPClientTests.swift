@@ -7,6 +7,8 @@ import Testing
 
 /// The provider transport against the strict fakes over real TLS: one HTTP/2 connection carries every request,
 /// GOAWAY and resets are handled as HTTP/2 servers mean them, and a server without HTTP/2 is served over HTTP/1.1.
+///
+/// Wall clock: real TLS + HTTP/2 connections to the fakes; one that stops answering is given up after a PING unanswered for 3 s.
 @Suite struct ProviderHTTPClientTests {
     /// More than the fake's 100 concurrent streams: the rest wait in the HTTP/2 handler, on the same connection.
     @Test func concurrentRequestsShareOneConnection() async throws {

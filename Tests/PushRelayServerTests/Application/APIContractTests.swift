@@ -21,6 +21,8 @@ import Glibc
 ///
 /// Needs python3 with `openapi-spec-validator` and `schemathesis` (scripts/install-deps --test); skipped without them,
 /// except under CI=true, where it runs (and fails).
+///
+/// Alone: Schemathesis fuzzes every operation of the API contract against a live server for about a minute.
 @Suite struct APIContractTests {
     static let spec = RepositoryRoot.url.appendingPathComponent("docs/openapi.yaml").path
     static let adminToken = "contract-admin-token-0123456789"

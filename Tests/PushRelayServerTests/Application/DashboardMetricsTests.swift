@@ -12,6 +12,8 @@ import Testing
 /// (`deploy/prometheus/alerts.yml`) query only metrics PushRelay really exports: after real traffic (Home Assistant
 /// notifications with tokens past their quota, a Matrix notify, a provider failing until its breaker opens, a provider
 /// at its in-flight bound, a websocket), every `pushrelay_*` name in their PromQL is a series in `/metrics`.
+///
+/// Alone: real traffic of every kind, then every dashboard and alert query against /metrics.
 @Suite struct DashboardMetricsTests {
     static let admin = "dashboard-admin-token-0123456789"
 

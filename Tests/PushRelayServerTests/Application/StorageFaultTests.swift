@@ -10,6 +10,8 @@ import Testing
 /// The database's disk fills up under a running server: requests that need it get a fast 503 with a message and
 /// `Retry-After`, `/health` and `/ready` report it, nothing already accepted is lost, and the server recovers by itself
 /// when space is back, without a restart or a request to notice it.
+///
+/// Wall clock: a real file system fills up and empties under the server, and SQLite's busy waits run on real time.
 @Suite(.serialized) struct StorageFaultTests {
     @Test(.enabled(if: TmpfsMount.available, "mounting a tmpfs needs root"))
     func aFullDiskIs503UntilSpaceIsBackAndNothingAcceptedIsLost() async throws {
