@@ -230,6 +230,8 @@ let package = Package(
         .target(
             name: "PushRelayConfiguration",
             dependencies: [
+                "PushRelayPushChannel",
+                "PushRelayWebPushRelay",
                 "PushRelayCore",
                 "PushRelayHTTP",
                 "PushRelayProviders",
@@ -261,7 +263,6 @@ let package = Package(
             name: "PushRelayWebPushRelay",
             dependencies: [
                 "PushRelayCore",
-                "PushRelayConfiguration",
                 "PushRelayDelivery",
                 "PushRelayHTTP",
                 "PushRelayProviders",
@@ -280,7 +281,6 @@ let package = Package(
             name: "PushRelayPushChannel",
             dependencies: [
                 "PushRelayCore",
-                "PushRelayConfiguration",
                 "PushRelayDelivery",
                 "PushRelayEventLoopClock",
                 "PushRelayHTTP",
@@ -478,6 +478,7 @@ let package = Package(
             name: "PushRelayConfigurationTests",
             dependencies: [
                 "PushRelayConfiguration",
+                "PushRelayWebPushRelay",
                 "PushRelayCore",
                 "PushRelayProviders",
                 "PushRelayTestHarness",

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayHTTP
+import PushRelayPushChannel
+import PushRelayWebPushRelay
 
 /// Everything `pushrelay serve` reads from its YAML file and `PUSHRELAY_*` environment variables.
 /// `config/pushrelay.example.yaml` documents every key; the defaults below are the embedded ones.

@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOWebSocket
-import PushRelayConfiguration
 import PushRelayCore
 import Synchronization
 

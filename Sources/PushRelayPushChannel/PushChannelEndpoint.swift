@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import Logging
-import PushRelayConfiguration
 import PushRelayCore
 import PushRelayHTTP
 import PushRelaySecurity

@@ -1,4 +1,3 @@
-import PushRelayConfiguration
 import PushRelayCore
 import PushRelayStore
 

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import PushRelayConfiguration
 import PushRelayCore
 import PushRelayStore
 

@@ -1,5 +1,4 @@
 import Foundation
-import PushRelayConfiguration
 import PushRelayCore
 import PushRelayStore
 

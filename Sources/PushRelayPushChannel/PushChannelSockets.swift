@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 import NIOWebSocket
-import PushRelayConfiguration
 import PushRelayCore
 import PushRelayEventLoopClock
 import PushRelayHTTP

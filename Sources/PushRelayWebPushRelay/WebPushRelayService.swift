@@ -1,5 +1,4 @@
 import Logging
-import PushRelayConfiguration
 import PushRelayCore
 import PushRelayDelivery
 import PushRelayHTTP

@@ -1,5 +1,6 @@
 import PushRelayConfiguration
 import PushRelayCore
+import PushRelayWebPushRelay
 import Testing
 
 /// `relay.*`: the WebPush relay.
