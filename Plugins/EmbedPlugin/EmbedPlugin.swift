@@ -7,17 +7,19 @@ import PackagePlugin
 /// - PushRelayServer: `OpenAPIDocument.swift` from `docs/openapi.yaml`;
 /// - PushRelayAdmin: `ConsoleAssets.swift` from `console/`.
 /// The scripts in `scripts/embed-*.sh` write them (only when their text changes, so an unchanged file recompiles
-/// nothing); nothing generated is checked in.
+/// nothing); nothing generated is checked in. Any other file in a target's output folder (one a build of an older
+/// checkout generated there, before the file moved to another target) is removed first: SwiftPM compiles every file
+/// in that folder.
 @main
 struct EmbedPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        // Each step: a script in scripts/ and its arguments before the output directory.
-        let steps: [(script: String, arguments: [String])]
+        // Each step: a script in scripts/, its arguments before the output directory, and the file it writes there.
+        let steps: [(script: String, arguments: [String], file: String)]
         switch target.name {
-        case "PushRelaySQLite": steps = [("embed-migrations.sh", ["sqlite"])]
-        case "PushRelayPostgres": steps = [("embed-migrations.sh", ["postgres"])]
-        case "PushRelayServer": steps = [("embed-openapi.sh", [])]
-        case "PushRelayAdmin": steps = [("embed-console.sh", [])]
+        case "PushRelaySQLite": steps = [("embed-migrations.sh", ["sqlite"], "EmbeddedMigrations.swift")]
+        case "PushRelayPostgres": steps = [("embed-migrations.sh", ["postgres"], "EmbeddedPostgresMigrations.swift")]
+        case "PushRelayServer": steps = [("embed-openapi.sh", [], "OpenAPIDocument.swift")]
+        case "PushRelayAdmin": steps = [("embed-console.sh", [], "ConsoleAssets.swift")]
         default: return []
         }
         let output = context.pluginWorkDirectoryURL.appending(path: "Embedded")
@@ -26,7 +28,9 @@ struct EmbedPlugin: BuildToolPlugin {
         let lines = steps.map { step in
             (["/bin/bash", "\"$2/scripts/\(step.script)\""] + step.arguments + ["\"$1\"", ">/dev/null"]).joined(separator: " ")
         }
-        let script = (["set -e", "mkdir -p \"$1\""] + lines).joined(separator: "\n")
+        let written = steps.map(\.file).joined(separator: "|")
+        let stale = "for f in \"$1\"/*; do case \"${f##*/}\" in \(written)) ;; *) rm -rf \"$f\" ;; esac; done"
+        let script = (["set -e", "mkdir -p \"$1\"", stale] + lines).joined(separator: "\n")
         return [
             .prebuildCommand(
                 displayName: "Embedding \(target.name)'s text files",
