@@ -1,15 +1,16 @@
 import Foundation
 import PackagePlugin
 
-/// Generates, before each build, the Swift files that carry text files in the binary, from the files themselves:
+/// Generates the Swift files that carry text files in the binary, from the files themselves:
 /// - PushRelaySQLite: `EmbeddedMigrations.swift` from `migrations/*.sql`;
 /// - PushRelayPostgres: `EmbeddedPostgresMigrations.swift` from `migrations/postgres/*.sql`;
 /// - PushRelayServer: `OpenAPIDocument.swift` from `docs/openapi.yaml`;
 /// - PushRelayAdmin: `ConsoleAssets.swift` from `console/`.
 /// The scripts in `scripts/embed-*.sh` write them (only when their text changes, so an unchanged file recompiles
-/// nothing); nothing generated is checked in. Any other file in a target's output folder (one a build of an older
-/// checkout generated there, before the file moved to another target) is removed first: SwiftPM compiles every file
-/// in that folder.
+/// nothing); nothing generated is checked in. SwiftPM runs them when it plans a build: the first one, and one after
+/// `Package.swift` changed. After an edit to the embedded files alone, `touch Package.swift` makes the next build embed
+/// it. Any other file in a target's output folder (one a build of an older checkout generated there, before the file
+/// moved to another target) is removed first: SwiftPM compiles every file in that folder.
 @main
 struct EmbedPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
