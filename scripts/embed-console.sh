@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes ConsoleAssets.swift into OUTDIR from console/*.html|css|js: the admin console's static files, carried in the
 # binary (no Bundle lookup, no files beside it; a static binary serves the page as it is). Run by the EmbedPlugin
-# before each build; the file is rewritten only when its text changes. Usage: embed-console.sh OUTDIR
+# whenever console/ changes; the file is rewritten only when its text changes. Usage: embed-console.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1/ConsoleAssets.swift

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the Swift file that carries a schema in the binary, into OUTDIR (run by the EmbedPlugin before each build;
+# Writes the Swift file that carries a schema in the binary, into OUTDIR (run by the EmbedPlugin whenever the files change;
 # the file is rewritten only when its text changes):
 #   embed-migrations.sh sqlite OUTDIR     EmbeddedMigrations.swift from migrations/*.sql
 #   embed-migrations.sh postgres OUTDIR   EmbeddedPostgresMigrations.swift from migrations/postgres/*.sql

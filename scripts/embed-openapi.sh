@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes OpenAPIDocument.swift into OUTDIR from docs/openapi.yaml: the API contract, carried in the binary and served
-# at GET /openapi.yaml and /openapi.json. Run by the EmbedPlugin before each build; the file is rewritten only when its
+# at GET /openapi.yaml and /openapi.json. Run by the EmbedPlugin whenever it changes; the file is rewritten only when its
 # text changes. Usage: embed-openapi.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,37 +7,42 @@ import PackagePlugin
 /// - PushRelayServer: `OpenAPIDocument.swift` from `docs/openapi.yaml`;
 /// - PushRelayAdmin: `ConsoleAssets.swift` from `console/`.
 /// The scripts in `scripts/embed-*.sh` write them (only when their text changes, so an unchanged file recompiles
-/// nothing); nothing generated is checked in. SwiftPM runs them when it plans a build: the first one, and one after
-/// `Package.swift` changed. After an edit to the embedded files alone, `touch Package.swift` makes the next build embed
-/// it. Any other file in a target's output folder (one a build of an older checkout generated there, before the file
-/// moved to another target) is removed first: SwiftPM compiles every file in that folder.
+/// nothing); nothing generated is checked in. Each is a build command whose inputs are the script, the embedded files
+/// and their folder (whose time changes when a file is added or removed), so any build after an edit, a new migration
+/// or a `git pull` embeds them again. Only the file a command declares is compiled into its target, whatever else a
+/// build of an older checkout left in the output folder.
 @main
 struct EmbedPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        // Each step: a script in scripts/, its arguments before the output directory, and the file it writes there.
-        let steps: [(script: String, arguments: [String], file: String)]
+        // A script in scripts/, its arguments before the output directory, the file it writes there, and what it reads
+        // (a folder or a file of the package).
+        let step: (script: String, arguments: [String], file: String, reads: String)
         switch target.name {
-        case "PushRelaySQLite": steps = [("embed-migrations.sh", ["sqlite"], "EmbeddedMigrations.swift")]
-        case "PushRelayPostgres": steps = [("embed-migrations.sh", ["postgres"], "EmbeddedPostgresMigrations.swift")]
-        case "PushRelayServer": steps = [("embed-openapi.sh", [], "OpenAPIDocument.swift")]
-        case "PushRelayAdmin": steps = [("embed-console.sh", [], "ConsoleAssets.swift")]
+        case "PushRelaySQLite": step = ("embed-migrations.sh", ["sqlite"], "EmbeddedMigrations.swift", "migrations")
+        case "PushRelayPostgres":
+            step = ("embed-migrations.sh", ["postgres"], "EmbeddedPostgresMigrations.swift", "migrations/postgres")
+        case "PushRelayServer": step = ("embed-openapi.sh", [], "OpenAPIDocument.swift", "docs/openapi.yaml")
+        case "PushRelayAdmin": step = ("embed-console.sh", [], "ConsoleAssets.swift", "console")
         default: return []
         }
+        let package = context.package.directoryURL
         let output = context.pluginWorkDirectoryURL.appending(path: "Embedded")
-        let package = context.package.directoryURL.path(percentEncoded: false)
-        // $1: the output directory, $2: the package.
-        let lines = steps.map { step in
-            (["/bin/bash", "\"$2/scripts/\(step.script)\""] + step.arguments + ["\"$1\"", ">/dev/null"]).joined(separator: " ")
+        let script = package.appending(path: "scripts/\(step.script)")
+        let read = package.appending(path: step.reads)
+        var inputs = [script, read]
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: read.path(percentEncoded: false)) {
+            inputs += names.sorted().map { read.appending(path: $0) }
         }
-        let written = steps.map(\.file).joined(separator: "|")
-        let stale = "for f in \"$1\"/*; do case \"${f##*/}\" in \(written)) ;; *) rm -rf \"$f\" ;; esac; done"
-        let script = (["set -e", "mkdir -p \"$1\"", stale] + lines).joined(separator: "\n")
+        // $1: the output directory.
+        let command = (["mkdir -p \"$1\" &&", "/bin/bash", "\"\(script.path(percentEncoded: false))\""] + step.arguments + ["\"$1\"", ">/dev/null"])
+            .joined(separator: " ")
         return [
-            .prebuildCommand(
-                displayName: "Embedding \(target.name)'s text files",
+            .buildCommand(
+                displayName: "Embedding \(step.reads) into \(target.name)",
                 executable: URL(filePath: "/bin/sh"),
-                arguments: ["-c", script, "embed", output.path(percentEncoded: false), package],
-                outputFilesDirectory: output
+                arguments: ["-c", command, "embed", output.path(percentEncoded: false)],
+                inputFiles: inputs,
+                outputFiles: [output.appending(path: step.file)]
             )
         ]
     }
