@@ -35,45 +35,39 @@ import Glibc
         stepsPerByte: Int = 10,
         afterAnswer: Bool = false,
         limit: Duration = .seconds(60)
-    ) async -> RawHTTP.Exchange {
-        await withCheckedContinuation { (c: CheckedContinuation<RawHTTP.Exchange, Never>) in
-            Thread {
-                var exchange = RawHTTP.Exchange(bytes: [], closed: false)
-                guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 20_000) else { return c.resume(returning: exchange) }
-                defer { close(fd) }
-                let first = Array(burst.utf8)
-                if !first.isEmpty { _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
-                var pending = Array(text.utf8)[...]
-                var steps = 0
-                let started = Date()
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while step * steps < limit {
-                    if steps % stepsPerByte == 0, var byte = pending.first, send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 {
-                        pending = pending.dropFirst()
-                    }
-                    let n = recv(fd, &buffer, buffer.count, 0)
-                    if n > 0 {
-                        exchange.bytes.append(contentsOf: buffer[0..<n])
-                        continue
-                    } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                        exchange.closed = true
-                        break
-                    }
-                    if afterAnswer, exchange.bytes.isEmpty {
-                        if Date().timeIntervalSince(started) > 20 { break }
-                        continue
-                    }
-                    clock.advance(by: step)
-                    steps += 1
+    ) async throws -> RawHTTP.Exchange {
+        try await onThread {
+            var exchange = RawHTTP.Exchange(bytes: [], closed: false)
+            guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 20_000) else { return exchange }
+            defer { close(fd) }
+            let first = Array(burst.utf8)
+            if !first.isEmpty { _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+            var pending = Array(text.utf8)[...]
+            var steps = 0
+            let started = Date()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while step * steps < limit {
+                if steps % stepsPerByte == 0, var byte = pending.first, send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 {
+                    pending = pending.dropFirst()
                 }
-                exchange.ended = Self.seconds(step * steps)
-                c.resume(returning: exchange)
-            }.start()
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n > 0 {
+                    exchange.bytes.append(contentsOf: buffer[0..<n])
+                    continue
+                } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    exchange.closed = true
+                    break
+                }
+                if afterAnswer, exchange.bytes.isEmpty {
+                    if Date().timeIntervalSince(started) > 20 { break }
+                    continue
+                }
+                clock.advance(by: step)
+                steps += 1
+            }
+            exchange.ended = step * steps / .seconds(1)
+            return exchange
         }
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// The request and idle timeouts 1.5 s of the server's time. The idle timeout is longer where a test is about the
@@ -93,7 +87,7 @@ import Glibc
             let head =
                 "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-padding: "
                 + String(repeating: "a", count: 200)
-            let exchange = await Self.trickle(port: s.port, clock: clock, head)
+            let exchange = try await Self.trickle(port: s.port, clock: clock, head)
             #expect(exchange.closed, "\(exchange)")
             #expect(exchange.ended < 60, "cut off by the server, not when the client gave up")
             let r = try #require(exchange.responses.first, "\(exchange)")
@@ -117,7 +111,7 @@ import Glibc
             let head =
                 "POST /api/sendPush/android/v1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
             // The head goes at once, then the body a byte a second of the server's time: it would take minutes.
-            let exchange = await Self.trickle(port: s.port, clock: clock, burst: head, body)
+            let exchange = try await Self.trickle(port: s.port, clock: clock, burst: head, body)
             #expect(exchange.closed)
             #expect(exchange.ended < 60, "cut off by the server, not after the body's \(body.utf8.count) s")
             #expect(exchange.responses.first?.status == 408, "\(exchange)")
@@ -130,7 +124,7 @@ import Glibc
         let clock = ManualClock()
         try await TestServer.with(clock: clock, configure: Self.configure()) { (s: TestServer) async throws in
             // The request goes at once and is answered; then only the server's clock moves.
-            let exchange = await Self.trickle(port: s.port, clock: clock, burst: "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", "", afterAnswer: true)
+            let exchange = try await Self.trickle(port: s.port, clock: clock, burst: "GET /health HTTP/1.1\r\nhost: x\r\n\r\n", "", afterAnswer: true)
             #expect(exchange.responses.first?.status == 200, "\(exchange)")
             #expect(exchange.closed, "closed after the idle timeout")
             #expect(exchange.ended >= 1.5 && exchange.ended < 10, "\(exchange.ended)")
@@ -140,34 +134,30 @@ import Glibc
     /// Connects, sends a request, and reads until the server closes, stepping the server's clock by `step` after each
     /// read that waited 100 ms: how many bytes came back, and the error that ended the exchange (nil: an orderly close,
     /// or nothing within 10 s of the server's time).
-    static func refusal(port: Int, clock: ManualClock) async -> (bytes: Int, error: Int32?) {
-        await withCheckedContinuation { (c: CheckedContinuation<(bytes: Int, error: Int32?), Never>) in
-            Thread {
-                guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 100_000) else { return c.resume(returning: (0, errno)) }
-                defer { close(fd) }
-                let request = Array("GET /health HTTP/1.1\r\nhost: x\r\n\r\n".utf8)
-                // The reset may come before the request is sent: then the send reports it.
-                guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) >= 0 else {
-                    return c.resume(returning: (0, errno))
+    static func refusal(port: Int, clock: ManualClock) async throws -> (bytes: Int, error: Int32?) {
+        try await onThread {
+            guard let fd = LoopbackSocket.connect(port: port, receiveTimeoutMicroseconds: 100_000) else { return (0, errno) }
+            defer { close(fd) }
+            let request = Array("GET /health HTTP/1.1\r\nhost: x\r\n\r\n".utf8)
+            // The reset may come before the request is sent: then the send reports it.
+            guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) >= 0 else { return (0, errno) }
+            var bytes = 0
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var stepped = Duration.zero
+            while stepped < .seconds(10) {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n > 0 {
+                    bytes += n
+                } else if n == 0 {
+                    return (bytes, nil)
+                } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                    return (bytes, errno)
+                } else {
+                    clock.advance(by: step)
+                    stepped += step
                 }
-                var bytes = 0
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                var stepped = Duration.zero
-                while stepped < .seconds(10) {
-                    let n = recv(fd, &buffer, buffer.count, 0)
-                    if n > 0 {
-                        bytes += n
-                    } else if n == 0 {
-                        return c.resume(returning: (bytes, nil))
-                    } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
-                        return c.resume(returning: (bytes, errno))
-                    } else {
-                        clock.advance(by: step)
-                        stepped += step
-                    }
-                }
-                c.resume(returning: (bytes, nil))
-            }.start()
+            }
+            return (bytes, nil)
         }
     }
 
@@ -184,7 +174,7 @@ import Glibc
             }
             // The fourth is refused at accept: held unread for the refusal delay (1 s of the server's time), then reset,
             // with no answer.
-            let refused = await Self.refusal(port: s.port, clock: clock)
+            let refused = try await Self.refusal(port: s.port, clock: clock)
             #expect(refused.bytes == 0 && refused.error == ECONNRESET, "\(refused)")
             // One of the three goes: a new connection is admitted again.
             close(held.removeLast())
