@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PushRelayCore
 import PushRelayDoctor
-import PushRelayServer
 
 /// `pushrelay doctor`: the setup checked, each failure with what to do about it.
 struct Doctor: AsyncParsableCommand {
