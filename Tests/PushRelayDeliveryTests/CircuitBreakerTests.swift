@@ -7,6 +7,8 @@ import Testing
 
 /// A provider failing most deliveries trips its circuit breaker: refused at once with a message and `Retry-After`,
 /// the provider not called and nothing counted, visible in `/metrics`; probed after the cool-down.
+///
+/// ThreadSanitizer: a breaker's counts, shared by concurrent deliveries and its probe.
 @Suite struct CircuitBreakerTests {
     @Test func aFailingProviderIsNotCalledDuringTheCoolDownAndIsProbedAfter() async throws {
         let down = DeliveryFailure.transient(reason: "UNAVAILABLE", message: "FCM is unavailable (HTTP 503)", retryAfterSeconds: nil)

@@ -14,6 +14,8 @@ import Testing
 @testable import PushRelayServer
 
 /// The one delivery pipeline, driven directly: quota, provider, delivery log, dead-token memory and metrics.
+///
+/// ThreadSanitizer: the pipeline's gates, breakers and records, shared by concurrent dispatches.
 @Suite struct DispatcherTests {
     struct Rig {
         let dispatcher: Dispatcher

@@ -17,6 +17,8 @@ import Testing
 /// A quota reservation that does not commit within its share of the delivery deadline is the storage's stall, not the
 /// provider's: answered `.storageBusy` without calling the provider, counted in `/metrics`, kept from the circuit
 /// breaker, and the late reservation holds no slot.
+///
+/// ThreadSanitizer: a quota reservation raced against the storage's share of the deadline.
 @Suite struct StorageStallTests {
     @Test func theStorageGetsWhatTheProvidersHalfLeaves() {
         let deadline = Duration.milliseconds(8_000)

@@ -3,6 +3,8 @@ import PushRelayEventLoopClock
 import Testing
 
 /// The system's time port on NIO's event loops.
+///
+/// ThreadSanitizer: timers scheduled from tasks and fired on event loops.
 @Suite struct EventLoopClockTests {
     @Test func aTimerRunsOnceAndNotAfterCancel() async throws {
         let clock = EventLoopClock()

@@ -5,6 +5,8 @@ import PushRelayTestSupport
 import Testing
 
 /// The time port the tests step (`ManualClock`, PushRelayTestSupport), with `sleep(for:)` on top.
+///
+/// ThreadSanitizer: timers scheduled and fired from different tasks as the clock is stepped.
 @Suite struct ManualClockTests {
     @Test func aManualClockFiresWhatIsDueInOrderAndNotWhatWasCancelled() {
         let clock = ManualClock()

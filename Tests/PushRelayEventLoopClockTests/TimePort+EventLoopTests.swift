@@ -8,6 +8,8 @@ import PushRelayTestSupport
 import Testing
 
 /// Timers on a given event loop through any time port: what a channel handler schedules.
+///
+/// ThreadSanitizer: timers handed between an event loop and the time port.
 @Suite struct TimePortEventLoopTests {
     @Test func aManualClocksTimerRunsOnAnEmbeddedLoopAsTheTestSteps() {
         let clock = ManualClock()

@@ -4,6 +4,9 @@ import PushRelayCore
 import PushRelayServerTestRig
 import Testing
 
+/// Bad requests get a JSON error with the right status and a `message`, and hostile input never crashes the server.
+///
+/// AddressSanitizer: malformed and hostile bodies, read by the notify paths' decoders.
 @Suite struct ErrorResponseTests {
     @Test func missingOrEmptyPushTokenIs403() async throws {
         try await TestServer.with { (s: TestServer) async throws in

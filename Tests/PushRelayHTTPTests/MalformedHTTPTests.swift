@@ -5,6 +5,8 @@ import Testing
 
 /// Bytes that are not HTTP/1.1 get a JSON error and a closed connection, on the first request of a connection as on a
 /// later one, on the notify paths as on the router's; requests before the bad bytes are still answered, in order.
+///
+/// AddressSanitizer: bytes that are not HTTP/1.1, read by the request decoder.
 @Suite struct MalformedHTTPTests {
     typealias Fast = NotifyFastPathTests
 

@@ -7,6 +7,8 @@ import PushRelayStore
 import Testing
 
 /// Load: hundreds of concurrent posts for one token, each answer held to a 10 s client limit.
+///
+/// ThreadSanitizer: hundreds of requests reserving one token's quota through one server at once.
 @Suite struct QuotaConcurrencyTests {
     /// 256 requests race for a token whose maximum is 50: exactly 50 are delivered and the counters say so.
     @Test func exactlyTheLimitIsDeliveredUnderARace() async throws {

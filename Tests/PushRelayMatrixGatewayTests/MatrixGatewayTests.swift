@@ -11,6 +11,11 @@ import PushRelayTestSupport
 import PushRelayWebPush
 import Testing
 
+/// The Matrix push gateway through a running server: each kind of device, failures per device, the background
+/// retry queue and the de-duplication of repeated events.
+///
+/// ThreadSanitizer: the de-duplication claims and the retry queue, shared by concurrent notifications and the
+/// background retries.
 @Suite struct MatrixGatewayTests {
     @Test func fcmDeviceGetsTheDataPayload() async throws {
         try await withMatrix { s, f in

@@ -11,6 +11,8 @@ import Testing
 /// A statement that holds its connection past its limit fails with a storage error at the limit, its connection is
 /// closed, and the pool serves the next request on another: a statement that gets no answer cannot hold its request,
 /// and every request batched behind it, for ever.
+///
+/// ThreadSanitizer: a statement raced against its connection wait, its limit and its watch.
 @Suite(.enabled(if: PostgresTestServer.enabled, Comment(rawValue: PostgresTestServer.skipMessage)))
 struct PostgresStatementLimitTests {
     /// An engine on a new database whose pool holds one connection, so that the next statement needs a new one, and

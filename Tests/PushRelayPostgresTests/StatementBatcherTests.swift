@@ -7,6 +7,8 @@ import Testing
 /// The batching rule behind PostgreSQL's reservations, channel lookups and binds, without a database: a lone request
 /// goes at once; requests made while a batch runs go together in the next, in arrival order; a conflict key is never
 /// twice in a batch; a failed batch fails only its own requests.
+///
+/// ThreadSanitizer: batches formed from requests made while another batch runs.
 @Suite struct StatementBatcherTests {
     /// Holds the first batch until `open()`, and records every batch.
     final class Gate: Sendable {

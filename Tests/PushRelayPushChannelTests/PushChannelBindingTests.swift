@@ -10,6 +10,8 @@ import Testing
 
 /// Who may hold a device's push channel: the attacks of a stranger who knows a webhook id, over real
 /// websockets, in both arrival orders, and the binding following Home Assistant's token refreshes and re-registrations.
+///
+/// ThreadSanitizer: a device's binding, raced by its own connections and a stranger's.
 @Suite struct PushChannelBindingTests {
     static let device = "device-push-token:" + String(repeating: "d", count: 40)
     static let stranger = "stranger-push-token:" + String(repeating: "s", count: 40)

@@ -17,6 +17,8 @@ import Testing
 /// Messages waiting for a confirm, in simulated time: the confirm timer, the cloud fallback it starts, the channel's
 /// places, and a channel that ended before its message was tracked. The storage is a real SQLite file and the cloud
 /// route the real one, through the dispatcher to a scripted provider.
+///
+/// ThreadSanitizer: confirm timers, raced by the confirms and the ends of channels.
 @Suite struct PushChannelConfirmationsTests {
     struct Rig {
         let confirmations: PushChannelConfirmations

@@ -8,6 +8,8 @@ import Testing
 
 /// The index of live channels: one per webhook id and one per push token, replacement, the channel limit, and the
 /// rules of a provisional subscription and of a binding.
+///
+/// ThreadSanitizer: the index, read and written from event loops and tasks.
 @Suite struct PushChannelIndexTests {
     static func connection() -> PushChannelConnection {
         PushChannelConnection(peer: "test", bufferLimit: 16, sink: .init(write: { _ in }, close: { _, _ in }), logger: Logger(label: "test"))

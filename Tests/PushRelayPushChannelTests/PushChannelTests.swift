@@ -13,6 +13,8 @@ import Testing
 @testable import PushRelayServer
 
 /// The push channel over real websocket connections on loopback.
+///
+/// ThreadSanitizer: channels opened, replaced and closed on the event loops while notifications are sent to them.
 @Suite struct PushChannelTests {
 
     @Test func authenticationOutcomes() async throws {

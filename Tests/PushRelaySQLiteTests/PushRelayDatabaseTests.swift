@@ -7,6 +7,9 @@ import PushRelayStore
 import PushRelayTestHarness
 import Testing
 
+/// The SQLite engine's own file: its schema and migrations, synced writes, pruning, the WAL checkpoint and plain SQL.
+///
+/// ThreadSanitizer: the writer's group commit and the background checkpoint, beside concurrent reads and writes.
 @Suite struct PushRelayDatabaseTests {
     func openStore(_ path: String = TempPath.make()) throws -> SQLiteFixture {
         try SQLiteFixture(path)

@@ -4,6 +4,9 @@ import Testing
 
 @testable import PushRelayServer
 
+/// The per-address limit on failed authentication: blocked at the limit, forgotten after a quiet time.
+///
+/// ThreadSanitizer: the per-address counts, kept under one lock for every connection.
 @Suite struct FailedAuthLimiterTests {
     static func at(_ seconds: TimeInterval) -> Date { Date(timeIntervalSince1970: 1_800_000_000 + seconds) }
 

@@ -8,6 +8,8 @@ import Testing
 /// `Fuzz/Regressions/<target>/`: inputs that once broke something) runs through the same code libFuzzer drives in
 /// `scripts/fuzz`, then a few thousand seeded mutations of them. A broken invariant stops the process, so the run
 /// fails; the mutation seed is printed to replay it.
+///
+/// AddressSanitizer: the fuzz targets' corpora and their mutations, through every parser of strangers' bytes.
 @Suite struct FuzzCorpusTests {
     static let mutationsPerTarget = 3000
 

@@ -4,6 +4,8 @@ import Testing
 
 /// `FirstResult`: the first offer wins, whether it comes before or after the waiter starts; later offers are ignored
 /// and the settled callbacks run once.
+///
+/// ThreadSanitizer: offers racing the waiter and each other.
 @Suite struct FirstResultTests {
     @Test func theFirstOfferWinsAndLaterOnesAreIgnored() async {
         let first = FirstResult<Int>()

@@ -2,6 +2,8 @@ import PushRelayCore
 import Testing
 
 /// The in-flight bound's waiting line alone, in simulated time: places, turns between clients, waits that end.
+///
+/// ThreadSanitizer: the line's places, taken and given back from many tasks.
 @Suite struct FairWaitingLineTests {
     let t0 = ContinuousClock.now
 

@@ -8,6 +8,8 @@ import Testing
 @testable import PushRelayServer
 
 /// Work started by timers and socket callbacks runs under ServiceLifecycle: shutdown waits for it.
+///
+/// ThreadSanitizer: work started from timers and callbacks, joined at shutdown.
 @Suite struct BackgroundWorkTests {
     @Test func shutdownWaitsForRunningWorkAndRunsNothingSubmittedAfterIt() async throws {
         let logger = Logger(label: "test")

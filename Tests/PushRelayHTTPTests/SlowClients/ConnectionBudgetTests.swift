@@ -10,6 +10,8 @@ import Testing
 /// The per-address connection budget at accept: a connection within it is counted until it closes; one past it is
 /// refused there, with nothing read from it or written to it, and reset after the refusal delay (at once when the
 /// address already has as many refused connections waiting as its budget).
+///
+/// ThreadSanitizer: the per-address counts, taken at accept and given back at close on other event loops.
 @Suite struct ConnectionBudgetTests {
     static let client = "198.51.100.7"
 

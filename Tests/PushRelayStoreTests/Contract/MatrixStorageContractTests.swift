@@ -3,6 +3,8 @@ import PushRelayStore
 import Testing
 
 /// What any engine's `MatrixStorage` must do: the de-duplication window and the retry queue.
+///
+/// ThreadSanitizer: de-duplication claims and retry leases taken by concurrent claimers, on both engines.
 @Suite struct MatrixStorageContractTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 

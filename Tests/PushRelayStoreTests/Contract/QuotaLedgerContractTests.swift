@@ -4,6 +4,8 @@ import PushRelayStore
 import Testing
 
 /// What any engine's `QuotaLedger` must do: decide exactly, under any concurrency, per token and UTC day.
+///
+/// ThreadSanitizer: one token's quota reserved from many tasks at once, and group commit, on both engines.
 @Suite struct QuotaLedgerContractTests {
     let day = UTCDay(string: "2026-11-21")!
 
