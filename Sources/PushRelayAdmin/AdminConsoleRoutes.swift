@@ -6,14 +6,14 @@ import PushRelayHTTP
 /// `GET /admin/`: the admin console, a static single page (`console/`, embedded as `ConsoleAssets`). The page holds no
 /// data and needs no credential; it asks for the admin token and reads `/admin/v1/…` with it. `/admin` redirects to
 /// `/admin/` so that the page's relative URLs (`console.js`, `v1/stats`) resolve under a reverse proxy's prefix too.
-package struct AdminConsoleRoutes<Context: RequestContext> {
+struct AdminConsoleRoutes<Context: RequestContext> {
     /// Everything the page loads comes from this server; no inline script or style, no framing, no form posts.
-    package static var contentSecurityPolicy: String {
+    static var contentSecurityPolicy: String {
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
             + "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }
 
-    package func register(_ routes: RouteTable<Context>) {
+    func register(_ routes: RouteTable<Context>) {
         routes.on(
             "/admin",
             [
@@ -32,7 +32,7 @@ package struct AdminConsoleRoutes<Context: RequestContext> {
     }
 
     /// The console's file `name`, or a 404 `APIError` when the build embedded no such file.
-    package static func response(for name: String) throws(APIError) -> Response {
+    static func response(for name: String) throws(APIError) -> Response {
         guard let file = ConsoleAssets.files.first(where: { $0.name == name }) else {
             throw .notFound("The admin console has no file '\(name)'.")
         }

@@ -9,9 +9,9 @@ import PushRelayStore
 /// `DELETE /admin/v1/dead-tokens/{token}`, `GET /admin/v1/matrix/queue`, `GET /admin/v1/setup`.
 extension AdminRoutes {
     /// At most this many delivery-log rows are read for today's charts (`DeliverySummary.complete` says if it was all).
-    package static var deliveryScanLimit: Int { 50_000 }
+    static var deliveryScanLimit: Int { 50_000 }
 
-    package func registerConsoleAPI(_ routes: RouteTable<Context>) {
+    func registerConsoleAPI(_ routes: RouteTable<Context>) {
         routes.on(
             "/admin/v1/stats",
             [

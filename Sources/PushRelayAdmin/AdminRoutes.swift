@@ -132,7 +132,7 @@ package struct AdminRoutes<Context: PeerAddressContext> {
         try auth.authorize(request, peer: context.peerAddress)
     }
 
-    package func tokenParameter(_ context: Context) throws -> String {
+    func tokenParameter(_ context: Context) throws -> String {
         guard let t = context.parameters.get("token"), !t.isEmpty else { throw APIError.badRequest("Missing push token in the path.") }
         return t.removingPercentEncoding ?? t
     }
@@ -159,7 +159,7 @@ package struct AdminRoutes<Context: PeerAddressContext> {
         )
     }
 
-    package func showQuota(_ context: Context) async throws -> Response {
+    func showQuota(_ context: Context) async throws -> Response {
         let token = try tokenParameter(context)
         let today = UTCDay(clock.now())
         let history = try await admin.history(pushToken: token)
@@ -201,7 +201,7 @@ package struct AdminRoutes<Context: PeerAddressContext> {
         return try await showQuota(context)
     }
 
-    package func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
+    func usageJSON(_ row: UsageRow, day: UTCDay) -> JSONValue {
         let maximum = policy.maximum(appID: row.appID, override: row.limitOverride)
         return [
             "day": .string(row.day),

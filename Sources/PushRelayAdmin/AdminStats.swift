@@ -41,7 +41,7 @@ package struct AdminStats: Sendable {
     package var deliveryLogComplete: Bool
     package var channels: (connections: Int, subscriptions: Int, unconfirmed: Int)?
     package var matrixQueued: Int?
-    package var matrixDue: Int?
+    var matrixDue: Int?
 
     /// Sums a day's usage rows: accepted = successful, failed = errors, rejected = attempts − successful − errors.
     package static func day(_ day: UTCDay, rows: [UsageRow]) -> Day {

@@ -35,7 +35,7 @@ public enum QuotaReport {
         return JSONValue.array(items).jsonString(pretty: true) + "\n"
     }
 
-    package static func align(_ rows: [[String]]) -> String {
+    static func align(_ rows: [[String]]) -> String {
         guard let first = rows.first else { return "" }
         var widths = Array(repeating: 0, count: first.count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }

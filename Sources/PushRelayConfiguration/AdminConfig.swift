@@ -1,5 +1,5 @@
 extension PushRelayConfig {
-    package static let adminKeys: [ConfigKey] = ["token"]
+    static let adminKeys: [ConfigKey] = ["token"]
 
     /// Reads `admin.token`: at least 16 characters; empty or not set, nil (the admin API is off).
     package static func adminToken(reading r: ConfigTreeReader) throws -> String? {

@@ -13,7 +13,7 @@ public struct CallSettings: Sendable {
 
 extension PushRelayConfig {
     /// Also the keys of `voip:`, the section's older name. No variable sets them.
-    package static let callKeys: [ConfigKey] = [.fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("channel_confirm_timeout_ms")]
+    static let callKeys: [ConfigKey] = [.fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("channel_confirm_timeout_ms")]
 }
 
 extension CallSettings {

@@ -4,7 +4,7 @@ import PushRelayPushChannel
 extension PushRelayConfig {
     /// `channel.max_failed_auths_per_minute` is the older name of `security.max_failed_auths_per_minute`
     /// (`SecurityConfig.swift` reads both).
-    package static let channelKeys: [ConfigKey] = [
+    static let channelKeys: [ConfigKey] = [
         "confirm_timeout_ms", "offline_ttl", "max_channels", "max_channels_per_address", "max_pending", "max_queued_per_token",
         "max_queued_bytes", "max_frame_bytes", "outbound_buffer", "outbound_buffer_bytes", "auth_timeout_ms", "ping_interval_ms",
         "max_failed_auths_per_minute",

@@ -12,7 +12,7 @@ package struct ConfigSection: Sendable {
     package let content: Content
     /// Whether the section checks its own keys as it is read (`matrix:`, whose errors name where in it a key is),
     /// instead of by the unknown-key check before any section is read.
-    package let checksItsOwnKeys: Bool
+    let checksItsOwnKeys: Bool
 
     /// A section of keys, each declared with whether its variable sets it.
     package static func section(_ name: String, _ keys: [ConfigKey], checksItsOwnKeys: Bool = false) -> ConfigSection {

@@ -21,7 +21,7 @@ package struct ConfigTreeReader {
     /// Whether the tree sets `key` (to anything but null).
     package func has(_ key: String) -> Bool { value(key) != nil }
 
-    package func checkUnknownKeys(_ known: [String: Set<String>]) throws {
+    func checkUnknownKeys(_ known: [String: Set<String>]) throws {
         for key in tree.keys.sorted() where !(known[""]!.contains(key)) {
             throw ConfigError(key: key, problem: "unknown key (known: \(known[""]!.sorted().joined(separator: ", ")))")
         }
@@ -81,7 +81,7 @@ package struct ConfigTreeReader {
     }
 
     /// A duration in milliseconds, written as whole seconds (`3600`) or with a unit (`500ms`, `90s`, `30m`, `24h`, `7d`).
-    package func durationMs(_ key: String) throws -> Int64? {
+    func durationMs(_ key: String) throws -> Int64? {
         guard let v = try string(key) else { return nil }
         guard let ms = DurationText.milliseconds(v) else {
             throw ConfigError(key: key, problem: "must be a duration such as 3600 (seconds), 90m, 24h or 7d; got '\(v)'")

@@ -40,7 +40,7 @@ public struct DeliverySettings: Sendable {
 }
 
 extension PushRelayConfig {
-    package static let deliveryKeys: [ConfigKey] = [
+    static let deliveryKeys: [ConfigKey] = [
         "deadline_ms", "dead_token_ttl", "max_in_flight", "max_wait_ms", "retry_base_ms", "max_attempts", "breaker_failure_ratio",
         "breaker_min_requests", "breaker_window", "breaker_cool_down",
     ]

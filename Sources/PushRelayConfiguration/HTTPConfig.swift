@@ -26,7 +26,7 @@ extension PushRelayConfig {
         public var trustedProxies = TrustedProxies()
     }
 
-    package static let httpKeys: [ConfigKey] = [
+    static let httpKeys: [ConfigKey] = [
         "host", "port", "max_body_bytes", "request_timeout", "idle_timeout", "drain_period", "max_connections_per_address",
         "trusted_proxies",
     ]

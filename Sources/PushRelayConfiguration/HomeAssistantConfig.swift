@@ -14,12 +14,12 @@ extension PushRelayConfig {
         public var allowedNetworks: [OutboundAddressPolicy.Network] = []
     }
 
-    package static let homeAssistantKeys: [ConfigKey] = ["keys", "allowed_networks"]
+    static let homeAssistantKeys: [ConfigKey] = ["keys", "allowed_networks"]
 }
 
 extension PushRelayConfig.HomeAssistant {
     /// The shortest key taken: a key is a secret, and a short one is guessed.
-    package static let minimumKeyLength = 16
+    static let minimumKeyLength = 16
 
     /// Reads `home_assistant.*` over the defaults. Each key or network may be given as a list, or as one string of them
     /// separated by commas (as `PUSHRELAY_HOME_ASSISTANT_KEYS` gives it).

@@ -1,5 +1,5 @@
 extension PushRelayConfig {
-    package static let iosKeys: [ConfigKey] = ["companion_app_ids"]
+    static let iosKeys: [ConfigKey] = ["companion_app_ids"]
 
     /// Reads `ios.companion_app_ids`: the app-id globs that get the Home Assistant companion app's iOS translation.
     /// Nil when not set.

@@ -2,7 +2,7 @@ import Logging
 import PushRelayHTTP
 
 extension PushRelayConfig {
-    package static let logKeys: [ConfigKey] = ["level", "format"]
+    static let logKeys: [ConfigKey] = ["level", "format"]
 
     /// Reads `log.level` (any case); nil when not set.
     package static func logLevel(reading r: ConfigTreeReader) throws -> Logger.Level? {

@@ -48,11 +48,11 @@ extension PushRelayConfig {
 
     /// The section checks its own keys as it is read (its errors differ from `knownKeys`' ones); `retry` is a nested
     /// section. No variable sets them.
-    package static let matrixKeys: [ConfigKey] = [
+    static let matrixKeys: [ConfigKey] = [
         .fileOnly("apps"), .fileOnly("dedup_window"), .fileOnly("max_devices"), .fileOnly("retry.base_delay"), .fileOnly("retry.max_delay"),
         .fileOnly("retry.max_attempts"), .fileOnly("retry.poll_interval"), .fileOnly("retry.max_queued"),
     ]
-    package static let matrixAppKeys: Set<String> = [
+    static let matrixAppKeys: Set<String> = [
         "provider", "platform", "daily_limit", "push_type", "convert_device_token_to_hex", "send_badge_counts", "fcm_options",
     ]
 }

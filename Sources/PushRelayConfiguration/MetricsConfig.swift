@@ -1,5 +1,5 @@
 extension PushRelayConfig {
-    package static let metricsKeys: [ConfigKey] = ["enabled"]
+    static let metricsKeys: [ConfigKey] = ["enabled"]
 
     /// Reads `metrics.enabled`; nil when not set.
     package static func metricsEnabled(reading r: ConfigTreeReader) throws -> Bool? {

@@ -23,7 +23,7 @@ package struct ProviderReferences {
     }
 
     /// `key` names `name`, which no entry under `providers` defines.
-    package func undefined(_ name: String, key: String) -> ConfigError {
+    func undefined(_ name: String, key: String) -> ConfigError {
         ConfigError(
             key: key,
             problem: "names '\(name)', which is not defined under 'providers' (defined: \(defined.keys.sorted().joined(separator: ", ")))"

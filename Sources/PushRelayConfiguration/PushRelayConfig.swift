@@ -110,7 +110,7 @@ extension PushRelayConfig {
         return try PushRelayConfig(tree: tree, baseDirectory: base)
     }
 
-    package static func setValue(_ value: JSONValue, at path: [String], in tree: inout [String: JSONValue]) {
+    static func setValue(_ value: JSONValue, at path: [String], in tree: inout [String: JSONValue]) {
         guard let first = path.first else { return }
         if path.count == 1 {
             tree[first] = value

@@ -11,7 +11,7 @@ extension PushRelayConfig {
         public var retentionDays = 30
     }
 
-    package static let quotaKeys: [ConfigKey] = ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"]
+    static let quotaKeys: [ConfigKey] = ["daily_limit", "app_limits", "exempt_commands", "exempt_critical", "retention_days"]
 
     /// The quota rules the ledger applies, from `quota:`.
     public var quotaPolicy: QuotaPolicy {

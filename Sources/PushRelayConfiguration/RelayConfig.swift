@@ -3,7 +3,7 @@ import PushRelayWebPushRelay
 
 extension PushRelayConfig {
     /// No variable sets them.
-    package static let relayKeys: [ConfigKey] = [
+    static let relayKeys: [ConfigKey] = [
         .fileOnly("apns_provider"), .fileOnly("fcm_provider"), .fileOnly("alert_text"), .fileOnly("unsubscribe_allowed_hosts"),
         .fileOnly("daily_limit_per_token"), .fileOnly("max_requests_per_minute_per_address"), .fileOnly("max_body_bytes"),
         .fileOnly("unsubscribe_allowed_private_networks"),

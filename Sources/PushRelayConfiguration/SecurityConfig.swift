@@ -1,5 +1,5 @@
 extension PushRelayConfig {
-    package static let securityKeys: [ConfigKey] = ["max_failed_auths_per_minute"]
+    static let securityKeys: [ConfigKey] = ["max_failed_auths_per_minute"]
 
     /// Reads `security.max_failed_auths_per_minute`, or its older name `channel.max_failed_auths_per_minute` (the new
     /// name wins when both are set). Nil when neither is.

@@ -70,7 +70,7 @@ extension PushRelayConfig {
     }
 
     /// `postgres` is a nested section.
-    package static let storageKeys: [ConfigKey] = ["backend", "sqlite_path", "postgres.url", "postgres.pool_size", "postgres.tls"]
+    static let storageKeys: [ConfigKey] = ["backend", "sqlite_path", "postgres.url", "postgres.pool_size", "postgres.tls"]
 }
 
 extension PushRelayConfig.Storage {

@@ -6,14 +6,14 @@ import PushRelayServerMetrics
 /// One provider instance's circuit breaker (rules in `CircuitBreakerState`): a provider failing most deliveries is
 /// not called for a cool-down, and the dispatches meanwhile get a fast 503 with `Retry-After`, counted nowhere. State
 /// changes are logged once each and shown in `/metrics`.
-package final class CircuitBreaker: Sendable {
-    package let provider: String
+final class CircuitBreaker: Sendable {
+    let provider: String
     private let state: Locked<CircuitBreakerState>
     private let clock: any TimePort
     private let metrics: PushRelayMetrics?
     private let logger: Logger
 
-    package init(provider: String, settings: CircuitBreakerState.Settings, clock: any TimePort, metrics: PushRelayMetrics?, logger: Logger) {
+    init(provider: String, settings: CircuitBreakerState.Settings, clock: any TimePort, metrics: PushRelayMetrics?, logger: Logger) {
         self.provider = provider
         self.state = Locked(CircuitBreakerState(settings: settings))
         self.clock = clock
@@ -23,7 +23,7 @@ package final class CircuitBreaker: Sendable {
     }
 
     /// Nil if the delivery may go ahead; otherwise why not (a transient failure with `Retry-After`).
-    package func admit() -> DeliveryFailure? {
+    func admit() -> DeliveryFailure? {
         let now = clock.now()
         switch state.withLock({ $0.admit(now: now) }) {
         case .allow:
@@ -42,7 +42,7 @@ package final class CircuitBreaker: Sendable {
     }
 
     /// Reports how a delivery that `admit` let through went.
-    package func record(_ result: Result<DeliveryReceipt, DeliveryFailure>) {
+    func record(_ result: Result<DeliveryReceipt, DeliveryFailure>) {
         let report: CircuitBreakerState.Report
         // A destination the caller chose that cannot be reached (a WebPush host that does not resolve) says nothing
         // about the provider; counting it would let anyone open the breaker for every device.

@@ -5,27 +5,27 @@ import PushRelayCore
 /// again: a request that was written and then lost its answer (`DeliveryFailure.mayHaveBeenDelivered`) is not. The `gate` bounds the dispatches in flight to
 /// this provider; the `Dispatcher` takes a place in it (waiting for one, within the deadline) before it touches the
 /// quota.
-package struct DeliveryRunner: Sendable {
-    package let provider: any PushProvider
+struct DeliveryRunner: Sendable {
+    let provider: any PushProvider
     /// Where resends are counted (the provider's own figures, which its transport also writes).
-    package let figures: ProviderTransportFigures
-    package let gate: ProviderGate
+    let figures: ProviderTransportFigures
+    let gate: ProviderGate
     /// Nil when `delivery.breaker_cool_down` is 0.
-    package let breaker: CircuitBreaker?
-    package let retry: RetryPolicy
-    package let deadlineMs: Int
+    let breaker: CircuitBreaker?
+    let retry: RetryPolicy
+    let deadlineMs: Int
     /// Where the deadlines and the retry backoff wait (the dispatcher's clock).
-    package let clock: any TimePort
+    let clock: any TimePort
 
     /// `delivery.deadline_ms`: from the dispatch's start, its wait for a place included.
-    package var deadline: Duration { .milliseconds(deadlineMs) }
+    var deadline: Duration { .milliseconds(deadlineMs) }
 
     /// Nil if a delivery may be sent now; otherwise the refusal (the provider's circuit is open).
-    package func admit() -> DeliveryFailure? { breaker?.admit() }
+    func admit() -> DeliveryFailure? { breaker?.admit() }
 
     /// Runs the delivery (`admit` said yes) until `deadline` (on `clock.instant`) at the latest, and reports its outcome to the circuit
     /// breaker.
-    package func run(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
+    func run(_ delivery: Delivery, deadline: ContinuousClock.Instant) async -> Result<DeliveryReceipt, DeliveryFailure> {
         let result = await attempts(delivery, deadline: deadline)
         breaker?.record(result)
         return result

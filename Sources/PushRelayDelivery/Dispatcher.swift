@@ -258,7 +258,7 @@ package final class Dispatcher: Sendable {
 }
 
 extension Result where Success == DeliveryReceipt, Failure == DeliveryFailure {
-    package var failureMessage: String? {
+    var failureMessage: String? {
         if case .failure(let f) = self { return f.message }
         return nil
     }

@@ -5,7 +5,7 @@ import PushRelayServerMetrics
 
 /// Counts dispatches refused after waiting in vain for a place at their provider's in-flight bound, and logs them at most once per
 /// interval (with how many there were), so that an overload does not also flood the log.
-package final class LoadShedReport: Sendable {
+final class LoadShedReport: Sendable {
     private struct State {
         var lastLog: ContinuousClock.Instant?
         var unreported = 0
@@ -17,14 +17,14 @@ package final class LoadShedReport: Sendable {
     private let interval: Duration
     private let state = Locked(State())
 
-    package init(metrics: PushRelayMetrics?, clock: any TimePort, logger: Logger, interval: Duration = .seconds(10)) {
+    init(metrics: PushRelayMetrics?, clock: any TimePort, logger: Logger, interval: Duration = .seconds(10)) {
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
         self.interval = interval
     }
 
-    package func shed(provider: String, limit: Int) {
+    func shed(provider: String, limit: Int) {
         metrics?.recordShed(provider: provider)
         let now = clock.instant
         let report: Int? = state.withLock { s in

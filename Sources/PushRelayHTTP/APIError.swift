@@ -65,7 +65,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     }
 
     /// Bytes NIO's HTTP/1.1 decoder refused: 431 for headers past its limits, 400 otherwise.
-    package static func notHTTP(_ error: HTTPParserError) -> APIError {
+    static func notHTTP(_ error: HTTPParserError) -> APIError {
         if error == .headerOverflow {
             return APIError(.requestHeaderFieldsTooLarge, "HeadersTooLarge", "The request headers are larger than this server accepts.")
         }

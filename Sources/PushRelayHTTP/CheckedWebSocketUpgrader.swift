@@ -12,16 +12,16 @@ import Synchronization
 
 /// NIO's websocket upgrader behind PushRelay's own check of the request. A refused upgrade is remembered, so that
 /// it gets a JSON answer: NIO has consumed the request head by then, and plain HTTP handling would only see its end.
-package struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
+struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
     /// The one path websockets are served at (`WebSocketEndpoint.path`).
-    package let path: String
-    package let refusal: NIOLoopBoundBox<APIError?>
-    package let inner: NIOTypedWebSocketServerUpgrader<PushRelayHTTPChannel.Upgrade>
+    let path: String
+    let refusal: NIOLoopBoundBox<APIError?>
+    let inner: NIOTypedWebSocketServerUpgrader<PushRelayHTTPChannel.Upgrade>
 
-    package var supportedProtocol: String { inner.supportedProtocol }
-    package var requiredUpgradeHeaders: [String] { inner.requiredUpgradeHeaders }
+    var supportedProtocol: String { inner.supportedProtocol }
+    var requiredUpgradeHeaders: [String] { inner.requiredUpgradeHeaders }
 
-    package func buildUpgradeResponse(
+    func buildUpgradeResponse(
         channel: any Channel,
         upgradeRequest: HTTPRequestHead,
         initialResponseHeaders: HTTPHeaders
@@ -33,7 +33,7 @@ package struct CheckedWebSocketUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         return inner.buildUpgradeResponse(channel: channel, upgradeRequest: upgradeRequest, initialResponseHeaders: initialResponseHeaders)
     }
 
-    package func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<PushRelayHTTPChannel.Upgrade> {
+    func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<PushRelayHTTPChannel.Upgrade> {
         inner.upgrade(channel: channel, upgradeRequest: upgradeRequest)
     }
 }

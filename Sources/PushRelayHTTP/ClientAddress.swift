@@ -38,6 +38,6 @@ package enum ClientAddress {
 }
 
 extension HTTPField.Name {
-    package static let xForwardedFor = HTTPField.Name(TrustedProxies.forwardedForHeader)!
+    static let xForwardedFor = HTTPField.Name(TrustedProxies.forwardedForHeader)!
     package static let forwarded = HTTPField.Name(TrustedProxies.forwardedHeader)!
 }

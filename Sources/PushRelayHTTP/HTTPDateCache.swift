@@ -2,15 +2,15 @@ import Foundation
 import PushRelayCore
 
 /// The `Date` header value (RFC 9110's IMF-fixdate) of the server's time port, formatted once per second.
-package final class HTTPDateCache: Sendable {
+final class HTTPDateCache: Sendable {
     private let clock: any TimePort
     private let cache = Locked<(second: Int, value: String)>((Int.min, ""))
 
-    package init(clock: any TimePort) {
+    init(clock: any TimePort) {
         self.clock = clock
     }
 
-    package func current() -> String {
+    func current() -> String {
         let second = Int(clock.now().timeIntervalSince1970.rounded(.down))
         return cache.withLock { c in
             if c.second != second {
@@ -22,7 +22,7 @@ package final class HTTPDateCache: Sendable {
     }
 
     /// `second` (since 1970, UTC) as `Sun, 06 Nov 1994 08:49:37 GMT`.
-    package static func format(_ second: Int) -> String {
+    static func format(_ second: Int) -> String {
         var t = time_t(second)
         var parts = tm()
         gmtime_r(&t, &parts)

@@ -75,7 +75,7 @@ package struct PushRelayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// A connection refused at accept for its address's budget: the budget resets it, and no `Value` is made for it.
-    package struct TooManyConnections: Error {}
+    struct TooManyConnections: Error {}
 
     package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         if let connections, !connections.accept(channel, trustedProxies: trustedProxies) {

@@ -24,7 +24,7 @@ package struct HomeAssistantAccess: Sendable {
     private let clock: any TimePort
 
     /// The query parameter that carries the key.
-    package static let keyParameter = "key"
+    static let keyParameter = "key"
 
     package init(keys: [String] = [], networks: [OutboundAddressPolicy.Network] = [], limiter: FailedAuthLimiter? = nil, clock: any TimePort) {
         self.keys = keys.map { SecretMatcher(secret: $0) }

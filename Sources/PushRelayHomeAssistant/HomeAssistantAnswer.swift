@@ -6,12 +6,12 @@ import PushRelayStore
 /// The wire answer to one Home Assistant notification, as the official relay gives it (shared by the router and the
 /// NIO fast path): 201 with `messageId`, `rateLimits`, `sentPayload` and `target`, or a JSON error with a non-empty
 /// `message` (429 once the quota is spent, 410 for a dead token, …).
-package struct HomeAssistantAnswer {
-    package var status: HTTPResponse.Status
-    package var headers: HTTPFields
-    package var body: [UInt8]
+struct HomeAssistantAnswer {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: [UInt8]
 
-    package init(_ outcome: HomeAssistantOutcome, token: String) {
+    init(_ outcome: HomeAssistantOutcome, token: String) {
         if case .accepted(let messageID, let sentPayload, let limits) = outcome {
             status = .created
             headers = [:]

@@ -52,7 +52,7 @@ package struct HomeAssistantCloudSender: Sendable {
     }
 
     /// Whether `appID`'s notifications have a cloud route: a provider that is not `none` and is configured.
-    package func hasCloudRoute(appID: String?) -> Bool {
+    func hasCloudRoute(appID: String?) -> Bool {
         guard let provider = apps.provider(for: appID), provider != AppProviders.localOnly else { return false }
         return dispatcher.has(provider: provider)
     }
@@ -66,7 +66,7 @@ package struct HomeAssistantCloudSender: Sendable {
     /// `send`, and what the outcome proves about `n`'s pair: `.proof` when the provider took a notification for the
     /// push token counted on its quota (the provider knows the token), else `.none` (queued, uncounted, sent to a Live
     /// Activity's token, not accepted).
-    package func sendWithEvidence(
+    func sendWithEvidence(
         _ n: HANotification,
         platform: HAPlatform
     ) async -> (outcome: HomeAssistantOutcome, evidence: PushChannelPairEvidence) {

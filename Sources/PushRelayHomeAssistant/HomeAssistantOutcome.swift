@@ -45,7 +45,7 @@ package enum HomeAssistantOutcome: Sendable {
         }
     }
 
-    package var isAccepted: Bool {
+    var isAccepted: Bool {
         if case .accepted = self { return true }
         return false
     }

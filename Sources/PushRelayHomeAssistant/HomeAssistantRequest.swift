@@ -2,9 +2,9 @@ import PushRelayCore
 import PushRelayHTTP
 
 /// How Home Assistant's endpoints read a request body (shared by the router and the NIO fast path).
-package enum HomeAssistantRequest {
+enum HomeAssistantRequest {
     /// The notification in a parsed body: 403 without a push token, 400 for a malformed one.
-    package static func notification(_ body: JSONValue) throws(APIError) -> HANotification {
+    static func notification(_ body: JSONValue) throws(APIError) -> HANotification {
         do {
             return try HANotification(body: body)
         } catch {
@@ -18,11 +18,11 @@ package enum HomeAssistantRequest {
     }
 
     /// A body as Home Assistant's endpoints take it: 400 unless it is JSON.
-    package static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
+    static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
         try JSONBody.parse(bytes)
     }
 
-    package static func reject403() throws(APIError) -> Never {
+    static func reject403() throws(APIError) -> Never {
         let message = HARequestError.missingPushToken.description
         throw APIError(.forbidden, "MissingToken", message, fields: ["errorMessage": .string("You did not send a token!")])
     }

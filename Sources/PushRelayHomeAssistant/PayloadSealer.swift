@@ -15,7 +15,7 @@ package struct PayloadSealer: Sendable {
     }
 
     /// The alert Apple and Google see for a sealed notification.
-    package static let sealedAlertText = "New notification"
+    static let sealedAlertText = "New notification"
 
     package let apps: AppProviders
     package let devices: any CallDeviceStorage
@@ -29,7 +29,7 @@ package struct PayloadSealer: Sendable {
 
     /// Seals `t` when the app's `apps` entry asks for it and the push token belongs to a registered device; otherwise returns
     /// it unchanged.
-    package func sealIfRegistered(
+    func sealIfRegistered(
         _ t: TranslatedNotification,
         _ n: HANotification,
         platform: HAPlatform

@@ -71,7 +71,7 @@ package final class MatrixGateway: Sendable {
     /// The key the quota, the dead-token memory and the delivery log know a device by: `matrix:<pushkey>`, the pushkey in
     /// its canonical spelling (`MatrixFormat.canonicalPushkey`) whatever the app id, so that one device listed under
     /// several app ids (matching one `matrix.apps` glob, or several) has one daily limit and one dead-token mark.
-    package static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.pushkey)" }
+    static func deviceKey(_ d: MatrixDevice) -> String { "matrix:\(d.pushkey)" }
 
     public func notify(_ received: MatrixNotification) async -> Reply {
         guard received.devices.count <= settings.maxDevices else {

@@ -50,7 +50,7 @@ package struct MatrixRetryService: Service {
 
     /// Handles the items due now. Returns how many were handled.
     @discardableResult
-    package func runOnce() async -> Int {
+    func runOnce() async -> Int {
         let items: [MatrixRetryItem]
         do {
             items = try await gateway.store.claimDue(now: gateway.clock.now(), limit: Self.batchSize, lease: claimLease)

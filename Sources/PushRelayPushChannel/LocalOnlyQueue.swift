@@ -33,9 +33,9 @@ package final class LocalOnlyQueue: Sendable {
     /// expire, so a retry within seconds would be refused again.
     package static let retryAfterSeconds = 60
     /// How old a reading of the total may be before it is read again.
-    package static let totalRefresh = Duration.seconds(5)
+    static let totalRefresh = Duration.seconds(5)
     /// How old a reading may be when it would refuse a notification; a refusal rests on a reading at least this fresh.
-    package static let refusalRefresh = Duration.seconds(1)
+    static let refusalRefresh = Duration.seconds(1)
 
     private struct Ledger {
         /// The bytes of the notifications being stored right now.

@@ -22,7 +22,7 @@ import PushRelaySecurity
 package struct PushChannelAdmission {
     package struct Limits: Sendable {
         package var channels: Int
-        package var perAddress: Int
+        var perAddress: Int
         package var provisional: Int
     }
 
@@ -57,7 +57,7 @@ package struct PushChannelAdmission {
     package func count(address: String) -> Int { perAddress[address, default: 0] }
 
     /// Whether `sub` holds a channel that is still provisional.
-    package func isProvisional(_ sub: PushChannelSubscription) -> Bool { entries[ObjectIdentifier(sub)]?.provisional ?? false }
+    func isProvisional(_ sub: PushChannelSubscription) -> Bool { entries[ObjectIdentifier(sub)]?.provisional ?? false }
 
     /// What admitting `sub` from `address` takes, with `channels` held now and `old` (held, if any) leaving for it:
     /// the channels to evict for it (none, or the oldest provisional ones that make room), or why it is refused.

@@ -78,7 +78,7 @@ package final class PushChannelBindingRegistry: Sendable {
     }
 
     /// The bytes the cache holds now, as `Cache.cost` counts them.
-    package var cachedBytes: Int { confirmed.withLock { $0.bytes } }
+    var cachedBytes: Int { confirmed.withLock { $0.bytes } }
 
     /// Whether `binding` is cached as bound, and was written today.
     private func isFresh(_ binding: PushChannelBinding, today: UTCDay) -> Bool {

@@ -12,7 +12,7 @@ import PushRelayStore
 /// for it and tests step through timeouts in simulated time.
 package final class PushChannelConfirmations: Sendable {
     /// A message sent on a channel and not confirmed yet.
-    package struct Pending: Sendable {
+    struct Pending: Sendable {
         package let message: PushChannelMessage
         package let subscription: PushChannelSubscription
         package let timer: ScheduledTimer
@@ -94,14 +94,14 @@ package final class PushChannelConfirmations: Sendable {
     }
 
     /// Sends `n` without a confirm; a failed write sends it by the cloud route instead.
-    package func sendWithoutConfirm(_ n: HANotification, platform: HAPlatform, on sub: PushChannelSubscription) {
+    func sendWithoutConfirm(_ n: HANotification, platform: HAPlatform, on sub: PushChannelSubscription) {
         sub.connection.send(sub.event(n, confirmID: nil)) { [self] in
             work.submit { await self.fallBack(n, platform: platform, reason: "socket write failed") }
         }
     }
 
     /// Whether message `id` is waiting for its confirm on a channel of this instance.
-    package func isPending(_ id: String) -> Bool {
+    func isPending(_ id: String) -> Bool {
         state.withLock { $0.pending[id] != nil }
     }
 

@@ -5,7 +5,7 @@ import PushRelayCore
 ///
 /// In memory only: an event that is not confirmed within its timeout is the sender's to send another way, so nothing
 /// needs to survive a restart. `PushChannelHub.confirm` asks here first. The timeout runs on the injected clock.
-package final class PushChannelConfirmedEvents: Sendable {
+final class PushChannelConfirmedEvents: Sendable {
     private struct Waiter {
         let webhookID: String
         /// The connection itself, not its address: a later connection at the same address must not confirm.
@@ -14,17 +14,17 @@ package final class PushChannelConfirmedEvents: Sendable {
     }
 
     private let waiters = Locked<[String: Waiter]>([:])
-    package let clock: any TimePort
+    let clock: any TimePort
 
-    package init(clock: any TimePort) {
+    init(clock: any TimePort) {
         self.clock = clock
     }
 
-    package var count: Int { waiters.withLock { $0.count } }
+    var count: Int { waiters.withLock { $0.count } }
 
     /// Sends `event` (which carries `id` as its confirm id) on the subscription and waits for the confirm.
     /// True when confirmed in time; false on timeout or a failed write.
-    package func deliver(_ event: String, id: String, on sub: PushChannelSubscription, timeout: Duration) async -> Bool {
+    func deliver(_ event: String, id: String, on sub: PushChannelSubscription, timeout: Duration) async -> Bool {
         let timer = Locked<ScheduledTimer?>(nil)
         let confirmed = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             waiters.withLock { $0[id] = Waiter(webhookID: sub.webhookID, connection: sub.connection, continuation: c) }
@@ -37,7 +37,7 @@ package final class PushChannelConfirmedEvents: Sendable {
     }
 
     /// A confirm from a client: true when it was for a waiting event sent on that connection.
-    package func confirm(_ id: String, webhookID: String, connection: PushChannelConnection) -> Bool {
+    func confirm(_ id: String, webhookID: String, connection: PushChannelConnection) -> Bool {
         let waiter = waiters.withLock { w -> Waiter? in
             guard let x = w[id], x.webhookID == webhookID, x.connection === connection else { return nil }
             return w.removeValue(forKey: id)

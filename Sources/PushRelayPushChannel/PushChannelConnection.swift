@@ -36,7 +36,7 @@ package final class PushChannelConnection: Sendable {
     package struct Frame: Sendable {
         package let text: String
         /// Runs if the frame could not be written (buffer full, socket gone).
-        package let onFailure: (@Sendable () -> Void)?
+        let onFailure: (@Sendable () -> Void)?
     }
 
     package enum CloseReason: Sendable, Equatable {
@@ -65,21 +65,21 @@ package final class PushChannelConnection: Sendable {
     private let authTimer = Locked<ScheduledTimer?>(nil)
 
     /// Set once the client authenticated (the auth timeout checks it).
-    package var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }
+    var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }
 
-    package func markAuthenticated() {
+    func markAuthenticated() {
         authenticated.store(true, ordering: .relaxed)
         cancelAuthTimer()
     }
 
     /// Closes the connection unless it authenticates within `timeout`.
-    package func startAuthTimer(after timeout: Duration, clock: any TimePort, onTimeout: @escaping @Sendable () -> Void) {
+    func startAuthTimer(after timeout: Duration, clock: any TimePort, onTimeout: @escaping @Sendable () -> Void) {
         let timer = clock.schedule(after: timeout, onTimeout)
         authTimer.withLock { $0 = timer }
     }
 
     /// Drops the timer as soon as it is not needed.
-    package func cancelAuthTimer() {
+    func cancelAuthTimer() {
         authTimer.withLock { t in
             t?.cancel()
             t = nil
@@ -134,7 +134,7 @@ package final class PushChannelConnection: Sendable {
     /// Returns once the outbound queue is below half its bound, or the connection is closed. Command handling waits
     /// here before each command, so a client that sends commands faster than it reads the replies slows itself down
     /// (its socket stops being read) instead of overflowing the queue; only events can overflow it.
-    package func waitForRoom() async {
+    func waitForRoom() async {
         // The usual case, without suspending (a suspension is a task switch per command).
         if state.withLock({ $0.hasRoom }) { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in

@@ -95,7 +95,7 @@ package struct PushChannelConnectionState<Frame, Waiter> {
     }
 
     /// Whether a connection closed for `reason` closes its socket after a grace period whatever is still queued.
-    package static func closesSoon(_ reason: CloseReason) -> Bool {
+    static func closesSoon(_ reason: CloseReason) -> Bool {
         switch reason {
         case .authFailed, .bindingReplaced, .evicted: true
         case .overflow, .writeFailed, .serverShutdown, .clientGone: false
@@ -134,7 +134,7 @@ package struct PushChannelConnectionState<Frame, Waiter> {
 
     /// Whether a connection closed for `reason` says goodbye with a close frame: not when the socket failed or the
     /// client went away.
-    package static func sendsCloseFrame(_ reason: CloseReason) -> Bool {
+    static func sendsCloseFrame(_ reason: CloseReason) -> Bool {
         switch reason {
         case .overflow, .serverShutdown, .authFailed, .bindingReplaced, .evicted: true
         case .writeFailed, .clientGone: false

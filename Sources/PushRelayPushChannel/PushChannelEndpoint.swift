@@ -43,7 +43,7 @@ package struct PushChannelEndpoint: Sendable {
     package let refusals = PushChannelRefusals()
 
     /// Push tokens shorter than this are not accepted as credentials (real FCM and APNs tokens are far longer).
-    package static let minimumPushTokenLength = 32
+    static let minimumPushTokenLength = 32
 
     /// Where the push channel's websockets connect (Home Assistant's path).
     package static let path = "/api/websocket"
@@ -92,7 +92,7 @@ package struct PushChannelEndpoint: Sendable {
     package struct Session {
         package let connection: PushChannelConnection
         package var credential: Credential?
-        package var lastID: Int64 = 0
+        var lastID: Int64 = 0
     }
 
     /// Handles one text message of a connection (messages of one connection are handled one at a time, in order).
@@ -251,7 +251,7 @@ package struct PushChannelEndpoint: Sendable {
         c.markClosed(.authFailed)
     }
 
-    package static let notBoundMessage = """
+    static let notBoundMessage = """
         This credential may not subscribe to that webhook id. A push token may subscribe only to the webhook id Home \
         Assistant sends its notifications with (or, before Home Assistant's first notification for the device, to a \
         webhook id no other device holds); a channel token only to the webhook id it was created for.
@@ -283,7 +283,7 @@ package struct PushChannelEndpoint: Sendable {
 }
 
 extension PushChannelWire.ClientMessage {
-    package var commandID: Int64 {
+    var commandID: Int64 {
         switch self {
         case .auth: return 0
         case .ping(let id), .subscribe(let id, _, _, _), .confirm(let id, _, _), .unsubscribe(let id, _), .unknown(let id, _): return id

@@ -21,7 +21,7 @@ package final class PushChannelHub: PushChannelPort {
     package let channels: PushChannelIndex
     package let confirmations: PushChannelConfirmations
     package let instances: PushChannelInstances?
-    package let confirmedEvents: PushChannelConfirmedEvents
+    let confirmedEvents: PushChannelConfirmedEvents
     package let bindings: PushChannelBindingRegistry
     /// The bounds of the messages stored for a device: a no-fallback channel's messages go under them.
     package let waiting: LocalOnlyQueue
@@ -192,7 +192,7 @@ package final class PushChannelHub: PushChannelPort {
 
     /// Closes the push-token channels that contradict `binding`. Their unconfirmed messages fall back (or stay
     /// queued) as on any disconnect.
-    package func enforce(_ binding: PushChannelBinding) async {
+    func enforce(_ binding: PushChannelBinding) async {
         let ended = channels.removeConflicting(with: binding)
         for sub in ended {
             logger.info(
@@ -275,7 +275,7 @@ package final class PushChannelHub: PushChannelPort {
     }
 
     /// The connection went away: every unconfirmed message of its channels falls back at once (or stays queued).
-    package func disconnected(_ connection: PushChannelConnection) async {
+    func disconnected(_ connection: PushChannelConnection) async {
         await end(channels.removeAll(of: connection))
     }
 

@@ -11,8 +11,8 @@ import PushRelayStore
 package final class PushChannelInstances: Sendable {
     /// An instance whose heartbeat is older than this is dead to the others: nothing is routed to it and a live
     /// instance settles its unconfirmed messages. Heartbeats go every `heartbeatInterval`.
-    package static let instanceStaleAfter = Duration.seconds(3)
-    package static let heartbeatInterval = Duration.seconds(1)
+    static let instanceStaleAfter = Duration.seconds(3)
+    static let heartbeatInterval = Duration.seconds(1)
 
     package let routing: any PushChannelRouting
     package let store: any PushChannelStorage
@@ -87,7 +87,7 @@ package final class PushChannelInstances: Sendable {
     }
 
     /// A message another instance handed to this one: sent on the device's channel here, if it is still here.
-    package func receiveHandOff(_ id: String) async {
+    func receiveHandOff(_ id: String) async {
         let message: PushChannelMessage?
         do {
             message = try await routing.message(id: id)
@@ -152,7 +152,7 @@ package final class PushChannelInstances: Sendable {
 
     /// Settles the unconfirmed messages of dead instances (each once, across instances), and forgets what this
     /// instance was told to wait for long ago.
-    package func settleOrphans() async {
+    func settleOrphans() async {
         let now = clock.now()
         remote.withLock { r in r = r.filter { $0.value.forgetAt > now } }
         do {

@@ -14,7 +14,7 @@ package struct PushChannelService: Service {
     }
     /// How long shutdown waits for the connections' disconnects: a close frame's answer (`SocketClosing.timeout`),
     /// then each unconfirmed message's release.
-    package static let disconnectWait = Duration.seconds(10)
+    static let disconnectWait = Duration.seconds(10)
 
     package func run() async throws {
         await withDiscardingTaskGroup { group in

@@ -10,11 +10,11 @@ import Synchronization
 /// Backpressure: past `pauseAt` waiting messages the socket stops being read (NIO `autoRead` off), and reading resumes
 /// once the backlog is down to `resumeAt`, so a client that sends faster than its messages are handled costs bounded
 /// memory.
-package final class PushChannelSessionRunner: Sendable {
-    package static let pauseAt = 32
-    package static let resumeAt = 8
+final class PushChannelSessionRunner: Sendable {
+    static let pauseAt = 32
+    static let resumeAt = 8
 
-    package enum Input: Sendable {
+    enum Input: Sendable {
         case text(String)
         case binary
     }
@@ -34,14 +34,14 @@ package final class PushChannelSessionRunner: Sendable {
         var readingPaused = false
     }
 
-    package let endpoint: PushChannelEndpoint
-    package let connection: PushChannelConnection
+    let endpoint: PushChannelEndpoint
+    let connection: PushChannelConnection
     private let onDisconnected: @Sendable () -> Void
     /// Turns reading from the socket off (false) or on (true).
     private let setReading: @Sendable (Bool) -> Void
     private let state: Locked<State>
 
-    package init(
+    init(
         endpoint: PushChannelEndpoint,
         connection: PushChannelConnection,
         setReading: @escaping @Sendable (Bool) -> Void,
@@ -54,7 +54,7 @@ package final class PushChannelSessionRunner: Sendable {
         state = Locked(State(session: .init(connection: connection)))
     }
 
-    package func received(_ input: Input) {
+    func received(_ input: Input) {
         let (start, pause) = state.withLock { s -> (Bool, Bool) in
             guard !s.socketGone else { return (false, false) }
             s.inbox.append(input)
@@ -66,7 +66,7 @@ package final class PushChannelSessionRunner: Sendable {
         if start { Task { await run() } }
     }
 
-    package func socketClosed() {
+    func socketClosed() {
         let start = state.withLock { s -> Bool in
             s.socketGone = true
             return claim(&s)

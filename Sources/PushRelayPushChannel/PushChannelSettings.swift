@@ -37,5 +37,5 @@ public struct PushChannelSettings: Sendable {
     public var maxProvisionalChannels: Int { Self.provisionalShare(of: maxChannels) }
 
     /// The provisional channels' share of `maxChannels` channels: half, at least one.
-    package static func provisionalShare(of maxChannels: Int) -> Int { max(1, maxChannels / 2) }
+    static func provisionalShare(of maxChannels: Int) -> Int { max(1, maxChannels / 2) }
 }

@@ -8,22 +8,22 @@ import Synchronization
 /// The websocket frames of one connection, on its event loop: text to the session, close frames and protocol errors
 /// handled here. Pings, pongs, the keepalive and reading while the peer does not read are
 /// `PushChannelSocketFlowHandler`'s, just before this one.
-package final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
-    package typealias InboundIn = WebSocketFrame
-    package typealias OutboundOut = WebSocketFrame
+final class PushChannelSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
 
     private let session: PushChannelSessionRunner
     private let closing: SocketClosing
     private let clock: any TimePort
     private var gone = false
 
-    package init(session: PushChannelSessionRunner, closing: SocketClosing, clock: any TimePort) {
+    init(session: PushChannelSessionRunner, closing: SocketClosing, clock: any TimePort) {
         self.session = session
         self.closing = closing
         self.clock = clock
     }
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch PushChannelInboundFrame(unwrapInboundIn(data)) {
         case .text(let text):
             session.received(.text(text))
@@ -48,7 +48,7 @@ package final class PushChannelSocketHandler: ChannelInboundHandler, RemovableCh
     /// A protocol error after the frame decoder (a fragmented message over `channel.max_frame_bytes`, too many
     /// fragments): a close frame that says why, then the socket closes. (A single oversized frame is refused by NIO's
     /// decoder, which closes with 1009 itself.)
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         session.endpoint.logger.debug("websocket error: \(error)", metadata: ["peer": .string(session.connection.peer)])
         switch error as? NIOWebSocketFrameAggregator.Error {
         case .accumulatedFrameSizeIsTooLarge?, .tooManyFragments?: close(context: context, code: .messageTooLarge, reason: "message too big")
@@ -71,7 +71,7 @@ package final class PushChannelSocketHandler: ChannelInboundHandler, RemovableCh
 
     /// The listener is stopping (`ChannelShouldQuiesceEvent`): the connection says goodbye with 1012 (service
     /// restart) after what is queued for it, so that the app reconnects, to another instance or to the next process.
-    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is ChannelShouldQuiesceEvent else {
             context.fireUserInboundEventTriggered(event)
             return
@@ -79,12 +79,12 @@ package final class PushChannelSocketHandler: ChannelInboundHandler, RemovableCh
         session.connection.markClosed(.serverShutdown)
     }
 
-    package func channelInactive(context: ChannelHandlerContext) {
+    func channelInactive(context: ChannelHandlerContext) {
         end()
         context.fireChannelInactive()
     }
 
-    package func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerRemoved(context: ChannelHandlerContext) {
         end()
     }
 

@@ -30,7 +30,7 @@ package final class PushChannelSockets: Sendable {
 
     /// A websocket's write buffer: bytes written to the socket and not yet taken by the peer's TCP window, past which
     /// the channel is not writable (and so not read).
-    package static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 16 * 1024, high: 64 * 1024)
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 16 * 1024, high: 64 * 1024)
 
     /// Runs on the channel's event loop, right after the upgrade response. `peer` is the client's address (the
     /// connection's peer, or the client a trusted proxy names).
@@ -88,7 +88,7 @@ package final class PushChannelSockets: Sendable {
 
     /// Returns once every connection's disconnect has been handled (its session ended), or after `limit` on the
     /// endpoint's clock, logging how many were left.
-    package func waitUntilAllDisconnected(within limit: Duration, logger: Logger) async {
+    func waitUntilAllDisconnected(within limit: Duration, logger: Logger) async {
         let allGone = FirstResult<Bool>()
         let waiting = live.withLock { live -> Bool in
             guard !live.connections.isEmpty else { return false }
@@ -127,7 +127,7 @@ package final class SocketClosing: Sendable {
 
 extension WebSocketErrorCode {
     /// 1012, Service Restart (RFC 6455's registry): the server goes away for now; the client should reconnect.
-    package static let serviceRestart = WebSocketErrorCode(codeNumber: 1012)
+    static let serviceRestart = WebSocketErrorCode(codeNumber: 1012)
 }
 
 extension WebSocketFrame {

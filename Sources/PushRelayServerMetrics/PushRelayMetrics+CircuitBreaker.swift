@@ -2,7 +2,7 @@ import Prometheus
 
 extension PushRelayMetrics {
     /// The states a breaker changes to (the `to` label).
-    package static let circuitTransitions = ["open", "closed"]
+    static let circuitTransitions = ["open", "closed"]
 
     /// A provider's circuit breaker: whether it is open now, and (with `transition`) one more change to `open` or `closed`.
     /// Without a `transition` (the breaker starting), both transition counters are exported at 0, so that a panel or an

@@ -25,7 +25,7 @@ package final class PushRelayMetrics: Sendable {
 
     package let registry = PrometheusCollectorRegistry()
     private let transportExports = Locked<[TransportExport]>([])
-    package static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
+    static let durationBuckets: [Duration] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map {
         .milliseconds(Int64($0 * 1000))
     }
 
@@ -54,7 +54,7 @@ package final class PushRelayMetrics: Sendable {
     }
 
     /// The `status_class` label of `status`: 2xx, 3xx, 4xx or 5xx.
-    package static func statusClass(_ status: Int) -> String {
+    static func statusClass(_ status: Int) -> String {
         switch status {
         case 200..<300: return "2xx"
         case 300..<400: return "3xx"

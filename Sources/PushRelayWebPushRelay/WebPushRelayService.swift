@@ -38,7 +38,7 @@ package final class WebPushRelayService: Sendable {
     /// Runs the `Unsubscribe-URL` DELETEs, which nobody waits for.
     package let work: BackgroundWork
     /// Bounds the DELETEs running and waiting.
-    package let unsubscribes: UnsubscribeLine
+    let unsubscribes: UnsubscribeLine
     package let clock: any TimePort
     package let logger: Logger
 

@@ -22,7 +22,7 @@ package struct PruneService: Service {
     /// Steps of `PrunePace`'s default size, paused on `clock`.
     package var pace: PrunePace { PrunePace(clock: clock) }
     /// How often the wall clock is read to see whether a prune is due.
-    package var checkEvery: Duration = .seconds(5)
+    var checkEvery: Duration = .seconds(5)
     /// Wall-clock seconds between prunes within one UTC day.
     package var interval: Double = 3600
 

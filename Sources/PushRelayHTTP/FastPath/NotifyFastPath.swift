@@ -237,6 +237,6 @@ package final class NotifyFastPath: ChannelDuplexHandler, RemovableChannelHandle
 }
 
 /// A request part NIO's HTTP decoder cannot produce where it came.
-package enum HTTPChannelStateError: Error {
+enum HTTPChannelStateError: Error {
     case unexpectedPart
 }

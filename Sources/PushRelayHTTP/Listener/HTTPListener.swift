@@ -27,7 +27,7 @@ package struct HTTPListener: Service {
         package var backlog: Int32 = 256
         /// Of a socket passed by systemd, whose queue must hold every connection that arrives while the service restarts
         /// (the kernel caps it at `net.core.somaxconn`).
-        package var inheritedBacklog: Int32 = 4096
+        var inheritedBacklog: Int32 = 4096
 
         package init(listen: ListenSocket, drainPeriod: Duration, finishLimit: Duration, backlog: Int32 = 256, inheritedBacklog: Int32 = 4096) {
             self.listen = listen
@@ -198,7 +198,7 @@ extension HTTPListener {
 }
 
 /// The listening socket closed without a stop.
-package struct ListenerClosed: Error, CustomStringConvertible {
+struct ListenerClosed: Error, CustomStringConvertible {
     package var address: String
     package var description: String { "the listening socket \(address) closed unexpectedly" }
 }

@@ -10,7 +10,7 @@ import PushRelayCore
 /// connection whose set-up ends after its listening channel closed, so at a stop the listener first stops accepting
 /// (`stopAccepting`: the handler lets no read reach the listening socket), waits until nothing is being set up
 /// (`waitUntilSetUp`), and only then closes the listening channel.
-package final class OpenConnections: Sendable {
+final class OpenConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
         var settingUp: Set<ObjectIdentifier> = []
@@ -32,11 +32,11 @@ package final class OpenConnections: Sendable {
 
     private let state = Locked(State())
 
-    package var count: Int { state.withLock { $0.open.count } }
+    var count: Int { state.withLock { $0.open.count } }
 
     /// Tracks an accepted connection until it closes. One accepted after `quiesce()` (the listener was closing) is
     /// told to finish at once.
-    package func accepted(_ channel: any Channel) {
+    func accepted(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
         let quiescing = state.withLock { s -> Bool in
             s.open[id] = channel
@@ -59,7 +59,7 @@ package final class OpenConnections: Sendable {
     }
 
     /// The accept loop took the connection: its set-up is over.
-    package func handedOver(_ channel: any Channel) {
+    func handedOver(_ channel: any Channel) {
         for waiter in state.withLock({ $0.setUp(ObjectIdentifier(channel)) }) { waiter.offer(true) }
     }
 
@@ -77,7 +77,7 @@ package final class OpenConnections: Sendable {
 
     /// Tells every open connection to finish; returns how many there were.
     @discardableResult
-    package func quiesce() -> Int {
+    func quiesce() -> Int {
         let channels = state.withLock { s -> [any Channel] in
             s.quiescing = true
             return Array(s.open.values)
@@ -87,7 +87,7 @@ package final class OpenConnections: Sendable {
     }
 
     /// Waits until every connection has closed, or `limit` on `clock` has passed; returns whether all closed.
-    package func waitUntilClosed(within limit: Duration, clock: any TimePort) async -> Bool {
+    func waitUntilClosed(within limit: Duration, clock: any TimePort) async -> Bool {
         let allClosed = FirstResult<Bool>()
         let waiting = state.withLock { s -> Bool in
             guard !s.open.isEmpty else { return false }
@@ -109,19 +109,19 @@ package final class OpenConnections: Sendable {
     }
 
     /// Closes every connection still open, whatever it is doing.
-    package func closeAll() {
+    func closeAll() {
         for channel in state.withLock({ Array($0.open.values) }) { channel.close(promise: nil) }
     }
 
     /// The handler of the listening channel that counts each accepted connection, first in its pipeline.
-    package func handler() -> some ChannelDuplexHandler { Counting(connections: self) }
+    func handler() -> some ChannelDuplexHandler { Counting(connections: self) }
 
     /// Accepts no more connections, and returns once every connection accepted has been set up (or `limit` on
     /// `clock` has passed): from now on no read reaches the listening socket (a read the async channel held back for
     /// its consumer included), and its interest in new connections is withdrawn on its loop (turning `autoRead` on
     /// and off, which drops a read already asked for). A connection the socket had already been woken for may still be
     /// accepted; so this waits, and looks again on the listening channel's loop, until a round brings none.
-    package func stopAccepting(_ server: any Channel, within limit: Duration, clock: any TimePort) async {
+    func stopAccepting(_ server: any Channel, within limit: Duration, clock: any TimePort) async {
         state.withLock { $0.accepting = false }
         let deadline = clock.instant + limit
         while true {

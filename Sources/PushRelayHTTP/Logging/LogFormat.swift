@@ -159,7 +159,7 @@ package enum LogText {
     /// paragraph separators, the bidirectional controls) written as a JSON `\uXXXX` escape: the same value to a JSON
     /// parser, and no hidden reordering or line break to someone reading the raw line. Such characters can only
     /// stand inside the line's strings, where the escape is valid.
-    package static func jsonEscapingInvisibles(_ line: [UInt8]) -> [UInt8] {
+    static func jsonEscapingInvisibles(_ line: [UInt8]) -> [UInt8] {
         guard needsEscaping(line, ascii: false) else { return line }
         var out: [UInt8] = []
         out.reserveCapacity(line.count + 16)

@@ -5,7 +5,7 @@ import PushRelayCore
 /// push tokens always are in logs (`TokenDisplay.short`). Query strings are dropped.
 package enum LogRedaction {
     /// The fixed words of PushRelay's routes; any other segment may be a credential.
-    package static let routeWords: Set<String> = [
+    static let routeWords: Set<String> = [
         "api", "sendPush", "android", "iOS", "v1", "sendPushNotification", "checkRateLimits", "health", "ready", "metrics",
         "admin", "quotas", "limits", "relay-to", "production", "development", "sandbox", "fcm", "_health", "messages",
         "_matrix", "push", "notify", "websocket", "calls", "devices", "rotate-key", "openapi.yaml", "openapi.json",

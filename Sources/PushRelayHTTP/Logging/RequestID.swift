@@ -16,7 +16,7 @@ public enum RequestID {
         return ["request_id": .string(id)]
     }
 
-    package static let maxLength = 128
+    static let maxLength = 128
 
     /// The id for a request that arrived with `header` (the value of its `X-Request-Id`, if any).
     public static func accept(_ header: String?) -> String {
@@ -24,7 +24,7 @@ public enum RequestID {
         return make()
     }
 
-    package static func isAcceptable(_ value: String) -> Bool {
+    static func isAcceptable(_ value: String) -> Bool {
         let utf8 = value.utf8
         guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
         return utf8.allSatisfy { c in
