@@ -404,7 +404,6 @@ let package = Package(
                 "PushRelayPushChannel",
                 "PushRelayConfiguration",
                 "PushRelayWebPush",
-                "PushRelayServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -856,8 +855,7 @@ if let sanitizer = Context.environment["PUSHRELAY_SANITIZE"], !sanitizer.isEmpty
 if Context.environment["PUSHRELAY_FUZZ"] == "1" {
     let sanitizers = ["-sanitize=fuzzer,address"]
     let instrumented: Set = [
-        "PushRelayCore", "PushRelayWebPush", "PushRelayHTTP", "PushRelayConfiguration", "PushRelayPushChannel", "PushRelayServer",
-        "PushRelayFuzzing",
+        "PushRelayCore", "PushRelayWebPush", "PushRelayHTTP", "PushRelayConfiguration", "PushRelayPushChannel", "PushRelayFuzzing",
     ]
     for target in package.targets where instrumented.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(sanitizers)]

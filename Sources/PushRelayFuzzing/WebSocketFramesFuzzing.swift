@@ -2,7 +2,6 @@ import NIOCore
 import NIOEmbedded
 import NIOWebSocket
 import PushRelayPushChannel
-import PushRelayServer
 
 /// A byte stream from a websocket push-channel client, read as the server reads it after the upgrade: NIO's frame
 /// decoder and protocol-error handler, the channel's fragment aggregator, then what the socket handler makes of each

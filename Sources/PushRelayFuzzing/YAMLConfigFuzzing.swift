@@ -1,6 +1,5 @@
 import PushRelayConfiguration
 import PushRelayCore
-import PushRelayServer
 
 /// The configuration file: YAML to a tree, then the validated configuration. Every bad file is a `ConfigError`.
 enum YAMLConfigFuzzing {
