@@ -115,9 +115,9 @@ import Testing
 
     @Test func persistentUnavailabilityIs503WithRetryAfterPastTheDeadline() async throws {
         // Retry-After (60 s) is past the deadline (20 s), so nothing is retried and the answer comes at once. The
-        // deadline is long only so that a loaded machine has time for the quota reservation (half of it: 3 s once
-        // answered StorageBusy in a fresh clone's parallel phase) and for the first connection and OAuth exchange,
-        // whose own timeout would answer without a Retry-After.
+        // deadline is long only so that a loaded machine has time for the quota reservation (half of it; past that the
+        // answer is StorageBusy) and for the first connection and OAuth exchange, whose own timeout would answer
+        // without a Retry-After.
         try await withFakes(configure: { $0.delivery.deadlineMs = 20_000 }) { s, env in
             env.fcm.script("down:tok", [.unavailable(retryAfter: 60)])
             env.apns.script(Self.hexToken, [.reject(status: 429, reason: "TooManyRequests", retryAfter: 60)])
